@@ -1,0 +1,6 @@
+# Every dependency is a Debian package (scripts/install-deps installs them).
+find_package(Threads REQUIRED)
+find_package(Boost 1.71 REQUIRED COMPONENTS context)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+pkg_check_modules(NUMA REQUIRED IMPORTED_TARGET numa)

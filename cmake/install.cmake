@@ -1,0 +1,87 @@
+# Installation rules, the exported CMake package and weft.pc are kept in this file.
+#
+# Installed layout (relative to the install prefix, which may be moved afterwards):
+#   include/weft/*.hpp, include/weft/schedulers/*.hpp     public headers
+#   <libdir>/libweft.so*, <libdir>/libweft.a               weft::weft, weft::weft_static
+#   <libdir>/cmake/weft/weft{Config,ConfigVersion,Targets*}.cmake
+#   <libdir>/pkgconfig/weft.pc
+# Nothing installed names an absolute path: the CMake files locate the prefix from
+# their own directory and weft.pc from ${pcfiledir}.
+include(CMakePackageConfigHelpers)
+
+set(WEFT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/weft"
+  CACHE STRING "Where weftConfig.cmake is installed, relative to the prefix")
+set(WEFT_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
+  CACHE STRING "Where weft.pc is installed, relative to the prefix")
+mark_as_advanced(WEFT_INSTALL_CMAKEDIR WEFT_INSTALL_PKGCONFIGDIR)
+
+foreach(dir CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR WEFT_INSTALL_CMAKEDIR WEFT_INSTALL_PKGCONFIGDIR)
+  if(IS_ABSOLUTE "${${dir}}")
+    message(WARNING "${dir}='${${dir}}' is absolute: the installed weft package "
+                    "will not be relocatable (give it relative to CMAKE_INSTALL_PREFIX)")
+  endif()
+endforeach()
+
+# --- libraries -------------------------------------------------------------------
+# weft_objects is not installed or exported: both libraries are built from its
+# objects ($<TARGET_OBJECTS:...>) rather than linked to it.
+install(TARGETS weft weft_static
+  EXPORT weftTargets
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# (The include directory is already part of both targets' INSTALL_INTERFACE.)
+
+# --- headers -----------------------------------------------------------------------
+# Both trees install into the same include/ directory: runtime/include/weft/... and
+# schedulers/include/weft/schedulers/... keep their weft/ and weft/schedulers/ layout.
+foreach(tree runtime schedulers)
+  install(DIRECTORY "${PROJECT_SOURCE_DIR}/${tree}/include/"
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+    FILES_MATCHING
+      PATTERN "*.hpp"
+      PATTERN "*.h"
+      PATTERN "*.ipp"
+      PATTERN "*.inl")
+endforeach()
+
+# --- CMake package: find_package(weft CONFIG) -------------------------------------
+install(EXPORT weftTargets
+  NAMESPACE weft::
+  FILE weftTargets.cmake
+  DESTINATION ${WEFT_INSTALL_CMAKEDIR})
+
+configure_package_config_file(
+  "${CMAKE_CURRENT_LIST_DIR}/weftConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/weftConfig.cmake"
+  INSTALL_DESTINATION ${WEFT_INSTALL_CMAKEDIR}
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_LIBDIR)
+write_basic_package_version_file(
+  "${PROJECT_BINARY_DIR}/weftConfigVersion.cmake"
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMajorVersion)
+install(FILES
+  "${PROJECT_BINARY_DIR}/weftConfig.cmake"
+  "${PROJECT_BINARY_DIR}/weftConfigVersion.cmake"
+  DESTINATION ${WEFT_INSTALL_CMAKEDIR})
+
+# --- pkg-config: weft.pc -------------------------------------------------------------
+# prefix is derived from ${pcfiledir} (the directory weft.pc is found in), so the
+# installed tree can be moved: "../.." for lib/pkgconfig, "../../.." for
+# lib/x86_64-linux-gnu/pkgconfig.
+if(IS_ABSOLUTE "${WEFT_INSTALL_PKGCONFIGDIR}")
+  set(WEFT_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  file(RELATIVE_PATH WEFT_PC_PREFIX "/weft-prefix/${WEFT_INSTALL_PKGCONFIGDIR}" "/weft-prefix")
+  string(REGEX REPLACE "/$" "" WEFT_PC_PREFIX "${WEFT_PC_PREFIX}")
+  set(WEFT_PC_PREFIX "\${pcfiledir}/${WEFT_PC_PREFIX}")
+endif()
+foreach(dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
+    set(WEFT_PC_${dir} "${CMAKE_INSTALL_${dir}}")
+  else()
+    set(WEFT_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+  endif()
+endforeach()
+configure_file("${CMAKE_CURRENT_LIST_DIR}/weft.pc.in" "${PROJECT_BINARY_DIR}/weft.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/weft.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})

@@ -1,0 +1,33 @@
+# One set of objects, two libraries: weft::weft (shared) and weft::weft_static.
+add_library(weft_objects OBJECT ${WEFT_RUNTIME_SOURCES} ${WEFT_SCHEDULER_SOURCES})
+target_include_directories(weft_objects
+  PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/runtime/include>
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/schedulers/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+  PRIVATE
+    ${PROJECT_SOURCE_DIR}/runtime/src)
+target_compile_options(weft_objects PRIVATE -Wall -Wextra -Wpedantic)
+target_link_libraries(weft_objects PRIVATE Boost::context PkgConfig::HWLOC PkgConfig::NUMA Threads::Threads)
+
+foreach(kind SHARED STATIC)
+  if(kind STREQUAL "SHARED")
+    set(lib weft)
+  else()
+    set(lib weft_static)
+  endif()
+  add_library(${lib} ${kind} $<TARGET_OBJECTS:weft_objects>)
+  add_library(weft::${lib} ALIAS ${lib})
+  target_include_directories(${lib} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/runtime/include>
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/schedulers/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_compile_features(${lib} PUBLIC cxx_std_20)
+  target_link_libraries(${lib} PUBLIC Threads::Threads
+    PRIVATE $<BUILD_INTERFACE:Boost::context> $<BUILD_INTERFACE:PkgConfig::HWLOC> $<BUILD_INTERFACE:PkgConfig::NUMA>)
+endforeach()
+set_target_properties(weft PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+set_target_properties(weft_static PROPERTIES OUTPUT_NAME weft)
+# A static archive carries no link dependencies of its own: name them for consumers.
+target_link_libraries(weft_static INTERFACE
+  $<INSTALL_INTERFACE:boost_context> $<INSTALL_INTERFACE:hwloc> $<INSTALL_INTERFACE:numa>)

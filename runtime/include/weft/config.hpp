@@ -1,0 +1,59 @@
+// Runtime configuration: set from code, overridden by WEFT_* environment variables at init.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weft {
+
+/// Where execution streams are bound. A place is a set of OS CPU numbers; stream r is bound to
+/// place r modulo the number of places.
+struct affinity_policy {
+  /// How places are chosen.
+  enum class kind { none, compact, scatter, places };
+  kind how = kind::compact;
+  /// The explicit places, for kind::places.
+  std::vector<std::vector<int>> places;
+
+  /// Parses "none", "compact", "scatter" or an OMP_PLACES-style list such as "{0,1},{2,3}",
+  /// "0:4:2" (four places {0},{2},{4},{6}), "{0:2}:2:2" (places {0,1},{2,3}). Throws
+  /// weft::error(errc::invalid_config) naming `origin` and the text on malformed input.
+  static affinity_policy parse(std::string_view text, std::string_view origin = "affinity");
+  /// The policy written back in the syntax parse() accepts.
+  std::string to_string() const;
+};
+
+/// Everything weft::init needs. Fields left at their defaults are taken from the environment.
+struct config {
+  /// Number of execution streams including the primary; 0 means one per CPU in the process's
+  /// affinity mask. Variable WEFT_NUM_STREAMS.
+  int num_streams = 0;
+  /// Default ULT stack size in bytes (rounded up to pages). WEFT_STACK_SIZE, accepts K/M suffixes.
+  std::size_t stack_size = 16 * 1024;
+  /// Binding of streams to CPUs. WEFT_AFFINITY.
+  affinity_policy affinity;
+  /// Name of the default main scheduler of every stream. WEFT_SCHED.
+  std::string scheduler = "basic";
+  /// Stock schedulers call check_events() every this many pops. WEFT_EVENT_FREQ.
+  unsigned event_freq = 64;
+  /// Spin iterations an idle stock scheduler makes before it starts to yield its core.
+  /// WEFT_IDLE_SPIN.
+  unsigned idle_spin = 256;
+  /// Print the effective configuration to stderr at init. WEFT_PRINT_CONFIG=1.
+  bool print = false;
+
+  /// Overrides the fields whose WEFT_* variable is set. Throws weft::error(errc::invalid_config)
+  /// naming the variable and its value when one is malformed; nothing is ignored silently.
+  void apply_environment();
+  /// Throws weft::error(errc::invalid_config) if a field is out of range.
+  void validate() const;
+  /// A multi-line, human-readable description ("key = value").
+  std::string describe() const;
+};
+
+/// Parses a byte size such as "16384", "64K", "2M". Throws errc::invalid_config naming `origin`.
+std::size_t parse_size(std::string_view text, std::string_view origin);
+
+}  // namespace weft

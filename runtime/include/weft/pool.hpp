@@ -1,0 +1,86 @@
+// The pool interface: where ready work units wait for a scheduler.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+
+#include "weft/work_unit.hpp"
+
+namespace weft {
+
+namespace detail {
+class stream;
+class pool_access;
+}  // namespace detail
+
+/// Which streams may push and pop concurrently. It is a promise made by whoever builds the
+/// schedulers: the runtime routes its own pushes (wake-ups, migrations, creations from other
+/// streams) through the producer stream's inbox whenever a mode allows one producer only, so a
+/// single-producer pool only ever sees pushes from its producer stream.
+enum class access_mode {
+  priv,  ///< One stream pushes and pops. No atomics at all.
+  spsc,  ///< One producer stream, one consumer stream.
+  mpsc,  ///< Any thread pushes, one consumer stream pops.
+  spmc,  ///< One producer stream, any stream pops.
+  mpmc,  ///< Anyone pushes and pops.
+};
+
+/// True for the modes in which only the producer stream may push.
+constexpr bool single_producer(access_mode m) noexcept {
+  return m == access_mode::priv || m == access_mode::spsc || m == access_mode::spmc;
+}
+
+/// True for the modes in which only one stream may pop.
+constexpr bool single_consumer(access_mode m) noexcept {
+  return m == access_mode::priv || m == access_mode::spsc || m == access_mode::mpsc;
+}
+
+/// A pool of ready work units. Implementations (schedulers/ has the stock ones) honour the access
+/// mode they are built for and nothing more: for `priv` neither push nor pop may race with any
+/// other call; for `spsc` one push may race with one pop; for `mpsc` pushes race with each other
+/// and with one pop; `spmc` and `mpmc` likewise with many pops. `size()` may be called from any
+/// thread and may be stale. None of the operations may block, allocate on the fast path or throw,
+/// except `pop_wait`, which may sleep up to its timeout.
+class pool {
+ public:
+  explicit pool(access_mode mode) noexcept : mode_(mode) {}
+  virtual ~pool();
+  pool(const pool&) = delete;
+  pool& operator=(const pool&) = delete;
+
+  /// Adds a ready unit. Called by the runtime and by schedulers.
+  virtual void push(work_unit* u) noexcept = 0;
+  /// Takes a unit, or returns nullptr when the pool is empty.
+  virtual work_unit* pop() noexcept = 0;
+  /// Like pop(), but waits up to `timeout` for a push when empty. The default polls with backoff;
+  /// stock pools sleep on a futex and wake on push.
+  virtual work_unit* pop_wait(std::chrono::nanoseconds timeout) noexcept;
+  /// Takes `u` out of the pool if it is queued here. Used by yield_to and migration; a pool that
+  /// cannot do it returns false (the default) and those operations fall back gracefully.
+  virtual bool remove(work_unit* u) noexcept;
+  /// Number of queued units; may be stale when other streams push or pop concurrently.
+  virtual std::size_t size() const noexcept = 0;
+
+  /// True when size() is 0.
+  bool empty() const noexcept { return size() == 0; }
+  /// The access mode this pool was built for.
+  access_mode access() const noexcept { return mode_; }
+  /// The stream allowed to push directly in single-producer modes (nullptr: not yet attached).
+  execution_stream* producer() const noexcept;
+  /// Names the producer stream of a single-producer pool. By default the first stream whose main
+  /// scheduler uses the pool becomes its producer.
+  void set_producer(execution_stream& s) noexcept;
+  /// Number of schedulers currently using this pool.
+  int attached_schedulers() const noexcept { return attached_.load(std::memory_order_acquire); }
+
+ private:
+  friend class detail::pool_access;
+  access_mode mode_;
+  std::atomic<detail::stream*> producer_{nullptr};  // single-producer modes
+  std::atomic<detail::stream*> consumer_{nullptr};  // single-consumer modes
+  std::atomic<int> attached_{0};
+};
+
+}  // namespace weft

@@ -1,0 +1,45 @@
+// Operations on the calling work unit, in the manner of std::this_thread.
+#pragma once
+
+#include "weft/work_unit.hpp"
+
+namespace weft {
+
+class pool;
+class execution_stream;
+class ult;
+
+namespace this_unit {
+
+/// The calling unit's descriptor: a ULT, a tasklet, or nullptr on an external thread (or in a
+/// scheduler's own loop).
+work_unit* current() noexcept;
+/// The calling unit's id, 0 outside units.
+unit_id id() noexcept;
+/// True when called from a ULT (the primary thread after init is a ULT too).
+bool is_ult() noexcept;
+/// True when called from a tasklet.
+bool is_tasklet() noexcept;
+/// The stream the caller runs on, or nullptr on an external thread.
+execution_stream* stream() noexcept;
+
+/// Puts the calling ULT back in its pool and lets the scheduler run something else.
+/// Throws errc::tasklet_cannot_block in a tasklet and errc::not_in_ult on an external thread.
+void yield();
+/// Hands the core directly to `target`, a ready ULT, without passing through the scheduler; the
+/// caller goes back to its pool. Returns false (after a plain yield) when `target` is not ready in
+/// a pool that can remove it, is pinned elsewhere, or is the caller.
+bool yield_to(work_unit* target);
+/// Same, for a handle.
+bool yield_to(const ult& target);
+/// Blocks the calling ULT until another unit or thread calls resume() on it.
+void suspend();
+/// Ends the calling ULT now, unwinding its stack (destructors run). Joiners see a normal end.
+[[noreturn]] void exit();
+/// Moves the calling ULT to pool `p` and continues it there.
+void migrate_to(pool& p);
+/// Moves the calling ULT to the main pool of stream `s` and continues it there.
+void migrate_to(execution_stream& s);
+
+}  // namespace this_unit
+}  // namespace weft

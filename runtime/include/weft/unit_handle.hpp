@@ -1,0 +1,140 @@
+// What ULT and tasklet handles have in common: join, detach, identity, introspection.
+#pragma once
+
+#include <cstddef>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#include "weft/work_unit.hpp"
+
+namespace weft {
+
+class pool;
+class execution_stream;
+
+namespace detail {
+
+/// Takes a descriptor from the calling stream's cache (no lock, no syscall once warm).
+work_unit* allocate_unit(unit_kind kind, std::size_t stack_size);
+/// Returns a never-submitted descriptor to the cache (used when constructing the callable threw).
+void discard_unit(work_unit* u) noexcept;
+/// Makes a new unit ready in `p`, routing the push through the pool's access mode.
+void submit_unit(work_unit* u, pool& p);
+/// The pool create() uses when none is named: the calling stream's main pool, or the primary
+/// stream's for an external thread.
+pool& default_pool();
+/// Waits for `u` to terminate (blocking a ULT, futex-waiting an external thread), frees it and
+/// rethrows what escaped it.
+void join_unit(work_unit* u);
+/// Lets `u` free itself when it terminates.
+void detach_unit(work_unit* u) noexcept;
+/// Joins in a destructor: like join_unit, but an escaped exception is reported on stderr.
+void join_unit_noexcept(work_unit* u) noexcept;
+
+template <class F>
+void invoke_inline(work_unit* u) {
+  (*std::launder(reinterpret_cast<F*>(u->storage)))();
+}
+template <class F>
+void destroy_inline(work_unit* u) {
+  std::launder(reinterpret_cast<F*>(u->storage))->~F();
+}
+template <class F>
+void invoke_heap(work_unit* u) {
+  (*static_cast<F*>(u->entry_arg))();
+}
+template <class F>
+void destroy_heap(work_unit* u) {
+  delete static_cast<F*>(u->entry_arg);
+}
+void invoke_c(work_unit* u);
+
+/// Stores `f` in `u` (inline when it fits) and sets the invoke/destroy hooks.
+template <class F>
+void store_callable(work_unit* u, F&& f) {
+  using fn = std::decay_t<F>;
+  static_assert(std::is_invocable_v<fn&>, "a work unit's callable takes no arguments");
+  if constexpr (sizeof(fn) <= inline_callable_size && alignof(fn) <= 16 &&
+                std::is_nothrow_move_constructible_v<fn>) {
+    ::new (static_cast<void*>(u->storage)) fn(std::forward<F>(f));
+    u->invoke = &invoke_inline<fn>;
+    u->destroy = &destroy_inline<fn>;
+    u->entry_arg = u->storage;
+  } else {
+    u->entry_arg = new fn(std::forward<F>(f));
+    u->invoke = &invoke_heap<fn>;
+    u->destroy = &destroy_heap<fn>;
+  }
+  u->entry_fn = nullptr;
+}
+
+/// Allocates, fills and submits a unit; returns it.
+template <class F>
+work_unit* spawn(unit_kind kind, pool& p, std::size_t stack_size, F&& f) {
+  work_unit* u = allocate_unit(kind, stack_size);
+  try {
+    store_callable(u, std::forward<F>(f));
+  } catch (...) {
+    discard_unit(u);
+    throw;
+  }
+  submit_unit(u, p);
+  return u;
+}
+
+/// Same, for a C-style entry point.
+work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(void*), void* arg);
+
+}  // namespace detail
+
+/// Owns a work unit until it is joined or detached. Move-only. Like std::jthread, destroying a
+/// handle that still owns a unit joins it (an exception that escaped the unit is then reported on
+/// stderr, since a destructor cannot rethrow it).
+class unit_handle {
+ public:
+  unit_handle() noexcept = default;
+  explicit unit_handle(work_unit* u) noexcept : u_(u) {}
+  unit_handle(unit_handle&& o) noexcept : u_(std::exchange(o.u_, nullptr)) {}
+  unit_handle& operator=(unit_handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      u_ = std::exchange(o.u_, nullptr);
+    }
+    return *this;
+  }
+  ~unit_handle() { reset(); }
+
+  /// Waits until the unit terminates, frees it, and rethrows any exception that escaped it.
+  /// From a ULT the wait suspends only the caller; from a tasklet it is an error
+  /// (errc::tasklet_cannot_block); from an external thread it sleeps on a futex.
+  void join() { detail::join_unit(release_or_throw()); }
+  /// Lets the unit free itself when it terminates. An exception escaping it is reported on stderr.
+  void detach() { detail::detach_unit(release_or_throw()); }
+  /// True while the handle owns a unit.
+  bool joinable() const noexcept { return u_ != nullptr; }
+
+  /// The unit's id (0 for an empty handle).
+  unit_id id() const noexcept { return u_ ? u_->id : 0; }
+  /// The unit's state.
+  unit_state state() const noexcept;
+  /// The stream the unit last ran on (nullptr before it first ran).
+  execution_stream* last_stream() const noexcept;
+  /// The pool the unit returns to when it becomes ready.
+  pool* last_pool() const noexcept;
+  /// The C entry point it was created with, or nullptr for a C++ callable.
+  void (*function() const noexcept)(void*) { return u_ ? u_->entry_fn : nullptr; }
+  /// The argument it was created with (for a C++ callable: the stored callable's address).
+  void* argument() const noexcept { return u_ ? u_->entry_arg : nullptr; }
+  /// The descriptor, for schedulers and the C layer.
+  work_unit* native_handle() const noexcept { return u_; }
+
+ protected:
+  work_unit* release_or_throw();
+  void reset() noexcept {
+    if (u_) detail::join_unit_noexcept(std::exchange(u_, nullptr));
+  }
+  work_unit* u_ = nullptr;
+};
+
+}  // namespace weft

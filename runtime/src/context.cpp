@@ -1,0 +1,117 @@
+// Context switching. Every jump carries a switch_record saying what the context that leaves wants
+// done with itself; the context that lands carries it out in land(), once the leaver's registers
+// are saved. Doing the "after" work on the other side of the switch is what makes blocking
+// race-free: a ULT is published as blocked (or pushed back to a pool) only when it no longer runs.
+#include <boost/context/detail/fcontext.hpp>
+
+#include "overflow.hpp"
+#include "sanitizer.hpp"
+#include "stream.hpp"
+#include "unit.hpp"
+
+namespace weft::detail {
+
+namespace bc = boost::context::detail;
+
+namespace {
+
+[[noreturn]] void ult_entry(transfer t) noexcept {
+  asan_finish_switch(nullptr);
+  stream::land(t);
+  work_unit* self = current_stream()->current_;
+  run_callable(self);
+  // The ULT may have migrated: ask the stream it runs on now.
+  switch_record rec{self, switch_action::terminate};
+  current_stream()->switch_to_scheduler(rec, /*dying=*/true);
+  __builtin_unreachable();
+}
+
+/// Gives a unit that never ran its stack and its initial context.
+void prepare_first_run(stream& s, work_unit* u) {
+  u->stack = s.stacks_.acquire(u->stack_size);
+  u->context = bc::make_fcontext(static_cast<char*>(u->stack.lo) + u->stack.size, u->stack.size,
+                                 &ult_entry);
+}
+
+}  // namespace
+
+void stream::resume_unit(work_unit* u) {
+  if (!u->context) prepare_first_run(*this, u);
+  current_ = u;
+  u->last_stream = this;
+  u->state.store(unit_state::running, std::memory_order_relaxed);
+  switch_record rec;  // from = nullptr: the scheduler
+  void* fake_stack = nullptr;
+  asan_start_switch(&fake_stack, u->stack.lo, u->stack.size);
+  tsan_switch(u->stack.tsan_fiber);
+  transfer t = bc::jump_fcontext(u->context, &rec);
+  asan_finish_switch(fake_stack);
+  current_ = nullptr;
+  land(t);
+}
+
+void stream::switch_to_scheduler(switch_record& rec, bool dying) {
+  void* fake_stack = nullptr;
+  asan_start_switch(dying ? nullptr : &fake_stack, sched_stack_.lo, sched_stack_.size);
+  tsan_switch(sched_stack_.tsan_fiber);
+  transfer t = bc::jump_fcontext(sched_ctx_, &rec);
+  // `this` may be another stream's object now: the ULT can have been resumed elsewhere.
+  asan_finish_switch(fake_stack);
+  land(t);
+}
+
+void stream::switch_to_unit(work_unit* target, switch_record& rec) {
+  if (!target->context) prepare_first_run(*this, target);
+  current_ = target;
+  target->last_stream = this;
+  target->state.store(unit_state::running, std::memory_order_relaxed);
+  void* fake_stack = nullptr;
+  asan_start_switch(&fake_stack, target->stack.lo, target->stack.size);
+  tsan_switch(target->stack.tsan_fiber);
+  transfer t = bc::jump_fcontext(target->context, &rec);
+  asan_finish_switch(fake_stack);
+  land(t);
+}
+
+void stream::land(transfer t) {
+  auto* rec = static_cast<switch_record*>(t.data);
+  stream* here = current_stream();
+  work_unit* from = rec->from;
+  if (!from) {
+    // A scheduler resumed us (or, at finalize, returned for good): remember where it waits.
+    here->sched_ctx_ = t.fctx;
+    return;
+  }
+  switch (rec->action) {
+    case switch_action::yield:
+      from->context = t.fctx;
+      make_ready(from);
+      break;
+    case switch_action::migrate:
+      from->context = t.fctx;
+      from->home = rec->target;
+      make_ready(from);
+      break;
+    case switch_action::block:
+      from->context = t.fctx;
+      from->state.store(unit_state::blocked, std::memory_order_release);
+      if (rec->on_block) rec->on_block(from, rec->arg);
+      break;
+    case switch_action::terminate: {
+      const stack_region stack = from->stack;
+      from->stack = {};
+      from->context = nullptr;
+      if (!stack_intact(stack)) {
+        report_stack_overflow(from);
+      }
+      here->stacks_.release(stack);
+      complete(from);
+      break;
+    }
+    case switch_action::none:
+    case switch_action::sched_exit:
+      break;
+  }
+}
+
+}  // namespace weft::detail

@@ -1,0 +1,131 @@
+#include "overflow.hpp"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "stack.hpp"
+#include "stream.hpp"
+
+namespace weft::detail {
+
+namespace {
+
+struct sigaction previous_segv {};
+struct sigaction previous_bus {};
+bool installed = false;
+
+/// Async-signal-safe decimal formatting.
+char* format_u64(char* end, std::uint64_t v) noexcept {
+  *--end = '\0';
+  do {
+    *--end = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v);
+  return end;
+}
+
+void write_all(const char* s) noexcept {
+  std::size_t n = std::strlen(s);
+  while (n) {
+    const ssize_t w = ::write(STDERR_FILENO, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+bool in_guard(const stack_region& s, std::uintptr_t addr) noexcept {
+  if (!s.lo || (s.flags & stack_foreign)) return false;
+  const auto lo = reinterpret_cast<std::uintptr_t>(s.lo);
+  // The guard page, and a little below it: a large frame can jump over the guard.
+  return addr < lo && addr + 64 * page_size() >= lo;
+}
+
+void chain(int sig, siginfo_t* info, void* uctx) noexcept {
+  const struct sigaction& prev = sig == SIGSEGV ? previous_segv : previous_bus;
+  if (prev.sa_flags & SA_SIGINFO) {
+    if (prev.sa_sigaction) {
+      prev.sa_sigaction(sig, info, uctx);
+      return;
+    }
+  } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+    prev.sa_handler(sig);
+    return;
+  }
+  // Default action: re-raise with the default disposition once we return.
+  signal(sig, SIG_DFL);
+}
+
+void on_fault(int sig, siginfo_t* info, void* uctx) noexcept {
+  const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  if (stream* s = current_stream()) {
+    if (work_unit* u = s->current_; u && in_guard(u->stack, addr)) report_stack_overflow(u);
+    if (!s->current_ && in_guard(s->sched_stack_, addr)) {
+      char buf[32];
+      write_all("weft: stack overflow in the scheduler of execution stream ");
+      write_all(format_u64(buf + sizeof buf, static_cast<std::uint64_t>(s->rank())));
+      write_all("\n");
+      abort();
+    }
+  }
+  chain(sig, info, uctx);
+}
+
+}  // namespace
+
+void report_stack_overflow(const work_unit* u) noexcept {
+  char buf[32];
+  write_all("weft: stack overflow in ULT ");
+  write_all(format_u64(buf + sizeof buf, u->id));
+  write_all(" (stack of ");
+  write_all(format_u64(buf + sizeof buf, u->stack.size));
+  write_all(" bytes; raise WEFT_STACK_SIZE or ult_attributes::stack_size)\n");
+  abort();
+}
+
+void install_overflow_handler() {
+  if (installed) return;
+  struct sigaction sa {};
+  sa.sa_sigaction = &on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &previous_segv);
+  sigaction(SIGBUS, &sa, &previous_bus);
+  installed = true;
+}
+
+void uninstall_overflow_handler() noexcept {
+  if (!installed) return;
+  sigaction(SIGSEGV, &previous_segv, nullptr);
+  sigaction(SIGBUS, &previous_bus, nullptr);
+  installed = false;
+}
+
+alt_signal_stack::alt_signal_stack() {
+  size_ = 64 * 1024;
+  memory_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory_ == MAP_FAILED) {
+    memory_ = nullptr;
+    return;
+  }
+  stack_t st{};
+  st.ss_sp = memory_;
+  st.ss_size = size_;
+  st.ss_flags = 0;
+  installed_ = sigaltstack(&st, &previous_) == 0;
+}
+
+alt_signal_stack::~alt_signal_stack() {
+  if (installed_) {
+    previous_.ss_flags &= SS_DISABLE;  // restore as it was (SS_ONSTACK is a status, not a flag)
+    sigaltstack(&previous_, nullptr);
+  }
+  if (memory_) munmap(memory_, size_);
+}
+
+}  // namespace weft::detail

@@ -1,0 +1,225 @@
+// init() and finalize(): the primary stream, the secondary streams, and the order of teardown.
+#include "weft/runtime.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <boost/context/detail/fcontext.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+
+#include "overflow.hpp"
+#include "runtime_state.hpp"
+#include "sanitizer.hpp"
+#include "stream.hpp"
+#include "unit.hpp"
+#include "weft/error.hpp"
+#include "weft/scheduler.hpp"
+
+namespace weft {
+namespace detail {
+
+runtime_state* g_runtime = nullptr;
+
+namespace {
+
+std::mutex init_mutex;
+std::unique_ptr<alt_signal_stack> primary_alt_stack;
+
+/// The primary stream's scheduler runs on a stack of its own, since the primary thread's stack
+/// belongs to the primary ULT. It is entered the first time the primary ULT switches away.
+[[noreturn]] void primary_scheduler_entry(transfer t) noexcept {
+  asan_finish_switch(nullptr);
+  stream::land(t);
+  stream* s = current_stream();
+  s->scheduler_loop();
+  // finalize asked the scheduler to finish: go back to the primary ULT for good.
+  work_unit* primary = s->primary_unit_;
+  switch_record rec;  // from = nullptr: the scheduler
+  rec.action = switch_action::sched_exit;
+  asan_start_switch(nullptr, primary->stack.lo, primary->stack.size);
+  tsan_switch(primary->stack.tsan_fiber);
+  boost::context::detail::jump_fcontext(primary->context, &rec);
+  __builtin_unreachable();
+}
+
+stack_region native_stack() {
+  stack_region st;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    pthread_attr_getstack(&attr, &st.lo, &st.size);
+    pthread_attr_destroy(&attr);
+  }
+  st.tsan_fiber = tsan_current_fiber();
+  st.flags = stack_foreign;
+  return st;
+}
+
+void bind_primary(runtime_state& r, const std::vector<int>& cpus) {
+  if (cpus.empty()) return;
+  CPU_ZERO(&r.saved_affinity);
+  r.affinity_saved = sched_getaffinity(0, sizeof r.saved_affinity, &r.saved_affinity) == 0;
+  std::string why;
+  if (!r.topo.bind_current_thread(cpus, why)) {
+    std::fprintf(stderr, "weft: warning: cannot bind the primary stream (%s); it runs unbound\n",
+                 why.c_str());
+  }
+}
+
+void start_primary(runtime_state& r) {
+  std::vector<int> cpus = place_of(0);
+  const int node = topology::numa_node_of(cpus);
+  auto* p = new stream(0, true, make_scheduler(r.cfg.scheduler), cpus, node);
+  r.streams.push_back(p);
+  r.primary = p;
+  set_current_stream(p);
+  bind_primary(r, cpus);
+  primary_alt_stack = std::make_unique<alt_signal_stack>();
+  p->attach_pools();
+
+  work_unit* u = p->units_.pop();
+  init_unit(u, unit_kind::ult, 0, p->next_id());
+  u->flags = unit_primary;
+  u->pinned_to = p;
+  u->home = p->main_pool_.load();
+  u->last_stream = p;
+  u->stack = native_stack();
+  u->state.store(unit_state::running, std::memory_order_relaxed);
+  p->primary_unit_ = u;
+  p->current_ = u;
+
+  p->sched_stack_ = map_stack(std::max<std::size_t>(r.stack_size, 64 * 1024));
+  p->sched_ctx_ = boost::context::detail::make_fcontext(
+      static_cast<char*>(p->sched_stack_.lo) + p->sched_stack_.size, p->sched_stack_.size,
+      &primary_scheduler_entry);
+}
+
+void teardown(runtime_state* r) {
+  for (stream* s : r->streams) {
+    if (!s || s->primary_) continue;
+    delete s;
+  }
+  if (stream* p = r->primary) {
+    unmap_stack(p->sched_stack_);
+    work_unit* u = p->primary_unit_;
+    p->current_ = nullptr;
+    free_unit(u);
+    set_current_stream(nullptr);
+    delete p;
+  }
+  if (r->affinity_saved) sched_setaffinity(0, sizeof r->saved_affinity, &r->saved_affinity);
+  primary_alt_stack.reset();
+  uninstall_overflow_handler();
+  delete r;
+}
+
+}  // namespace
+
+runtime_state& rt() {
+  if (!g_runtime) throw error(errc::not_initialized, "weft: the runtime is not initialised");
+  return *g_runtime;
+}
+
+std::vector<int> place_of(int rank) {
+  runtime_state& r = rt();
+  if (r.places.empty()) return {};
+  return r.places[static_cast<std::size_t>(rank) % r.places.size()];
+}
+
+}  // namespace detail
+
+void init(const config& cfg_in) {
+  std::lock_guard lock(detail::init_mutex);
+  if (detail::g_runtime) {
+    ++detail::g_runtime->init_count;
+    return;
+  }
+  config cfg = cfg_in;
+  cfg.apply_environment();
+  cfg.validate();
+  (void)make_scheduler(cfg.scheduler);  // an unknown name fails here, before anything starts
+
+  auto* r = new detail::runtime_state;
+  try {
+    r->cfg = cfg;
+    r->stack_size = detail::round_to_pages(cfg.stack_size);
+    r->places = r->topo.places(cfg.affinity);
+    if (r->cfg.num_streams == 0) r->cfg.num_streams = static_cast<int>(r->topo.allowed_cpus().size());
+    if (r->cfg.num_streams < 1) r->cfg.num_streams = 1;
+    r->init_count = 1;
+    r->primary_thread = pthread_self();
+    detail::g_runtime = r;
+    detail::install_overflow_handler();
+    detail::start_primary(*r);
+    for (int i = 1; i < r->cfg.num_streams; ++i) execution_stream::create();
+  } catch (...) {
+    if (detail::g_runtime) {
+      for (detail::stream* s : r->streams) {
+        if (s && !s->primary_ && s->thread_started_) {
+          s->request(detail::request_stop);
+          s->wait_terminated();
+        }
+      }
+      detail::teardown(r);
+    } else {
+      delete r;
+    }
+    detail::g_runtime = nullptr;
+    throw;
+  }
+  if (r->cfg.print) print_config(std::cerr);
+}
+
+void finalize() {
+  std::unique_lock lock(detail::init_mutex);
+  detail::runtime_state& r = detail::rt();
+  if (r.init_count > 1) {
+    --r.init_count;
+    return;
+  }
+  detail::stream* p = r.primary;
+  if (!pthread_equal(pthread_self(), r.primary_thread) || detail::current_stream() != p ||
+      p->current_ != p->primary_unit_) {
+    throw error(errc::wrong_thread,
+                "weft: the last finalize() must be called by the primary ULT (the thread that "
+                "called init)");
+  }
+  lock.unlock();  // units still running may need to create streams or query the runtime
+
+  // 1. Secondary streams finish their queued work and end; the primary keeps running its units
+  //    while it waits (wait_terminated yields).
+  std::vector<detail::stream*> others;
+  {
+    std::lock_guard streams_lock(r.streams_mutex);
+    for (detail::stream* s : r.streams)
+      if (s && !s->primary_) others.push_back(s);
+  }
+  for (detail::stream* s : others) {
+    if (s->state() != stream_state::terminated) s->request(detail::request_join);
+  }
+  for (detail::stream* s : others) s->wait_terminated();
+
+  // 2. The primary takes over pools orphaned by stopped streams, runs everything left, and its
+  //    scheduler returns; primary_scheduler_entry then switches back here for good.
+  p->request(detail::request_adopt);
+  detail::switch_record rec{p->primary_unit_, detail::switch_action::block,
+                            [](work_unit*, void* s) {
+                              static_cast<detail::stream*>(s)->request(detail::request_join);
+                            },
+                            p};
+  p->switch_to_scheduler(rec, false);
+
+  lock.lock();
+  detail::g_runtime = nullptr;
+  detail::teardown(&r);
+}
+
+bool initialized() noexcept { return detail::g_runtime != nullptr; }
+
+const config& current_config() { return detail::rt().cfg; }
+
+void print_config(std::ostream& out) { out << detail::rt().cfg.describe(); }
+
+}  // namespace weft

@@ -1,0 +1,99 @@
+// Fiber-switch annotations for AddressSanitizer and ThreadSanitizer. They compile to nothing in
+// normal builds; in sanitized builds every context switch tells the sanitizer which stack it is
+// entering, so ULT stacks are neither reported as overflows nor as races.
+#pragma once
+
+#include <cstddef>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define WEFT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WEFT_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define WEFT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define WEFT_TSAN 1
+#endif
+#endif
+
+extern "C" {
+#ifdef WEFT_ASAN
+void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, std::size_t size);
+void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old,
+                                     std::size_t* size_old);
+#endif
+#ifdef WEFT_TSAN
+void* __tsan_get_current_fiber(void);
+void* __tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void* fiber);
+void __tsan_switch_to_fiber(void* fiber, unsigned flags);
+#endif
+}
+
+namespace weft::detail {
+
+inline constexpr bool asan_enabled =
+#ifdef WEFT_ASAN
+    true;
+#else
+    false;
+#endif
+inline constexpr bool tsan_enabled =
+#ifdef WEFT_TSAN
+    true;
+#else
+    false;
+#endif
+
+/// Before a switch: `save` receives ASan's fake-stack handle (nullptr when the current context
+/// dies with the switch); [bottom, bottom + size) is the stack being entered.
+inline void asan_start_switch(void** save, const void* bottom, std::size_t size) noexcept {
+#ifdef WEFT_ASAN
+  __sanitizer_start_switch_fiber(save, bottom, size);
+#else
+  (void)save, (void)bottom, (void)size;
+#endif
+}
+/// After a switch, on the stack that was entered.
+inline void asan_finish_switch(void* save) noexcept {
+#ifdef WEFT_ASAN
+  __sanitizer_finish_switch_fiber(save, nullptr, nullptr);
+#else
+  (void)save;
+#endif
+}
+/// Tells TSan that execution moves to `fiber` (a no-op for nullptr or in normal builds).
+inline void tsan_switch(void* fiber) noexcept {
+#ifdef WEFT_TSAN
+  if (fiber) __tsan_switch_to_fiber(fiber, 0);
+#else
+  (void)fiber;
+#endif
+}
+inline void* tsan_current_fiber() noexcept {
+#ifdef WEFT_TSAN
+  return __tsan_get_current_fiber();
+#else
+  return nullptr;
+#endif
+}
+inline void* tsan_create_fiber() noexcept {
+#ifdef WEFT_TSAN
+  return __tsan_create_fiber(0);
+#else
+  return nullptr;
+#endif
+}
+inline void tsan_destroy_fiber(void* fiber) noexcept {
+#ifdef WEFT_TSAN
+  if (fiber) __tsan_destroy_fiber(fiber);
+#else
+  (void)fiber;
+#endif
+}
+
+}  // namespace weft::detail

@@ -1,0 +1,86 @@
+#include "weft/scheduler.hpp"
+
+#include <map>
+#include <mutex>
+
+#include "runtime_state.hpp"
+#include "stream.hpp"
+#include "weft/error.hpp"
+#include "weft/schedulers/basic_scheduler.hpp"
+
+namespace weft {
+
+scheduler::scheduler(std::vector<std::shared_ptr<pool>> pools) : pools_(std::move(pools)) {
+  if (pools_.empty()) throw error(errc::invalid_config, "weft: a scheduler needs at least one pool");
+  for (const auto& p : pools_)
+    if (!p) throw error(errc::invalid_config, "weft: a scheduler's pool is null");
+}
+
+scheduler::~scheduler() = default;
+
+void scheduler::run_unit(work_unit* u) { stream_->run_unit(u); }
+
+bool scheduler::check_events() { return stream_->check_events(); }
+
+bool scheduler::has_to_stop() const noexcept { return stream_->has_to_stop(); }
+
+execution_stream& scheduler::stream() const noexcept { return *stream_; }
+
+unsigned scheduler::event_freq() const noexcept { return detail::g_runtime->cfg.event_freq; }
+
+unsigned scheduler::idle_spin() const noexcept { return detail::g_runtime->cfg.idle_spin; }
+
+namespace {
+
+struct registry {
+  std::mutex mutex;
+  std::map<std::string, scheduler_factory, std::less<>> factories;
+  registry() {
+    factories.emplace("basic", [] { return basic_scheduler::with_new_pool(access_mode::mpsc); });
+  }
+};
+
+registry& schedulers() {
+  static registry r;
+  return r;
+}
+
+}  // namespace
+
+void register_scheduler(std::string_view name, scheduler_factory factory) {
+  if (name.empty() || !factory) {
+    throw error(errc::invalid_config, "weft: register_scheduler needs a name and a factory");
+  }
+  registry& r = schedulers();
+  std::lock_guard lock(r.mutex);
+  r.factories.insert_or_assign(std::string(name), std::move(factory));
+}
+
+std::unique_ptr<scheduler> make_scheduler(std::string_view name) {
+  registry& r = schedulers();
+  scheduler_factory factory;
+  {
+    std::lock_guard lock(r.mutex);
+    auto it = r.factories.find(name);
+    if (it == r.factories.end()) {
+      std::string known;
+      for (const auto& [n, f] : r.factories) known += (known.empty() ? "" : ", ") + n;
+      throw error(errc::invalid_config, "weft: unknown scheduler '" + std::string(name) +
+                                            "' (WEFT_SCHED); known: " + known);
+    }
+    factory = it->second;
+  }
+  auto s = factory();
+  if (!s) throw error(errc::invalid_config, "weft: scheduler factory '" + std::string(name) + "' returned null");
+  return s;
+}
+
+std::vector<std::string> scheduler_names() {
+  registry& r = schedulers();
+  std::lock_guard lock(r.mutex);
+  std::vector<std::string> names;
+  for (const auto& [n, f] : r.factories) names.push_back(n);
+  return names;
+}
+
+}  // namespace weft

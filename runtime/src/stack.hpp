@@ -1,0 +1,64 @@
+// ULT stacks: mmap'd, with a PROT_NONE guard page below each, cached per stream.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "weft/work_unit.hpp"
+
+namespace weft::detail {
+
+/// Bits of stack_region::flags.
+enum stack_flags : std::uint32_t {
+  stack_guarded = 1u << 0,  ///< A PROT_NONE page lies below lo.
+  stack_canary = 1u << 1,   ///< No guard page could be set: a canary word sits at lo.
+  stack_foreign = 1u << 2,  ///< Not ours (the primary thread's stack): never freed.
+};
+
+/// Page size of the machine.
+std::size_t page_size() noexcept;
+/// Rounds `bytes` up to whole pages (at least one).
+std::size_t round_to_pages(std::size_t bytes) noexcept;
+
+/// Maps a stack of `size` usable bytes (a multiple of the page size) plus its guard page. When the
+/// kernel refuses another mapping split (vm.max_map_count), the stack gets a canary instead and a
+/// one-time warning is printed. Throws errc::resource when memory is exhausted.
+stack_region map_stack(std::size_t size);
+/// Unmaps a stack made by map_stack.
+void unmap_stack(const stack_region& s) noexcept;
+/// False when a canary stack's canary was overwritten.
+bool stack_intact(const stack_region& s) noexcept;
+
+/// A per-stream LIFO of stacks of the default size (hot in cache, no syscall when warm). Other sizes
+/// are mapped and unmapped directly.
+class stack_cache {
+ public:
+  explicit stack_cache(std::size_t default_size) : default_size_(default_size) {
+    free_.reserve(capacity);
+  }
+  ~stack_cache() { clear(); }
+  stack_cache(const stack_cache&) = delete;
+  stack_cache& operator=(const stack_cache&) = delete;
+
+  /// A stack with at least `size` bytes (0: the default size).
+  stack_region acquire(std::size_t size) {
+    if ((size == 0 || size == default_size_) && !free_.empty()) {
+      stack_region s = free_.back();
+      free_.pop_back();
+      return s;
+    }
+    return map_stack(size == 0 ? default_size_ : size);
+  }
+  /// Gives a stack back.
+  void release(const stack_region& s) noexcept;
+  /// Unmaps every cached stack.
+  void clear() noexcept;
+
+ private:
+  static constexpr std::size_t capacity = 64;
+  std::size_t default_size_;
+  std::vector<stack_region> free_;
+};
+
+}  // namespace weft::detail

@@ -1,0 +1,324 @@
+#include "stream.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <cstring>
+#include <cstdio>
+#include <string>
+
+#include "futex.hpp"
+#include "overflow.hpp"
+#include "pool_access.hpp"
+#include "runtime_state.hpp"
+#include "sanitizer.hpp"
+#include "spinlock.hpp"
+#include "unit.hpp"
+#include "weft/error.hpp"
+#include "weft/schedulers/fifo_pool.hpp"
+
+namespace weft::detail {
+
+namespace {
+thread_local stream* tls_stream = nullptr;
+constexpr unit_id id_block = 1024;
+
+std::string cpu_list(const std::vector<int>& cpus) {
+  std::string out;
+  for (int c : cpus) out += (out.empty() ? "" : ",") + std::to_string(c);
+  return "{" + out + "}";
+}
+
+void* thread_main(void* arg) {
+  auto* s = static_cast<stream*>(arg);
+  set_current_stream(s);
+  alt_signal_stack alt;
+  if (!s->cpus_.empty()) {
+    std::string why;
+    if (!rt().topo.bind_current_thread(s->cpus_, why)) {
+      std::fprintf(stderr, "weft: warning: cannot bind execution stream %d to CPUs %s (%s); it runs unbound\n",
+                   s->rank_, cpu_list(s->cpus_).c_str(), why.c_str());
+    }
+  }
+  pthread_attr_t attr;
+  void* lo = nullptr;
+  std::size_t size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    pthread_attr_getstack(&attr, &lo, &size);
+    pthread_attr_destroy(&attr);
+  }
+  s->sched_stack_ = {lo, size, tsan_current_fiber(), stack_foreign};
+  s->scheduler_loop();
+  s->shut_down_scheduling();
+  set_current_stream(nullptr);
+  s->state_.store(static_cast<std::uint32_t>(stream_state::terminated), std::memory_order_release);
+  futex_wake(&s->state_);
+  return nullptr;
+}
+
+}  // namespace
+
+[[gnu::noinline]] stream* current_stream() noexcept {
+  stream* s = tls_stream;
+  asm volatile("" ::: "memory");
+  return s;
+}
+
+[[gnu::noinline]] void set_current_stream(stream* s) noexcept { tls_stream = s; }
+
+stream::stream(int rank, bool primary, std::unique_ptr<scheduler> sched, std::vector<int> cpus,
+               int numa_node)
+    : rank_(rank),
+      primary_(primary),
+      cpus_(std::move(cpus)),
+      node_(numa_node),
+      sched_(std::move(sched)),
+      units_(rt().units, numa_node),
+      stacks_(rt().stack_size) {
+  sched_->stream_ = this;
+}
+
+stream::~stream() {
+  if (sched_) sched_->stream_ = nullptr;
+}
+
+void stream::start() {
+  state_.store(static_cast<std::uint32_t>(stream_state::running), std::memory_order_release);
+  const int rc = pthread_create(&thread_, nullptr, &thread_main, this);
+  if (rc != 0) {
+    state_.store(static_cast<std::uint32_t>(stream_state::terminated), std::memory_order_release);
+    throw error(errc::resource, "weft: cannot create the thread of execution stream " +
+                                    std::to_string(rank_) + ": " + std::strerror(rc));
+  }
+  thread_started_ = true;
+}
+
+void stream::scheduler_loop() {
+  for (;;) {
+    sched_->run();
+    std::unique_ptr<scheduler> next;
+    {
+      std::lock_guard lock(request_mutex_);
+      next = std::move(next_sched_);
+      requests_.fetch_and(~request_replace, std::memory_order_acq_rel);
+    }
+    if (!next) return;
+    // Install the replacement: attach its pools first, so pools both share are never orphaned;
+    // pools only the old scheduler used are adopted by the new one (their units are not lost).
+    std::unique_ptr<scheduler> old = std::move(sched_);
+    sched_ = std::move(next);
+    sched_->stream_ = this;
+    attach_pools();
+    {
+      std::lock_guard lock(rt().orphan_mutex);
+      for (const auto& p : old->pools()) {
+        if (pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel) == 1) {
+          pool_access::attached(*p).fetch_add(1, std::memory_order_acq_rel);
+          sched_->pools_.push_back(p);
+        }
+      }
+    }
+    old->stream_ = nullptr;
+  }
+}
+
+void stream::attach_pools() {
+  std::lock_guard lock(rt().orphan_mutex);
+  auto& pools = sched_->pools_;
+  for (auto it = pools.begin(); it != pools.end();) {
+    pool& p = **it;
+    auto& orphans = rt().orphans;
+    auto orphan = std::find(orphans.begin(), orphans.end(), *it);
+    const bool was_orphan = orphan != orphans.end();
+    if (was_orphan) orphans.erase(orphan);
+    const int before = pool_access::attached(p).fetch_add(1, std::memory_order_acq_rel);
+    stream* consumer = pool_access::consumer(p).load(std::memory_order_acquire);
+    if (single_consumer(p.access()) && before > 0 && consumer != this) {
+      // Another stream serves this single-consumer pool now (it adopted it while we were
+      // stopped): serving it too would break the pool's promise.
+      pool_access::attached(p).fetch_sub(1, std::memory_order_acq_rel);
+      it = pools.erase(it);
+      continue;
+    }
+    if (single_consumer(p.access())) pool_access::consumer(p).store(this, std::memory_order_release);
+    stream* producer = pool_access::producer(p).load(std::memory_order_acquire);
+    if (single_producer(p.access()) && (producer == nullptr || producer == orphaned_producer)) {
+      pool_access::producer(p).store(this, std::memory_order_release);
+    }
+    ++it;
+  }
+  if (pools.empty()) {
+    auto fresh = make_fifo_pool(access_mode::mpsc);
+    pool_access::attached(*fresh).store(1, std::memory_order_release);
+    pool_access::consumer(*fresh).store(this, std::memory_order_release);
+    pools.push_back(std::move(fresh));
+  }
+  main_pool_.store(pools.front().get(), std::memory_order_release);
+}
+
+void stream::shut_down_scheduling() {
+  work_unit* list = inbox_.exchange(inbox_closed, std::memory_order_acq_rel);
+  // Units forwarded here because they were pinned to this stream lose the pin: the stream ends,
+  // their work must not.
+  auto unpin_and_route = [](work_unit* u) {
+    u->flags &= static_cast<std::uint8_t>(~unit_forwarded);
+    u->pinned_to = nullptr;
+    route(u);
+  };
+  while (list) {
+    work_unit* next = list->pool_next;
+    if (list->flags & unit_forwarded) {
+      unpin_and_route(list);
+    } else {
+      route(list);
+    }
+    list = next;
+  }
+  while (pinned_head_) {
+    work_unit* u = pinned_head_;
+    pinned_head_ = u->pool_next;
+    unpin_and_route(u);
+  }
+  pinned_tail_ = nullptr;
+  std::lock_guard lock(rt().orphan_mutex);
+  for (const auto& p : sched_->pools()) {
+    if (pool_access::producer(*p).load(std::memory_order_acquire) == this) {
+      pool_access::producer(*p).store(orphaned_producer, std::memory_order_release);
+    }
+    if (pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      rt().orphans.push_back(p);
+    }
+  }
+}
+
+void stream::adopt_orphans() {
+  std::lock_guard lock(rt().orphan_mutex);
+  for (const auto& p : rt().orphans) {
+    pool_access::attached(*p).fetch_add(1, std::memory_order_acq_rel);
+    if (single_consumer(p->access())) pool_access::consumer(*p).store(this, std::memory_order_release);
+    if (single_producer(p->access())) pool_access::producer(*p).store(this, std::memory_order_release);
+    sched_->pools_.push_back(p);
+  }
+  rt().orphans.clear();
+}
+
+void stream::wait_terminated() {
+  for (;;) {
+    const std::uint32_t st = state_.load(std::memory_order_acquire);
+    if (st == static_cast<std::uint32_t>(stream_state::terminated)) break;
+    stream* here = current_stream();
+    if (here && here->current_ && here->current_->kind == unit_kind::ult) {
+      switch_record rec{here->current_, switch_action::yield};
+      here->switch_to_scheduler(rec, false);
+    } else {
+      futex_wait(&state_, st);
+    }
+  }
+  if (thread_started_) {
+    pthread_join(thread_, nullptr);
+    thread_started_ = false;
+  }
+}
+
+unit_id stream::next_id() noexcept {
+  if (id_next_ == id_end_) {
+    const unit_id block = rt().next_id_block.fetch_add(1, std::memory_order_relaxed);
+    id_next_ = block * id_block + 1;
+    id_end_ = id_next_ + id_block;
+  }
+  return id_next_++;
+}
+
+bool stream::inbox_push(work_unit* u) noexcept {
+  work_unit* head = inbox_.load(std::memory_order_relaxed);
+  do {
+    if (head == inbox_closed) return false;
+    u->pool_next = head;
+  } while (!inbox_.compare_exchange_weak(head, u, std::memory_order_release,
+                                         std::memory_order_relaxed));
+  return true;
+}
+
+void stream::run_unit(work_unit* u) {
+  if (u->pinned_to && u->pinned_to != this) [[unlikely]] {
+    stream& target = impl(*u->pinned_to);
+    u->flags |= unit_forwarded;
+    if (target.inbox_push(u)) return;
+    // The stream it is pinned to has ended: run it here rather than lose it.
+    u->flags &= static_cast<std::uint8_t>(~unit_forwarded);
+    u->pinned_to = nullptr;
+  }
+  if (u->migrate_to.load(std::memory_order_relaxed)) [[unlikely]] {
+    if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel)) {
+      u->home = m;
+      route(u);
+      return;
+    }
+  }
+  if (u->kind == unit_kind::tasklet) {
+    current_ = u;
+    u->last_stream = this;
+    u->state.store(unit_state::running, std::memory_order_relaxed);
+    run_callable(u);
+    current_ = nullptr;
+    complete(u);
+  } else {
+    resume_unit(u);
+  }
+}
+
+bool stream::check_events() {
+  if (inbox_.load(std::memory_order_relaxed)) {
+    work_unit* list = inbox_.exchange(nullptr, std::memory_order_acquire);
+    // The inbox is a LIFO stack: reverse it so units keep their arrival order.
+    work_unit* fifo = nullptr;
+    while (list) {
+      work_unit* next = list->pool_next;
+      list->pool_next = fifo;
+      fifo = list;
+      list = next;
+    }
+    while (fifo) {
+      work_unit* u = fifo;
+      fifo = u->pool_next;
+      if (u->flags & unit_forwarded) {
+        u->flags &= static_cast<std::uint8_t>(~unit_forwarded);
+        u->pool_next = nullptr;
+        if (pinned_tail_) {
+          pinned_tail_->pool_next = u;
+        } else {
+          pinned_head_ = u;
+        }
+        pinned_tail_ = u;
+      } else {
+        route(u);
+      }
+    }
+  }
+  while (pinned_head_) {
+    work_unit* u = pinned_head_;
+    pinned_head_ = u->pool_next;
+    if (!pinned_head_) pinned_tail_ = nullptr;
+    run_unit(u);
+  }
+  if (requests_.load(std::memory_order_relaxed) & request_adopt) {
+    requests_.fetch_and(~request_adopt, std::memory_order_acq_rel);
+    adopt_orphans();
+  }
+  return has_to_stop();
+}
+
+bool stream::has_to_stop() const noexcept {
+  const std::uint32_t r = requests_.load(std::memory_order_acquire);
+  if (!r) return false;
+  if (r & (request_stop | request_replace)) return true;
+  if (r & request_join) {
+    if (inbox_.load(std::memory_order_acquire) || pinned_head_) return false;
+    for (const auto& p : sched_->pools())
+      if (!p->empty()) return false;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace weft::detail

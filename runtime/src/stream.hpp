@@ -1,0 +1,133 @@
+// The execution stream's internals: scheduler context, inbox, caches, life cycle.
+#pragma once
+
+#include <pthread.h>
+
+#include <boost/context/detail/fcontext.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "stack.hpp"
+#include "unit_cache.hpp"
+#include "weft/execution_stream.hpp"
+
+namespace weft::detail {
+
+using fcontext = boost::context::detail::fcontext_t;
+using transfer = boost::context::detail::transfer_t;
+
+/// What the context that just switched away wants done with itself; carried by every jump and
+/// carried out by whoever lands (land()), once the old context is saved and no longer running.
+enum class switch_action : std::uint8_t { none, yield, block, terminate, migrate, sched_exit };
+
+struct switch_record {
+  work_unit* from = nullptr;  // the unit that switched away; nullptr: a scheduler context
+  switch_action action = switch_action::none;
+  void (*on_block)(work_unit* self, void* arg) = nullptr;  // block: runs after the switch
+  void* arg = nullptr;
+  pool* target = nullptr;  // migrate: the destination pool
+};
+
+/// Requests to a stream, handled by its scheduler through has_to_stop()/check_events().
+enum stream_request : std::uint32_t {
+  request_join = 1u << 0,     // finish once every pool is empty
+  request_stop = 1u << 1,     // finish at the next check, leave units in the pools
+  request_replace = 1u << 2,  // return so that the next scheduler can be installed
+  request_adopt = 1u << 3,    // take over orphaned pools
+};
+
+/// The calling thread's stream (nullptr on external threads). Not inlined: a ULT may migrate
+/// between kernel threads, and a TLS address computed before a switch must not be reused after it.
+stream* current_stream() noexcept;
+void set_current_stream(stream* s) noexcept;
+
+/// Marks a single-producer pool whose producer stream has stopped: pushes take the orphan lock.
+inline stream* const orphaned_producer = reinterpret_cast<stream*>(std::uintptr_t{1});
+
+class stream final : public execution_stream {
+ public:
+  stream(int rank, bool primary, std::unique_ptr<scheduler> sched, std::vector<int> cpus,
+         int numa_node);
+  ~stream();
+
+  // --- context switching (context.cpp) ---
+  /// Scheduler -> u. Returns when some unit switches back to this scheduler context.
+  void resume_unit(work_unit* u);
+  /// Running ULT -> this stream's scheduler. `dying`: the ULT's stack is being abandoned.
+  void switch_to_scheduler(switch_record& rec, bool dying);
+  /// Running ULT -> `target` (yield_to); the caller's record says what happens to the caller.
+  void switch_to_unit(work_unit* target, switch_record& rec);
+  /// Carries out the record of the context that just switched away.
+  static void land(transfer t);
+
+  // --- mechanisms behind weft::scheduler ---
+  void run_unit(work_unit* u);
+  bool check_events();
+  bool has_to_stop() const noexcept;
+
+  // --- routing ---
+  /// Adds `u` to this stream's inbox; false once the stream has closed it (terminating).
+  bool inbox_push(work_unit* u) noexcept;
+
+  // --- life cycle (stream.cpp) ---
+  /// Starts the kernel thread of a secondary stream.
+  void start();
+  /// Runs the main scheduler (and its replacements) until the stream must finish.
+  void scheduler_loop();
+  /// Asks for `bits` and wakes nobody (schedulers poll).
+  void request(std::uint32_t bits) noexcept { requests_.fetch_or(bits, std::memory_order_acq_rel); }
+  /// Waits until a secondary stream's thread has finished (yielding when called from a ULT).
+  void wait_terminated();
+  /// After the scheduler returned: closes the inbox and releases (orphans) the pools.
+  void shut_down_scheduling();
+  /// Re-attaches the scheduler's pools (first start and revive).
+  void attach_pools();
+  /// Takes over every orphaned pool into the main scheduler.
+  void adopt_orphans();
+  /// Unit id for a new unit (ids are handed out in blocks, so this takes no atomic).
+  unit_id next_id() noexcept;
+
+  // identity
+  const int rank_;
+  const bool primary_;
+  std::atomic<std::uint32_t> state_{static_cast<std::uint32_t>(stream_state::running)};
+  std::vector<int> cpus_;
+  int node_;
+
+  // scheduling
+  std::unique_ptr<scheduler> sched_;
+  std::unique_ptr<scheduler> next_sched_;  // guarded by request_mutex_
+  std::atomic<pool*> main_pool_{nullptr};  // first pool of the installed scheduler
+  std::mutex request_mutex_;
+  std::atomic<std::uint32_t> requests_{0};
+  work_unit* current_ = nullptr;  // the unit running on this stream, nullptr in the scheduler
+  fcontext sched_ctx_ = nullptr;  // the scheduler context, saved while a unit runs
+  stack_region sched_stack_;      // its stack (primary: mapped; secondary: the thread's own)
+  std::atomic<work_unit*> inbox_{nullptr};
+  work_unit* pinned_head_ = nullptr;  // units pinned here, forwarded from other streams
+  work_unit* pinned_tail_ = nullptr;
+
+  // caches
+  unit_cache units_;
+  stack_cache stacks_;
+  unit_id id_next_ = 0;
+  unit_id id_end_ = 0;
+
+  // thread
+  pthread_t thread_{};
+  bool thread_started_ = false;
+  work_unit* primary_unit_ = nullptr;  // primary stream only: the primary ULT
+};
+
+inline work_unit* const inbox_closed = reinterpret_cast<work_unit*>(std::uintptr_t{1});
+
+inline stream& impl(execution_stream& s) noexcept { return static_cast<stream&>(s); }
+inline const stream& impl(const execution_stream& s) noexcept {
+  return static_cast<const stream&>(s);
+}
+
+}  // namespace weft::detail

@@ -1,0 +1,110 @@
+#include "weft/this_unit.hpp"
+
+#include <string>
+
+#include "pool_access.hpp"
+#include "stream.hpp"
+#include "unit.hpp"
+#include "weft/error.hpp"
+#include "weft/ult.hpp"
+
+namespace weft::this_unit {
+
+namespace {
+
+/// The calling ULT and its stream; throws the right error for tasklets and external threads.
+std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
+  detail::stream* s = detail::current_stream();
+  work_unit* u = s ? s->current_ : nullptr;
+  if (!u) {
+    throw error(errc::not_in_ult, std::string("weft: ") + what + " must be called from a ULT");
+  }
+  if (u->kind == unit_kind::tasklet) {
+    throw error(errc::tasklet_cannot_block,
+                std::string("weft: ") + what + " called from a tasklet (tasklets never yield or block)");
+  }
+  return {s, u};
+}
+
+void mark_suspended(work_unit* self, void*) {
+  self->user_suspended.store(true, std::memory_order_release);
+}
+
+}  // namespace
+
+work_unit* current() noexcept {
+  detail::stream* s = detail::current_stream();
+  return s ? s->current_ : nullptr;
+}
+
+unit_id id() noexcept {
+  work_unit* u = current();
+  return u ? u->id : 0;
+}
+
+bool is_ult() noexcept {
+  work_unit* u = current();
+  return u && u->kind == unit_kind::ult;
+}
+
+bool is_tasklet() noexcept {
+  work_unit* u = current();
+  return u && u->kind == unit_kind::tasklet;
+}
+
+execution_stream* stream() noexcept { return detail::current_stream(); }
+
+void yield() {
+  auto [s, self] = calling_ult("yield");
+  detail::switch_record rec{self, detail::switch_action::yield};
+  s->switch_to_scheduler(rec, false);
+}
+
+bool yield_to(work_unit* target) {
+  auto [s, self] = calling_ult("yield_to");
+  pool* home = target ? target->home : nullptr;
+  const bool eligible =
+      target && target != self && target->kind == unit_kind::ult &&
+      target->state.load(std::memory_order_acquire) == unit_state::ready &&
+      (!target->pinned_to || target->pinned_to == s) &&
+      !target->migrate_to.load(std::memory_order_acquire) && home &&
+      (!single_consumer(home->access()) ||
+       detail::pool_access::consumer(*home).load(std::memory_order_acquire) == s);
+  if (!eligible || !home->remove(target)) {
+    yield();
+    return false;
+  }
+  detail::switch_record rec{self, detail::switch_action::yield};
+  s->switch_to_unit(target, rec);
+  return true;
+}
+
+bool yield_to(const ult& target) { return yield_to(target.native_handle()); }
+
+void suspend() {
+  auto [s, self] = calling_ult("suspend");
+  detail::switch_record rec{self, detail::switch_action::block, &mark_suspended, nullptr};
+  s->switch_to_scheduler(rec, false);
+}
+
+void exit() {
+  auto [s, self] = calling_ult("exit");
+  if (self->flags & detail::unit_primary) {
+    throw error(errc::invalid_state, "weft: the primary ULT cannot exit; return from main instead");
+  }
+  throw detail::unit_exit{};
+}
+
+void migrate_to(pool& p) {
+  auto [s, self] = calling_ult("migrate_to");
+  if (self->flags & detail::unit_primary) {
+    throw error(errc::invalid_state, "weft: the primary ULT cannot migrate");
+  }
+  detail::switch_record rec{self, detail::switch_action::migrate};
+  rec.target = &p;
+  s->switch_to_scheduler(rec, false);
+}
+
+void migrate_to(execution_stream& s) { migrate_to(s.main_pool()); }
+
+}  // namespace weft::this_unit

@@ -1,0 +1,322 @@
+// Creation, routing, completion, join and detach of work units.
+#include "unit.hpp"
+
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "futex.hpp"
+#include "pool_access.hpp"
+#include "runtime_state.hpp"
+#include "spinlock.hpp"
+#include "weft/error.hpp"
+#include "weft/tasklet.hpp"
+#include "weft/ult.hpp"
+
+namespace weft {
+namespace detail {
+
+namespace {
+
+/// A joiner that is not a ULT sleeps on this futex word; its address, tagged, is the join word.
+struct alignas(8) external_waiter {
+  std::atomic<std::uint32_t> done{0};
+};
+constexpr std::uintptr_t external_tag = 4;
+
+std::mutex external_units_mutex;  // external threads share one cache, under this lock
+
+void register_joiner(work_unit* self, void* arg) {
+  auto* target = static_cast<work_unit*>(arg);
+  std::uintptr_t expected = join_none;
+  if (!target->join_word.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(self),
+                                                 std::memory_order_acq_rel,
+                                                 std::memory_order_acquire)) {
+    make_ready(self);  // it finished while we were switching out
+  }
+}
+
+/// True when the calling stream may take units out of `p` (pop-side promise of its mode).
+bool may_remove_from(pool& p, stream* here) {
+  if (!single_consumer(p.access())) return true;
+  return pool_access::consumer(p).load(std::memory_order_acquire) == here;
+}
+
+}  // namespace
+
+void route(work_unit* u) noexcept {
+  for (;;) {
+    pool& p = *u->home;
+    if (!single_producer(p.access())) {
+      p.push(u);
+      return;
+    }
+    stream* owner = pool_access::producer(p).load(std::memory_order_acquire);
+    if (owner == nullptr || owner == current_stream()) {
+      p.push(u);
+      return;
+    }
+    if (owner == orphaned_producer) {
+      std::lock_guard lock(rt().orphan_mutex);
+      if (pool_access::producer(p).load(std::memory_order_acquire) == orphaned_producer) {
+        p.push(u);
+        return;
+      }
+      continue;  // adopted meanwhile: go through the new producer
+    }
+    if (owner->inbox_push(u)) return;
+    cpu_relax();  // the producer is ending; it hands the pool over within a few instructions
+  }
+}
+
+void make_ready(work_unit* u) noexcept {
+  if (u->migrate_to.load(std::memory_order_relaxed)) {
+    if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel)) u->home = m;
+  }
+  u->state.store(unit_state::ready, std::memory_order_relaxed);
+  route(u);
+}
+
+void complete(work_unit* u) noexcept {
+  u->state.store(unit_state::terminated, std::memory_order_release);
+  const std::uintptr_t prev = u->join_word.exchange(join_done, std::memory_order_acq_rel);
+  if (prev == join_none) return;
+  if (prev == join_detached) {
+    if (u->error) report_detached_error(u);
+    free_unit(u);
+    return;
+  }
+  if (prev & external_tag) {
+    auto* waiter = reinterpret_cast<external_waiter*>(prev & ~std::uintptr_t{7});
+    waiter->done.store(1, std::memory_order_release);
+    futex_wake(&waiter->done, 1);
+    return;
+  }
+  make_ready(reinterpret_cast<work_unit*>(prev));
+}
+
+void run_callable(work_unit* u) noexcept {
+  try {
+    u->invoke(u);
+  } catch (const unit_exit&) {
+  } catch (...) {
+    u->error = std::current_exception();
+  }
+  if (u->destroy) u->destroy(u);
+  u->destroy = nullptr;
+}
+
+void free_unit(work_unit* u) noexcept {
+  u->error = nullptr;
+  if (stream* s = current_stream()) {
+    s->units_.push(u);
+    return;
+  }
+  std::lock_guard lock(external_units_mutex);
+  rt().external_units().push(u);
+}
+
+void report_detached_error(work_unit* u) noexcept {
+  std::string what = "unknown exception";
+  try {
+    std::rethrow_exception(u->error);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  std::fprintf(stderr, "weft: exception escaped detached %s %llu: %s\n",
+               u->kind == unit_kind::ult ? "ULT" : "tasklet",
+               static_cast<unsigned long long>(u->id), what.c_str());
+}
+
+void init_unit(work_unit* u, unit_kind kind, std::uint32_t stack_size, unit_id id) noexcept {
+  u->pool_next = u->pool_prev = nullptr;
+  u->pool_holder = nullptr;
+  u->context = nullptr;
+  u->stack = {};
+  u->invoke = nullptr;
+  u->destroy = nullptr;
+  u->entry_fn = nullptr;
+  u->entry_arg = nullptr;
+  u->error = nullptr;
+  u->join_word.store(join_none, std::memory_order_relaxed);
+  u->migrate_to.store(nullptr, std::memory_order_relaxed);
+  u->home = nullptr;
+  u->last_stream = nullptr;
+  u->pinned_to = nullptr;
+  u->local_storage = nullptr;
+  u->id = id;
+  u->stack_size = stack_size;
+  u->state.store(unit_state::ready, std::memory_order_relaxed);
+  u->user_suspended.store(false, std::memory_order_relaxed);
+  u->kind = kind;
+  u->flags = 0;
+}
+
+work_unit* allocate_unit(unit_kind kind, std::size_t stack_size) {
+  runtime_state& r = rt();
+  if (stack_size > (std::size_t{1} << 31)) {
+    throw error(errc::invalid_config, "weft: ULT stack size " + std::to_string(stack_size) +
+                                          " is larger than 2 GiB");
+  }
+  work_unit* u;
+  unit_id id;
+  if (stream* s = current_stream()) {
+    u = s->units_.pop();
+    id = s->next_id();
+  } else {
+    std::lock_guard lock(external_units_mutex);
+    u = r.external_units().pop();
+    id = r.next_id_block.fetch_add(1, std::memory_order_relaxed) * 1024 + 1;
+  }
+  init_unit(u, kind,
+            stack_size && kind == unit_kind::ult
+                ? static_cast<std::uint32_t>(round_to_pages(stack_size))
+                : 0,
+            id);
+  return u;
+}
+
+void discard_unit(work_unit* u) noexcept { free_unit(u); }
+
+void submit_unit(work_unit* u, pool& p) {
+  u->home = &p;
+  route(u);
+}
+
+pool& default_pool() {
+  stream* s = current_stream();
+  if (!s) s = rt().primary;
+  return *s->main_pool_.load(std::memory_order_acquire);
+}
+
+void invoke_c(work_unit* u) { u->entry_fn(u->entry_arg); }
+
+work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(void*), void* arg) {
+  if (!fn) throw error(errc::invalid_state, "weft: a work unit needs a function");
+  work_unit* u = allocate_unit(kind, stack_size);
+  u->invoke = &invoke_c;
+  u->entry_fn = fn;
+  u->entry_arg = arg;
+  submit_unit(u, p);
+  return u;
+}
+
+void join_unit(work_unit* u) {
+  stream* s = current_stream();
+  work_unit* self = s ? s->current_ : nullptr;
+  if (self == u) throw error(errc::invalid_state, "weft: a work unit cannot join itself");
+  std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+  if (w != join_done) {
+    if (w != join_none) throw error(errc::not_joinable, "weft: the unit is already being joined");
+    if (self && self->kind == unit_kind::tasklet) {
+      throw error(errc::tasklet_cannot_block,
+                  "weft: a tasklet cannot join a unit that has not finished (tasklets never block)");
+    }
+    if (self) {
+      switch_record rec{self, switch_action::block, &register_joiner, u};
+      s->switch_to_scheduler(rec, false);
+    } else {
+      external_waiter waiter;
+      std::uintptr_t expected = join_none;
+      if (u->join_word.compare_exchange_strong(
+              expected, reinterpret_cast<std::uintptr_t>(&waiter) | external_tag,
+              std::memory_order_acq_rel, std::memory_order_acquire)) {
+        while (!waiter.done.load(std::memory_order_acquire)) futex_wait(&waiter.done, 0);
+      }
+    }
+    // Synchronise with complete(): everything the unit did happens before what follows.
+    (void)u->join_word.load(std::memory_order_acquire);
+  }
+  std::exception_ptr e = std::move(u->error);
+  free_unit(u);
+  if (e) std::rethrow_exception(e);
+}
+
+void join_unit_noexcept(work_unit* u) noexcept {
+  if (!g_runtime) {
+    std::fprintf(stderr, "weft: a unit handle outlived the runtime; its unit was lost\n");
+    return;
+  }
+  try {
+    join_unit(u);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "weft: exception escaped unit %llu, joined by its handle's destructor: %s\n",
+                 static_cast<unsigned long long>(u->id), e.what());
+  } catch (...) {
+    std::fprintf(stderr, "weft: unknown exception escaped a unit joined by its handle's destructor\n");
+  }
+}
+
+void detach_unit(work_unit* u) noexcept {
+  const std::uintptr_t prev = u->join_word.exchange(join_detached, std::memory_order_acq_rel);
+  if (prev == join_done) {
+    if (u->error) report_detached_error(u);
+    free_unit(u);
+  }
+}
+
+}  // namespace detail
+
+unit_state unit_handle::state() const noexcept {
+  return u_ ? u_->state.load(std::memory_order_acquire) : unit_state::terminated;
+}
+
+execution_stream* unit_handle::last_stream() const noexcept { return u_ ? u_->last_stream : nullptr; }
+
+pool* unit_handle::last_pool() const noexcept { return u_ ? u_->home : nullptr; }
+
+work_unit* unit_handle::release_or_throw() {
+  if (!u_) {
+    throw error(errc::not_joinable,
+                "weft: join or detach on a handle that owns no unit (already joined, detached or "
+                "moved from)");
+  }
+  return std::exchange(u_, nullptr);
+}
+
+void resume(work_unit* u) {
+  bool expected = true;
+  if (!u || !u->user_suspended.compare_exchange_strong(expected, false, std::memory_order_acq_rel)) {
+    throw error(errc::invalid_state, "weft: resume of a ULT that is not suspended (ULT " +
+                                         std::to_string(u ? u->id : 0) + ")");
+  }
+  detail::make_ready(u);
+}
+
+void ult::resume() const {
+  if (!u_) throw error(errc::not_joinable, "weft: resume on an empty handle");
+  weft::resume(u_);
+}
+
+namespace {
+void request_migration(work_unit* u, pool& p) {
+  if (!u) throw error(errc::not_joinable, "weft: migrate_to on an empty handle");
+  if (u->state.load(std::memory_order_acquire) == unit_state::terminated) {
+    throw error(errc::invalid_state, "weft: cannot migrate a terminated unit");
+  }
+  if (u->flags & detail::unit_primary) {
+    throw error(errc::invalid_state, "weft: the primary ULT cannot migrate");
+  }
+  u->migrate_to.store(&p, std::memory_order_release);
+  // A queued unit whose pool lets us take it out moves now; otherwise the request is applied at
+  // its next scheduling point (pop or resume).
+  pool* home = u->home;
+  if (u->state.load(std::memory_order_acquire) == unit_state::ready && home &&
+      detail::may_remove_from(*home, detail::current_stream()) && home->remove(u)) {
+    if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel)) u->home = m;
+    detail::route(u);
+  }
+}
+}  // namespace
+
+void ult::migrate_to(pool& p) const { request_migration(u_, p); }
+
+void tasklet::migrate_to(pool& p) const { request_migration(u_, p); }
+
+void ult::pin_to(execution_stream* s) const {
+  if (!u_) throw error(errc::not_joinable, "weft: pin_to on an empty handle");
+  u_->pinned_to = s;
+}
+
+}  // namespace weft

@@ -1,0 +1,45 @@
+#include "weft/schedulers/basic_scheduler.hpp"
+
+#include <sched.h>
+
+#include "spinlock.hpp"
+#include "weft/schedulers/fifo_pool.hpp"
+
+namespace weft {
+
+basic_scheduler::basic_scheduler(std::vector<std::shared_ptr<pool>> pools)
+    : scheduler(std::move(pools)) {}
+
+std::unique_ptr<basic_scheduler> basic_scheduler::with_new_pool(access_mode mode) {
+  return std::make_unique<basic_scheduler>(std::vector{make_fifo_pool(mode)});
+}
+
+void basic_scheduler::run() {
+  const unsigned freq = event_freq();
+  const unsigned spin = idle_spin();
+  unsigned pops = 0;
+  unsigned idle = 0;
+  for (;;) {
+    work_unit* u = nullptr;
+    for (const auto& p : pools()) {
+      if ((u = p->pop())) break;
+    }
+    if (u) {
+      run_unit(u);
+      idle = 0;
+      if (++pops < freq) continue;
+      pops = 0;
+      if (check_events()) return;
+      continue;
+    }
+    pops = 0;
+    if (check_events()) return;
+    if (++idle <= spin) {
+      detail::cpu_relax();
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+}  // namespace weft

@@ -1,0 +1,150 @@
+// The stock FIFO pools. Both are intrusive doubly linked lists threaded through the units' pool
+// hook, so push, pop and remove are O(1) and never allocate.
+#include "weft/schedulers/fifo_pool.hpp"
+
+#include <mutex>
+#include <thread>
+
+#include "futex.hpp"
+#include "spinlock.hpp"
+
+namespace weft {
+
+namespace {
+
+/// The list both pools share. Invariant: u->pool_holder == owner exactly while u is linked.
+class unit_list {
+ public:
+  void push_back(work_unit* u, pool* owner) noexcept {
+    u->pool_next = nullptr;
+    u->pool_prev = tail_;
+    u->pool_holder = owner;
+    if (tail_) {
+      tail_->pool_next = u;
+    } else {
+      head_ = u;
+    }
+    tail_ = u;
+  }
+  work_unit* pop_front() noexcept {
+    work_unit* u = head_;
+    if (u) unlink(u);
+    return u;
+  }
+  void unlink(work_unit* u) noexcept {
+    (u->pool_prev ? u->pool_prev->pool_next : head_) = u->pool_next;
+    (u->pool_next ? u->pool_next->pool_prev : tail_) = u->pool_prev;
+    u->pool_next = u->pool_prev = nullptr;
+    u->pool_holder = nullptr;
+  }
+  bool empty() const noexcept { return head_ == nullptr; }
+
+ private:
+  work_unit* head_ = nullptr;
+  work_unit* tail_ = nullptr;
+};
+
+/// One stream pushes and pops: not a single atomic instruction.
+class private_fifo_pool final : public pool {
+ public:
+  private_fifo_pool() noexcept : pool(access_mode::priv) {}
+  void push(work_unit* u) noexcept override {
+    list_.push_back(u, this);
+    ++size_;
+  }
+  work_unit* pop() noexcept override {
+    work_unit* u = list_.pop_front();
+    size_ -= u != nullptr;
+    return u;
+  }
+  work_unit* pop_wait(std::chrono::nanoseconds timeout) noexcept override {
+    // Only this stream can push, so nothing can arrive while it waits: honour the timeout.
+    if (work_unit* u = pop()) return u;
+    std::this_thread::sleep_for(timeout);
+    return pop();
+  }
+  bool remove(work_unit* u) noexcept override {
+    if (u->pool_holder != this) return false;
+    list_.unlink(u);
+    --size_;
+    return true;
+  }
+  std::size_t size() const noexcept override { return size_; }
+
+ private:
+  unit_list list_;
+  std::size_t size_ = 0;
+};
+
+/// Shared modes: the list under a spinlock. A sleeping pop_wait registers under the lock, so a
+/// push sees it (and wakes it) without any fence of its own.
+class shared_fifo_pool final : public pool {
+ public:
+  explicit shared_fifo_pool(access_mode mode) noexcept : pool(mode) {}
+  void push(work_unit* u) noexcept override {
+    bool wake;
+    {
+      std::lock_guard lock(lock_);
+      list_.push_back(u, this);
+      size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      wake = sleepers_ != 0;
+      if (wake) seq_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (wake) detail::futex_wake(&seq_, 1);
+  }
+  work_unit* pop() noexcept override {
+    if (size_.load(std::memory_order_relaxed) == 0) return nullptr;
+    std::lock_guard lock(lock_);
+    return take();
+  }
+  work_unit* pop_wait(std::chrono::nanoseconds timeout) noexcept override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      std::uint32_t seen;
+      {
+        std::lock_guard lock(lock_);
+        if (work_unit* u = take()) return u;
+        ++sleepers_;
+        seen = seq_.load(std::memory_order_relaxed);
+      }
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left > std::chrono::nanoseconds::zero()) {
+        detail::futex_wait(&seq_, seen, std::chrono::duration_cast<std::chrono::nanoseconds>(left));
+      }
+      std::lock_guard lock(lock_);
+      --sleepers_;
+      if (work_unit* u = take()) return u;
+      if (std::chrono::steady_clock::now() >= deadline) return nullptr;
+    }
+  }
+  bool remove(work_unit* u) noexcept override {
+    std::lock_guard lock(lock_);
+    if (u->pool_holder != this) return false;
+    list_.unlink(u);
+    size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    return true;
+  }
+  std::size_t size() const noexcept override { return size_.load(std::memory_order_relaxed); }
+
+ private:
+  work_unit* take() noexcept {
+    work_unit* u = list_.pop_front();
+    if (u) size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    return u;
+  }
+
+  detail::spinlock lock_;
+  unit_list list_;
+  std::atomic<std::size_t> size_{0};  // written under the lock, read anywhere
+  std::uint32_t sleepers_ = 0;        // under the lock
+  std::atomic<std::uint32_t> seq_{0};
+};
+
+}  // namespace
+
+std::shared_ptr<pool> make_fifo_pool(access_mode mode) {
+  if (mode == access_mode::priv) return std::make_shared<private_fifo_pool>();
+  return std::make_shared<shared_fifo_pool>(mode);
+}
+
+}  // namespace weft

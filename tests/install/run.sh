@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# Driver of the install_consumer test (registered by tests/install/CMakeLists.txt).
+#
+#  1. cmake --install the weft build tree into a fresh temporary prefix;
+#  2. move that prefix to another directory (the package must be relocatable) and
+#     check that no installed .cmake/.pc file names the build, source or first prefix;
+#  3. configure, build and run consumer/ with find_package(weft CONFIG REQUIRED):
+#     consumer_shared (weft::weft) and consumer_static (weft::weft_static);
+#  4. compile, link and run consumer/main.cpp with
+#       $CXX -std=c++20 $(pkg-config --cflags --libs weft)            (LD_LIBRARY_PATH)
+#       $CXX -std=c++20 $(pkg-config --cflags --static --libs weft)   (libweft.a)
+#
+# Every step must succeed; the first failure fails the test (and keeps the work
+# directory for inspection). Nothing is skipped.
+set -euo pipefail
+
+usage() {
+  cat >&2 <<USAGE
+usage: $0 --build-dir DIR --consumer-dir DIR [--work-dir DIR] [--config CFG]
+          [--cmake CMAKE] [--generator GEN] [--cxx CXX] [--pkg-config PKGCONFIG]
+          [--version X.Y.Z]
+USAGE
+  exit 2
+}
+
+build_dir='' consumer_dir='' work_parent="${TMPDIR:-/tmp}" config=''
+cmake_bin=cmake generator='' cxx="${CXX:-g++}" pkg_config=pkg-config version=''
+while (($#)); do
+  (($# >= 2)) || usage
+  case "$1" in
+    --build-dir) build_dir=$2 ;;
+    --consumer-dir) consumer_dir=$2 ;;
+    --work-dir) work_parent=$2 ;;
+    --config) config=$2 ;;
+    --cmake) cmake_bin=$2 ;;
+    --generator) generator=$2 ;;
+    --cxx) cxx=$2 ;;
+    --pkg-config) pkg_config=$2 ;;
+    --version) version=$2 ;;
+    *) usage ;;
+  esac
+  shift 2
+done
+[[ -n $build_dir && -n $consumer_dir ]] || usage
+build_dir=$(cd "$build_dir" && pwd -P)
+consumer_dir=$(cd "$consumer_dir" && pwd -P)
+[[ -f $build_dir/cmake_install.cmake ]] || { echo "error: $build_dir is not a configured CMake build tree" >&2; exit 1; }
+source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build_dir/CMakeCache.txt")
+
+mkdir -p "$work_parent"
+work=$(mktemp -d "$(cd "$work_parent" && pwd -P)/install_consumer.XXXXXX")
+step="setup"
+on_exit() {
+  local rc=$?
+  if ((rc == 0)); then
+    rm -rf "$work"
+    echo "install_consumer: all steps passed"
+  else
+    echo "install_consumer: FAILED at step: $step (exit $rc); work directory kept: $work" >&2
+  fi
+}
+trap on_exit EXIT
+
+begin() { step=$1; echo; echo "=== $step"; }
+run() { echo "+ $*"; "$@"; }
+# Runs a consumer program: bounded time, and it must exit 0.
+run_consumer() { echo "+ $*"; timeout 120 "$@"; echo "(exit status 0)"; }
+needed_libs() { LC_ALL=C readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+expect_needs_libweft() {
+  if ! needed_libs "$1" | grep -q '^libweft\.so'; then
+    echo "error: $1 does not depend on libweft.so (NEEDED: $(needed_libs "$1" | tr '\n' ' '))" >&2
+    return 1
+  fi
+}
+expect_no_libweft() {
+  if needed_libs "$1" | grep -q '^libweft\.so'; then
+    echo "error: $1 was meant to link libweft.a but depends on libweft.so" >&2
+    return 1
+  fi
+}
+
+# --- 1. install ----------------------------------------------------------------------
+begin "cmake --install into a fresh prefix"
+stage="$work/stage"
+install_args=(--install "$build_dir" --prefix "$stage")
+[[ -n $config ]] && install_args+=(--config "$config")
+run "$cmake_bin" "${install_args[@]}"
+
+# --- 2. relocate and inspect ---------------------------------------------------------
+begin "relocate the installed prefix"
+prefix="$work/relocated"
+run mv "$stage" "$prefix"
+
+begin "check the installed files"
+find "$prefix" \( -type f -o -type l \) -printf '%P\n' | LC_ALL=C sort
+config_file=$(find "$prefix" -path '*/cmake/weft/weftConfig.cmake' -print -quit)
+pc_file=$(find "$prefix" -path '*/pkgconfig/weft.pc' -print -quit)
+[[ -n $config_file ]] || { echo "error: no cmake/weft/weftConfig.cmake installed" >&2; exit 1; }
+[[ -n $pc_file ]] || { echo "error: no pkgconfig/weft.pc installed" >&2; exit 1; }
+cmake_dir=$(dirname "$config_file")
+pc_dir=$(dirname "$pc_file")
+libdir=$(dirname "$(dirname "$cmake_dir")")
+for f in "$prefix/include/weft/weft.hpp" "$cmake_dir/weftConfigVersion.cmake" \
+         "$cmake_dir/weftTargets.cmake" "$libdir/libweft.a" "$libdir/libweft.so"; do
+  [[ -e $f ]] || { echo "error: $f was not installed" >&2; exit 1; }
+  echo "ok: ${f#"$prefix"/}"
+done
+if ! ls "$libdir"/libweft.so.* >/dev/null 2>&1; then
+  echo "error: no versioned libweft.so.* installed" >&2; exit 1
+fi
+if [[ -d $source_dir/schedulers/include/weft/schedulers ]] &&
+   [[ -n $(find "$source_dir/schedulers/include/weft/schedulers" -name '*.hpp' -print -quit) ]]; then
+  [[ -d $prefix/include/weft/schedulers ]] || { echo "error: include/weft/schedulers not installed" >&2; exit 1; }
+  echo "ok: include/weft/schedulers/"
+fi
+# Relocatable: no installed package file may name an absolute path of this machine's
+# build, source tree or the prefix it was first installed into.
+for path in "$stage" "$build_dir" ${source_dir:+"$source_dir"}; do
+  grep_rc=0
+  hits=$(grep -rlF -- "$path" "$cmake_dir" "$pc_file") || grep_rc=$?
+  if ((grep_rc == 0)); then
+    echo "error: installed package files name $path:" >&2
+    echo "$hits" >&2
+    exit 1
+  elif ((grep_rc != 1)); then
+    echo "error: grep failed (exit $grep_rc)" >&2
+    exit 1
+  fi
+done
+echo "ok: no absolute build/source/prefix paths in the installed .cmake and .pc files"
+
+# --- 3. CMake consumer ---------------------------------------------------------------
+begin "configure the CMake consumer (find_package(weft CONFIG REQUIRED))"
+cbuild="$work/consumer-build"
+cmake_args=(-S "$consumer_dir" -B "$cbuild"
+            -DCMAKE_PREFIX_PATH="$prefix"
+            -DCMAKE_CXX_COMPILER="$cxx"
+            -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
+            -DWEFT_EXPECTED_VERSION="$version")
+[[ -n $generator ]] && cmake_args+=(-G "$generator")
+[[ -n $config ]] && cmake_args+=(-DCMAKE_BUILD_TYPE="$config")
+run "$cmake_bin" "${cmake_args[@]}"
+found_dir=$(sed -n 's/^weft_DIR:PATH=//p' "$cbuild/CMakeCache.txt")
+if [[ $found_dir != "$cmake_dir" ]]; then
+  echo "error: the consumer found weft in '$found_dir', not in the test prefix ($cmake_dir)" >&2
+  exit 1
+fi
+echo "ok: weft_DIR=$found_dir"
+
+begin "build the CMake consumer"
+build_args=(--build "$cbuild" --verbose)
+[[ -n $config ]] && build_args+=(--config "$config")
+run "$cmake_bin" "${build_args[@]}"
+exe() { # the consumer executable, wherever a multi-config generator put it
+  local f
+  f=$(find "$cbuild" -type f -name "$1" -perm -u+x -print -quit)
+  [[ -n $f ]] || { echo "error: $1 was not built" >&2; return 1; }
+  echo "$f"
+}
+
+begin "run consumer_shared (weft::weft)"
+shared_exe=$(exe consumer_shared)
+expect_needs_libweft "$shared_exe"
+run_consumer env -u LD_LIBRARY_PATH "$shared_exe"
+
+begin "run consumer_static (weft::weft_static)"
+static_exe=$(exe consumer_static)
+expect_no_libweft "$static_exe"
+run_consumer env -u LD_LIBRARY_PATH "$static_exe"
+
+# --- 4. pkg-config consumers ---------------------------------------------------------
+export PKG_CONFIG_PATH="$pc_dir"
+begin "pkg-config metadata"
+run "$pkg_config" --print-errors --validate weft
+pc_found=$("$pkg_config" --variable=pcfiledir weft)
+[[ $pc_found -ef $pc_dir ]] || { echo "error: pkg-config found weft.pc in $pc_found, not $pc_dir" >&2; exit 1; }
+pc_version=$("$pkg_config" --modversion weft)
+echo "weft.pc version: $pc_version"
+if [[ -n $version && $pc_version != "$version" ]]; then
+  echo "error: weft.pc says version $pc_version, the build is $version" >&2; exit 1
+fi
+read -ra pc_cflags <<<"$("$pkg_config" --cflags weft)"
+read -ra pc_libs <<<"$("$pkg_config" --libs weft)"
+read -ra pc_static_libs <<<"$("$pkg_config" --static --libs weft)"
+echo "cflags: ${pc_cflags[*]}"
+echo "libs: ${pc_libs[*]}"
+echo "static libs: ${pc_static_libs[*]}"
+for flag in "${pc_cflags[@]}"; do
+  [[ $flag != -std=* ]] || { echo "error: weft.pc Cflags must not choose the language standard ($flag)" >&2; exit 1; }
+done
+pc_libdir=$("$pkg_config" --variable=libdir weft)
+[[ $pc_libdir -ef $libdir ]] || { echo "error: weft.pc libdir $pc_libdir is not $libdir" >&2; exit 1; }
+
+begin "pkg-config: compile, link (shared) and run"
+pcbuild="$work/pkg-config"
+mkdir -p "$pcbuild"
+run "$cxx" -std=c++20 "$consumer_dir/main.cpp" "${pc_cflags[@]}" "${pc_libs[@]}" -o "$pcbuild/consumer_shared"
+expect_needs_libweft "$pcbuild/consumer_shared"
+run_consumer env LD_LIBRARY_PATH="$pc_libdir" "$pcbuild/consumer_shared"
+
+begin "pkg-config --static: compile, link (libweft.a) and run"
+# -lweft would pick libweft.so when both are installed; ask for the archive by name.
+static_link=()
+saw_lweft=0
+for flag in "${pc_static_libs[@]}"; do
+  if [[ $flag == -lweft ]]; then
+    static_link+=(-l:libweft.a); saw_lweft=1
+  else
+    static_link+=("$flag")
+  fi
+done
+((saw_lweft)) || { echo "error: pkg-config --static --libs weft has no -lweft" >&2; exit 1; }
+run "$cxx" -std=c++20 "$consumer_dir/main.cpp" "${pc_cflags[@]}" "${static_link[@]}" -o "$pcbuild/consumer_static"
+expect_no_libweft "$pcbuild/consumer_static"
+run_consumer env -u LD_LIBRARY_PATH "$pcbuild/consumer_static"
+
+step="done"

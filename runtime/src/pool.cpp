@@ -28,6 +28,10 @@ execution_stream* pool::producer() const noexcept {
   return s == detail::orphaned_producer ? nullptr : s;
 }
 
+execution_stream* pool::consumer() const noexcept {
+  return consumer_.load(std::memory_order_acquire);
+}
+
 void pool::set_producer(execution_stream& s) noexcept {
   producer_.store(&detail::impl(s), std::memory_order_release);
 }

@@ -39,6 +39,7 @@ std::unique_ptr<alt_signal_stack> primary_alt_stack;
   work_unit* primary = s->primary_unit_;
   switch_record rec;  // from = nullptr: the scheduler
   rec.action = switch_action::sched_exit;
+  rec.on_stream = s;
   asan_start_switch(nullptr, primary->stack.lo, primary->stack.size);
   tsan_switch(primary->stack.tsan_fiber);
   boost::context::detail::jump_fcontext(primary->context, &rec);

@@ -72,17 +72,9 @@ bool stack_intact(const stack_region& s) noexcept {
   return word == canary_value;
 }
 
-void stack_cache::release(const stack_region& s) noexcept {
-  if (s.size == default_size_ && free_.size() < capacity) {
-    free_.push_back(s);
-  } else {
-    unmap_stack(s);
-  }
-}
-
 void stack_cache::clear() noexcept {
-  for (const stack_region& s : free_) unmap_stack(s);
-  free_.clear();
+  for (std::size_t i = 0; i < count_; ++i) unmap_stack(free_[i].stack);
+  count_ = 0;
 }
 
 }  // namespace weft::detail

@@ -30,35 +30,43 @@ void unmap_stack(const stack_region& s) noexcept;
 /// False when a canary stack's canary was overwritten.
 bool stack_intact(const stack_region& s) noexcept;
 
+/// A stack and, when a finished ULT left it, the context parked at the bottom of that ULT's entry
+/// loop: the next ULT on this stack resumes it instead of building a context anew.
+struct cached_stack {
+  stack_region stack;
+  void* parked = nullptr;
+};
+
 /// A per-stream LIFO of stacks of the default size (hot in cache, no syscall when warm). Other sizes
 /// are mapped and unmapped directly.
 class stack_cache {
  public:
-  explicit stack_cache(std::size_t default_size) : default_size_(default_size) {
-    free_.reserve(capacity);
-  }
+  explicit stack_cache(std::size_t default_size) : default_size_(default_size) {}
   ~stack_cache() { clear(); }
   stack_cache(const stack_cache&) = delete;
   stack_cache& operator=(const stack_cache&) = delete;
 
   /// A stack with at least `size` bytes (0: the default size).
-  stack_region acquire(std::size_t size) {
-    if ((size == 0 || size == default_size_) && !free_.empty()) {
-      stack_region s = free_.back();
-      free_.pop_back();
-      return s;
-    }
-    return map_stack(size == 0 ? default_size_ : size);
+  cached_stack acquire(std::size_t size) {
+    if ((size == 0 || size == default_size_) && count_ > 0) return free_[--count_];
+    return {map_stack(size == 0 ? default_size_ : size), nullptr};
   }
-  /// Gives a stack back.
-  void release(const stack_region& s) noexcept;
+  /// Gives a stack back, with the context parked on it (or nullptr).
+  void release(const stack_region& s, void* parked) noexcept {
+    if (s.size == default_size_ && count_ < capacity) {
+      free_[count_++] = {s, parked};
+    } else {
+      unmap_stack(s);
+    }
+  }
   /// Unmaps every cached stack.
   void clear() noexcept;
 
  private:
   static constexpr std::size_t capacity = 64;
   std::size_t default_size_;
-  std::vector<stack_region> free_;
+  std::size_t count_ = 0;
+  cached_stack free_[capacity];
 };
 
 }  // namespace weft::detail

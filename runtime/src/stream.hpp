@@ -20,6 +20,8 @@ namespace weft::detail {
 using fcontext = boost::context::detail::fcontext_t;
 using transfer = boost::context::detail::transfer_t;
 
+class stream;
+
 /// What the context that just switched away wants done with itself; carried by every jump and
 /// carried out by whoever lands (land()), once the old context is saved and no longer running.
 enum class switch_action : std::uint8_t { none, yield, block, terminate, migrate, sched_exit };
@@ -30,6 +32,7 @@ struct switch_record {
   void (*on_block)(work_unit* self, void* arg) = nullptr;  // block: runs after the switch
   void* arg = nullptr;
   pool* target = nullptr;  // migrate: the destination pool
+  stream* on_stream = nullptr;  // the leaver's stream (set by the switch functions)
 };
 
 /// Requests to a stream, handled by its scheduler through has_to_stop()/check_events().

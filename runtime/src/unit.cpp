@@ -107,7 +107,7 @@ void run_callable(work_unit* u) noexcept {
 }
 
 void free_unit(work_unit* u) noexcept {
-  u->error = nullptr;
+  if (u->error) u->error = nullptr;  // init_unit relies on it being empty
   if (stream* s = current_stream()) {
     s->units_.push(u);
     return;
@@ -138,7 +138,6 @@ void init_unit(work_unit* u, unit_kind kind, std::uint32_t stack_size, unit_id i
   u->destroy = nullptr;
   u->entry_fn = nullptr;
   u->entry_arg = nullptr;
-  u->error = nullptr;
   u->join_word.store(join_none, std::memory_order_relaxed);
   u->migrate_to.store(nullptr, std::memory_order_relaxed);
   u->home = nullptr;
@@ -154,17 +153,17 @@ void init_unit(work_unit* u, unit_kind kind, std::uint32_t stack_size, unit_id i
 }
 
 work_unit* allocate_unit(unit_kind kind, std::size_t stack_size) {
-  runtime_state& r = rt();
-  if (stack_size > (std::size_t{1} << 31)) {
+  if (stack_size > (std::size_t{1} << 31)) [[unlikely]] {
     throw error(errc::invalid_config, "weft: ULT stack size " + std::to_string(stack_size) +
                                           " is larger than 2 GiB");
   }
   work_unit* u;
   unit_id id;
-  if (stream* s = current_stream()) {
+  if (stream* s = current_stream()) [[likely]] {
     u = s->units_.pop();
     id = s->next_id();
   } else {
+    runtime_state& r = rt();
     std::lock_guard lock(external_units_mutex);
     u = r.external_units().pop();
     id = r.next_id_block.fetch_add(1, std::memory_order_relaxed) * 1024 + 1;

@@ -74,31 +74,15 @@ std::size_t unit_allocator::allocated() const {
 void unit_cache::refill() {
   std::size_t n = 0;
   head_ = global_->take(node_, n);
-  count_ += n;
-}
-
-void unit_cache::spill() noexcept {
-  // Keep the most recently freed half (hot in cache), hand the rest back.
-  work_unit* keep_tail = head_;
-  for (std::size_t i = 1; i < high_water / 2; ++i) keep_tail = keep_tail->pool_next;
-  work_unit* give_head = keep_tail->pool_next;
-  keep_tail->pool_next = nullptr;
-  work_unit* give_tail = give_head;
-  std::size_t given = 1;
-  while (give_tail->pool_next) {
-    give_tail = give_tail->pool_next;
-    ++given;
-  }
-  count_ -= given;
-  global_->give(give_head, give_tail, given);
+  tail_ = head_;
+  while (tail_->pool_next) tail_ = tail_->pool_next;
+  count_ = n;
 }
 
 void unit_cache::flush() noexcept {
   if (!head_) return;
-  work_unit* tail = head_;
-  while (tail->pool_next) tail = tail->pool_next;
-  global_->give(head_, tail, count_);
-  head_ = nullptr;
+  global_->give(head_, tail_, count_);
+  head_ = tail_ = nullptr;
   count_ = 0;
 }
 

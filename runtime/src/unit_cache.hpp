@@ -59,25 +59,29 @@ class unit_cache {
     if (!head_) refill();
     work_unit* u = head_;
     head_ = u->pool_next;
+    if (!head_) tail_ = nullptr;
     --count_;
     return u;
   }
   void push(work_unit* u) noexcept {
     u->pool_next = head_;
+    if (!head_) tail_ = u;
     head_ = u;
-    if (++count_ > high_water) spill();
+    if (++count_ > high_water) flush();
   }
   /// Returns every cached descriptor to the global allocator.
   void flush() noexcept;
 
  private:
-  static constexpr std::size_t high_water = 8 * unit_allocator::batch;
+  // Enough for a fan-out of 10^4 units to recycle without touching the global lock; above it the
+  // whole list goes back in O(1) (we know its tail).
+  static constexpr std::size_t high_water = 64 * unit_allocator::batch;
   void refill();
-  void spill() noexcept;
 
   unit_allocator* global_;
   int node_;
   work_unit* head_ = nullptr;
+  work_unit* tail_ = nullptr;
   std::size_t count_ = 0;
 };
 

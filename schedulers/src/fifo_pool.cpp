@@ -6,7 +6,9 @@
 #include <thread>
 
 #include "futex.hpp"
+#include "pool_access.hpp"
 #include "spinlock.hpp"
+#include "stream.hpp"
 
 namespace weft {
 
@@ -140,10 +142,111 @@ class shared_fifo_pool final : public pool {
   std::atomic<std::uint32_t> seq_{0};
 };
 
+/// Single-consumer modes (MPSC, SPSC). Two lanes: the consumer stream pushes into a private list
+/// (no atomic instruction), everyone else pushes onto a lock-free stack that the consumer drains
+/// into its list at every pop where it is non-empty. Units from one producer keep their order;
+/// remote units join the queue behind what the consumer had queued when it drains them.
+class single_consumer_fifo_pool final : public pool {
+ public:
+  explicit single_consumer_fifo_pool(access_mode mode) noexcept : pool(mode) {}
+  void push(work_unit* u) noexcept override {
+    detail::stream* consumer =
+        detail::pool_access::consumer(*this).load(std::memory_order_relaxed);
+    if (consumer && consumer == detail::current_stream()) {
+      local_.push_back(u, this);
+      local_size_.store(local_size_.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
+      return;
+    }
+    u->pool_holder = nullptr;  // not removable until the consumer drains it
+    work_unit* head = remote_.load(std::memory_order_relaxed);
+    do {
+      u->pool_next = head;
+    } while (!remote_.compare_exchange_weak(head, u, std::memory_order_seq_cst,
+                                            std::memory_order_relaxed));
+    remote_size_.fetch_add(1, std::memory_order_relaxed);
+    if (sleeping_.load(std::memory_order_seq_cst)) {
+      seq_.fetch_add(1, std::memory_order_relaxed);
+      detail::futex_wake(&seq_, 1);
+    }
+  }
+  work_unit* pop() noexcept override {
+    if (remote_.load(std::memory_order_relaxed)) drain_remote();
+    work_unit* u = local_.pop_front();
+    if (u) local_size_.store(local_size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    return u;
+  }
+  work_unit* pop_wait(std::chrono::nanoseconds timeout) noexcept override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      if (work_unit* u = pop()) return u;
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::nanoseconds::zero()) return nullptr;
+      const std::uint32_t seen = seq_.load(std::memory_order_relaxed);
+      // Dekker with push: we publish that we sleep, then look; a pusher publishes its unit, then
+      // looks. Under seq_cst one of the two sees the other.
+      sleeping_.store(true, std::memory_order_seq_cst);
+      if (!remote_.load(std::memory_order_seq_cst)) {
+        detail::futex_wait(&seq_, seen, std::chrono::duration_cast<std::chrono::nanoseconds>(left));
+      }
+      sleeping_.store(false, std::memory_order_relaxed);
+    }
+  }
+  bool remove(work_unit* u) noexcept override {
+    if (remote_.load(std::memory_order_relaxed)) drain_remote();
+    if (u->pool_holder != this) return false;
+    local_.unlink(u);
+    local_size_.store(local_size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    return true;
+  }
+  std::size_t size() const noexcept override {
+    return local_size_.load(std::memory_order_relaxed) +
+           remote_size_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  void drain_remote() noexcept {
+    work_unit* list = remote_.exchange(nullptr, std::memory_order_acquire);
+    // The stack is newest-first: reverse it to keep each producer's order.
+    work_unit* fifo = nullptr;
+    std::size_t n = 0;
+    while (list) {
+      work_unit* next = list->pool_next;
+      list->pool_next = fifo;
+      fifo = list;
+      list = next;
+      ++n;
+    }
+    remote_size_.fetch_sub(n, std::memory_order_relaxed);
+    while (fifo) {
+      work_unit* next = fifo->pool_next;
+      local_.push_back(fifo, this);
+      fifo = next;
+    }
+    local_size_.store(local_size_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+
+  unit_list local_;                             // consumer only
+  std::atomic<std::size_t> local_size_{0};      // written by the consumer, read anywhere
+  std::atomic<work_unit*> remote_{nullptr};     // lock-free stack of remote pushes
+  std::atomic<std::size_t> remote_size_{0};
+  std::atomic<bool> sleeping_{false};
+  std::atomic<std::uint32_t> seq_{0};
+};
+
 }  // namespace
 
 std::shared_ptr<pool> make_fifo_pool(access_mode mode) {
-  if (mode == access_mode::priv) return std::make_shared<private_fifo_pool>();
+  switch (mode) {
+    case access_mode::priv:
+      return std::make_shared<private_fifo_pool>();
+    case access_mode::spsc:
+    case access_mode::mpsc:
+      return std::make_shared<single_consumer_fifo_pool>(mode);
+    case access_mode::spmc:
+    case access_mode::mpmc:
+      break;
+  }
   return std::make_shared<shared_fifo_pool>(mode);
 }
 

@@ -69,6 +69,9 @@ class pool {
   access_mode access() const noexcept { return mode_; }
   /// The stream allowed to push directly in single-producer modes (nullptr: not yet attached).
   execution_stream* producer() const noexcept;
+  /// The stream that pops from a single-consumer pool (nullptr: not yet attached, or a
+  /// multi-consumer mode). Pools may use it to give their consumer a fast path.
+  execution_stream* consumer() const noexcept;
   /// Names the producer stream of a single-producer pool. By default the first stream whose main
   /// scheduler uses the pool becomes its producer.
   void set_producer(execution_stream& s) noexcept;

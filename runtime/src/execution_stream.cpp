@@ -131,6 +131,7 @@ void execution_stream::set_main_scheduler(std::unique_ptr<scheduler> next) {
     s.sched_ = std::move(next);
     s.sched_->stream_ = &s;
     s.main_pool_.store(s.sched_->pools().front().get(), std::memory_order_release);
+    s.migration_pool_.store(&s.sched_->migration_pool(), std::memory_order_release);
     return;
   }
   std::lock_guard lock(s.request_mutex_);
@@ -142,6 +143,10 @@ scheduler& execution_stream::main_scheduler() const noexcept { return *impl(*thi
 
 pool& execution_stream::main_pool() const noexcept {
   return *impl(*this).main_pool_.load(std::memory_order_acquire);
+}
+
+pool& execution_stream::migration_pool() const noexcept {
+  return *impl(*this).migration_pool_.load(std::memory_order_acquire);
 }
 
 void execution_stream::adopt_orphaned_pools() { impl(*this).request(detail::request_adopt); }

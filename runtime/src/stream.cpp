@@ -156,6 +156,7 @@ void stream::attach_pools() {
     pools.push_back(std::move(fresh));
   }
   main_pool_.store(pools.front().get(), std::memory_order_release);
+  migration_pool_.store(&sched_->migration_pool(), std::memory_order_release);
 }
 
 void stream::shut_down_scheduling() {

@@ -104,7 +104,8 @@ class stream final : public execution_stream {
   // scheduling
   std::unique_ptr<scheduler> sched_;
   std::unique_ptr<scheduler> next_sched_;  // guarded by request_mutex_
-  std::atomic<pool*> main_pool_{nullptr};  // first pool of the installed scheduler
+  std::atomic<pool*> main_pool_{nullptr};       // first pool of the installed scheduler
+  std::atomic<pool*> migration_pool_{nullptr};  // its migration_pool()
   std::mutex request_mutex_;
   std::atomic<std::uint32_t> requests_{0};
   work_unit* current_ = nullptr;  // the unit running on this stream, nullptr in the scheduler

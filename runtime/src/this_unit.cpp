@@ -105,6 +105,6 @@ void migrate_to(pool& p) {
   s->switch_to_scheduler(rec, false);
 }
 
-void migrate_to(execution_stream& s) { migrate_to(s.main_pool()); }
+void migrate_to(execution_stream& s) { migrate_to(s.migration_pool()); }
 
 }  // namespace weft::this_unit

@@ -55,14 +55,17 @@ class execution_stream {
   void free();
 
   /// Replaces the main scheduler while the stream runs: the old one returns at its next check,
-  /// then `next` runs. Units in pools only the old scheduler used move to next's migration pool.
+  /// then `next` runs. Pools only the old scheduler used are appended to next's pools, so their
+  /// units (and later wake-ups addressed to them) are not lost.
   void set_main_scheduler(std::unique_ptr<scheduler> next);
   /// The installed main scheduler.
   scheduler& main_scheduler() const noexcept;
   /// The first pool of the main scheduler: where create() without a pool puts units.
   pool& main_pool() const noexcept;
-  /// Asks this stream to take over every orphaned pool (their units are moved into its
-  /// scheduler's migration pool at its next check_events).
+  /// The main scheduler's migration_pool(): where units migrating to this stream go.
+  pool& migration_pool() const noexcept;
+  /// Asks this stream to take over every orphaned pool: at its next check_events() they are
+  /// appended to its main scheduler's pools, units and all.
   void adopt_orphaned_pools();
 
  protected:

@@ -38,7 +38,7 @@ void suspend();
 [[noreturn]] void exit();
 /// Moves the calling ULT to pool `p` and continues it there.
 void migrate_to(pool& p);
-/// Moves the calling ULT to the main pool of stream `s` and continues it there.
+/// Moves the calling ULT to stream `s` (its scheduler's migration pool) and continues it there.
 void migrate_to(execution_stream& s);
 
 }  // namespace this_unit

@@ -45,8 +45,8 @@ class ult : public unit_handle {
   /// Moves the ULT to pool `p`: at once if it is queued (and its pool can remove it), otherwise at
   /// its next scheduling point (when it is popped, or when a suspended ULT is resumed).
   void migrate_to(pool& p) const;
-  /// Moves the ULT to the main pool of stream `s`.
-  void migrate_to(execution_stream& s) const { migrate_to(s.main_pool()); }
+  /// Moves the ULT to stream `s` (into its scheduler's migration pool).
+  void migrate_to(execution_stream& s) const { migrate_to(s.migration_pool()); }
   /// Restricts the ULT to stream `s` (nullptr lifts it): if another stream pops it, that stream
   /// hands it to `s` instead of running it.
   void pin_to(execution_stream* s) const;

@@ -19,10 +19,9 @@
 
 namespace weft::detail {
 
-namespace {
-// initial-exec: one %fs-relative load instead of a __tls_get_addr call (libweft is linked at
-// program start, or dlopen'ed into glibc's static TLS surplus, which one pointer always fits).
 [[gnu::tls_model("initial-exec")]] thread_local stream* tls_stream = nullptr;
+
+namespace {
 constexpr unit_id id_block = 1024;
 
 std::string cpu_list(const std::vector<int>& cpus) {

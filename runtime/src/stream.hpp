@@ -48,6 +48,14 @@ enum stream_request : std::uint32_t {
 stream* current_stream() noexcept;
 void set_current_stream(stream* s) noexcept;
 
+// initial-exec: one %fs-relative load instead of a __tls_get_addr call (libweft is linked at
+// program start, or dlopen'ed into glibc's static TLS surplus, which one pointer always fits).
+[[gnu::tls_model("initial-exec")]] extern thread_local stream* tls_stream;
+
+/// current_stream() for functions that never switch context themselves (push, pop, allocation):
+/// an initial-exec load addresses %fs afresh each time, so nothing can be cached across a switch.
+inline stream* current_stream_no_switch() noexcept { return tls_stream; }
+
 /// Marks a single-producer pool whose producer stream has stopped: pushes take the orphan lock.
 inline stream* const orphaned_producer = reinterpret_cast<stream*>(std::uintptr_t{1});
 

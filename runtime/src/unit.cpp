@@ -52,7 +52,7 @@ void route(work_unit* u) noexcept {
       return;
     }
     stream* owner = pool_access::producer(p).load(std::memory_order_acquire);
-    if (owner == nullptr || owner == current_stream()) {
+    if (owner == nullptr || owner == current_stream_no_switch()) {
       p.push(u);
       return;
     }
@@ -108,7 +108,7 @@ void run_callable(work_unit* u) noexcept {
 
 void free_unit(work_unit* u) noexcept {
   if (u->error) u->error = nullptr;  // init_unit relies on it being empty
-  if (stream* s = current_stream()) {
+  if (stream* s = current_stream_no_switch()) {
     s->units_.push(u);
     return;
   }
@@ -159,7 +159,7 @@ work_unit* allocate_unit(unit_kind kind, std::size_t stack_size) {
   }
   work_unit* u;
   unit_id id;
-  if (stream* s = current_stream()) [[likely]] {
+  if (stream* s = current_stream_no_switch()) [[likely]] {
     u = s->units_.pop();
     id = s->next_id();
   } else {

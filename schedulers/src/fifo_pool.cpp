@@ -152,7 +152,7 @@ class single_consumer_fifo_pool final : public pool {
   void push(work_unit* u) noexcept override {
     detail::stream* consumer =
         detail::pool_access::consumer(*this).load(std::memory_order_relaxed);
-    if (consumer && consumer == detail::current_stream()) {
+    if (consumer && consumer == detail::current_stream_no_switch()) {
       local_.push_back(u, this);
       local_size_.store(local_size_.load(std::memory_order_relaxed) + 1,
                         std::memory_order_relaxed);

@@ -1,0 +1,389 @@
+// weft_headline: the README's headline benchmark. ULT and tasklet create+join fan-outs, yield and
+// yield_to, against a pthread create+join fan-out, printed as a short table.
+//
+//   weft_headline [--json=FILE] [--streams=N]
+//
+// --json writes the results in Google Benchmark's JSON shape; --streams sets the number of streams
+// of the "all streams" row (default: one per CPU the process may use).
+//
+// Method (Luecke and Lin, "OpenMP vs MPI on an SGI Origin 2000", shared/reference 002): each row is
+// a series of timed trials after untimed warm-up runs. The first trial is dropped, then every trial
+// above 1.8x the median of the rest, but never more than 10% of the trials (if more exceed it, only
+// the largest 10% go). A trial's time is divided by the units it did (creates+joins, yields,
+// hand-offs), giving ns per unit; the table shows the median and the minimum of the kept trials.
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workloads.hpp"
+
+namespace {
+
+// --- Trials and the 002 filter ---
+
+struct trial_summary {
+  double median_ns = 0;
+  double min_ns = 0;
+  std::size_t kept = 0;
+  std::size_t trials = 0;
+  std::int64_t units_per_trial = 0;
+};
+
+double median_of_sorted(const std::vector<double>& v) {
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/// Applies the filter to ns-per-unit trial times and summarises what is left.
+trial_summary filter_trials(std::vector<double> ns, std::int64_t units_per_trial) {
+  trial_summary s;
+  s.trials = ns.size();
+  s.units_per_trial = units_per_trial;
+  ns.erase(ns.begin());  // the first trial pays for first-call setup
+  std::sort(ns.begin(), ns.end());
+  const double limit = 1.8 * median_of_sorted(ns);
+  const auto spikes =
+      static_cast<std::size_t>(ns.end() - std::upper_bound(ns.begin(), ns.end(), limit));
+  ns.resize(ns.size() - std::min(spikes, ns.size() / 10));  // sorted: the largest go first
+  s.kept = ns.size();
+  s.median_ns = median_of_sorted(ns);
+  s.min_ns = ns.front();
+  return s;
+}
+
+/// A workload runs once per call and returns the units of work it did.
+using workload = std::function<std::int64_t()>;
+
+trial_summary measure(int warmups, int trials, const workload& run) {
+  for (int i = 0; i < warmups; ++i) run();
+  std::vector<double> ns;
+  std::int64_t units = 0;
+  for (int i = 0; i < trials; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    units = run();
+    const auto stop = std::chrono::steady_clock::now();
+    ns.push_back(std::chrono::duration<double, std::nano>(stop - start).count() /
+                 static_cast<double>(units));
+  }
+  return filter_trials(std::move(ns), units);
+}
+
+// --- The rows ---
+
+struct row {
+  std::string label;  // for the table
+  std::string name;   // for the JSON
+  trial_summary weft;
+  bool create_join = false;  // compared with the pthread fan-out
+};
+
+constexpr std::int64_t kSmallFanOut = 10'000;
+constexpr std::int64_t kLargeFanOut = 1'000'000;
+constexpr std::int64_t kYields = 10'000;  // per ULT and trial
+constexpr int kPthreadFanOut = 100;
+constexpr int kTrials = 100;
+constexpr int kLargeTrials = 21;  // 0.1-0.2 s each; 20 kept trials leave room for 2 spikes
+
+row ult_row(std::int64_t n, int trials) {
+  weft::pool& p = weft::execution_stream::primary().main_pool();
+  std::vector<weft::ult> handles;
+  handles.reserve(static_cast<std::size_t>(n));
+  const trial_summary s =
+      measure(2, trials, [&] { return weft_bench::ult_fan_out(p, handles, n); });
+  return {"ULT create+join, N=" + std::to_string(n) + ", 1 stream",
+          "ult_create_join/" + std::to_string(n) + "/streams:1", s, true};
+}
+
+/// Adds streams up to `total` for the duration of the row, then frees them, so that the other rows
+/// run without idle schedulers spinning on the other cores.
+row ult_all_streams_row(std::int64_t n, int total) {
+  std::vector<weft::execution_stream*> streams{&weft::execution_stream::primary()};
+  while (static_cast<int>(streams.size()) < total) {
+    streams.push_back(&weft::execution_stream::create());
+  }
+  std::vector<weft::ult> handles;
+  handles.reserve(static_cast<std::size_t>(n));
+  const trial_summary s =
+      measure(2, kTrials, [&] { return weft_bench::ult_fan_out_round_robin(streams, handles, n); });
+  for (std::size_t i = 1; i < streams.size(); ++i) streams[i]->free();
+  return {"ULT create+join, N=" + std::to_string(n) + ", " + std::to_string(total) +
+              (total == 1 ? " stream" : " streams"),
+          "ult_create_join/" + std::to_string(n) + "/streams:" + std::to_string(total), s, true};
+}
+
+row tasklet_row(std::int64_t n) {
+  weft::pool& p = weft::execution_stream::primary().main_pool();
+  std::vector<weft::tasklet> handles;
+  handles.reserve(static_cast<std::size_t>(n));
+  const trial_summary s =
+      measure(2, kTrials, [&] { return weft_bench::tasklet_fan_out(p, handles, n); });
+  return {"tasklet create+join, N=" + std::to_string(n), "tasklet_create_join/" + std::to_string(n),
+          s, true};
+}
+
+row yield_row() {
+  weft::pool& p = weft::execution_stream::primary().main_pool();
+  const trial_summary s = measure(2, kTrials, [&] { return weft_bench::yield_pair(p, kYields); });
+  return {"yield (per yield)", "yield", s, false};
+}
+
+/// yield_to on a private pool; std::nullopt when the pool did not become private or yield_to fell
+/// back to a plain yield (then the row would not measure what it claims).
+std::optional<row> yield_to_row() {
+  weft_bench::private_main_pool scope;
+  bool fell_back = scope.pool().access() != weft::access_mode::priv;
+  const trial_summary s = measure(2, kTrials, [&] {
+    const std::int64_t handoffs = weft_bench::yield_to_pair(scope.pool(), kYields);
+    fell_back |= handoffs != 2 * kYields;
+    return std::max<std::int64_t>(handoffs, 1);
+  });
+  if (fell_back) return std::nullopt;
+  return row{"yield_to (per hand-off)", "yield_to", s, false};
+}
+
+trial_summary pthread_fan_out(const cpu_set_t& mask) {
+  const weft_bench::pthread_attributes attr(mask);
+  std::vector<pthread_t> threads(kPthreadFanOut);
+  return measure(2, kTrials, [&] { return weft_bench::pthread_fan_out(threads, attr.get()); });
+}
+
+// --- The machine ---
+
+struct machine {
+  std::string cpu_model = "unknown";
+  double mhz = 0;
+  int online_cpus = 0;
+  int allowed_cpus = 0;
+  std::string governor = "unavailable";
+  std::string host = "unknown";
+};
+
+std::string trim(std::string s) {
+  const auto first = s.find_first_not_of(" \t\n");
+  const auto last = s.find_last_not_of(" \t\n");
+  return first == std::string::npos ? "" : s.substr(first, last - first + 1);
+}
+
+/// The value of the first "key : value" line of /proc/cpuinfo whose key is `key`.
+std::optional<std::string> cpuinfo_field(std::string_view key) {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    const auto colon = line.find(':');
+    if (colon != std::string::npos && trim(line.substr(0, colon)) == key) {
+      return trim(line.substr(colon + 1));
+    }
+  }
+  return std::nullopt;
+}
+
+machine describe_machine(const cpu_set_t& mask) {
+  machine m;
+  if (auto model = cpuinfo_field("model name")) m.cpu_model = *model;
+  if (auto mhz = cpuinfo_field("cpu MHz")) m.mhz = std::strtod(mhz->c_str(), nullptr);
+  m.online_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  m.allowed_cpus = CPU_COUNT(&mask);
+  std::ifstream gov("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  if (std::string g; std::getline(gov, g) && !trim(g).empty()) m.governor = trim(g);
+  utsname u{};
+  if (uname(&u) == 0) m.host = u.nodename;
+  return m;
+}
+
+// --- Output ---
+
+std::string fixed(double v, int decimals = 1) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+void print_table(const machine& m, const std::vector<row>& rows, const trial_summary& pthreads) {
+  std::printf("machine: %s, %d CPUs online (%d usable), governor %s\n", m.cpu_model.c_str(),
+              m.online_cpus, m.allowed_cpus, m.governor.c_str());
+  std::printf("weft: 1 execution stream (more only in the \"streams\" row), affinity compact\n");
+  std::printf(
+      "ns per unit; median and min of the kept trials (first dropped, >1.8x median dropped, "
+      "at most 10%%)\n\n");
+  std::size_t width = std::string_view("benchmark").size();
+  for (const row& r : rows) width = std::max(width, r.label.size());
+  const int w = static_cast<int>(width);
+  std::printf("%-*s  %14s  %11s  %10s  %12s  %7s\n", w, "benchmark", "weft median ns",
+              "weft min ns", "pthread ns", "pthread/weft", "kept");
+  for (const row& r : rows) {
+    const std::string kept = std::to_string(r.weft.kept) + "/" + std::to_string(r.weft.trials);
+    std::string pthread_ns;
+    std::string ratio;
+    if (r.create_join) {
+      pthread_ns = fixed(pthreads.median_ns, 0);
+      ratio = fixed(pthreads.median_ns / r.weft.median_ns, 0) + "x";
+    }
+    std::printf("%-*s  %14s  %11s  %10s  %12s  %7s\n", w, r.label.c_str(),
+                fixed(r.weft.median_ns).c_str(), fixed(r.weft.min_ns).c_str(), pthread_ns.c_str(),
+                ratio.c_str(), kept.c_str());
+  }
+  std::printf(
+      "\npthread ns: pthread_create+pthread_join fan-out of N=%d, median per thread (min %s, "
+      "%zu/%zu trials kept);\nthe threads may run on every usable CPU, not only the primary "
+      "stream's\n",
+      kPthreadFanOut, fixed(pthreads.min_ns, 0).c_str(), pthreads.kept, pthreads.trials);
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string local_date() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  return buf;
+}
+
+/// One Google Benchmark aggregate entry: real_time is ns per unit, iterations the units per trial.
+void json_entry(std::ostream& out, const std::string& name, const trial_summary& s,
+                const char* aggregate, double ns, bool last) {
+  out << "    {\n"
+      << "      \"name\": " << json_string(name + "_" + aggregate) << ",\n"
+      << "      \"run_name\": " << json_string(name) << ",\n"
+      << "      \"run_type\": \"aggregate\",\n"
+      << "      \"repetitions\": " << s.kept << ",\n"
+      << "      \"threads\": 1,\n"
+      << "      \"aggregate_name\": \"" << aggregate << "\",\n"
+      << "      \"aggregate_unit\": \"time\",\n"
+      << "      \"iterations\": " << s.units_per_trial << ",\n"
+      << "      \"real_time\": " << fixed(ns, 3) << ",\n"
+      << "      \"time_unit\": \"ns\"\n"
+      << "    }" << (last ? "\n" : ",\n");
+}
+
+void write_json(const std::string& path, const char* executable, const machine& m,
+                const std::vector<row>& rows, const trial_summary& pthreads) {
+  std::ostringstream out;
+  out << "{\n  \"context\": {\n"
+      << "    \"date\": " << json_string(local_date()) << ",\n"
+      << "    \"host_name\": " << json_string(m.host) << ",\n"
+      << "    \"executable\": " << json_string(executable) << ",\n"
+      << "    \"num_cpus\": " << m.online_cpus << ",\n"
+      << "    \"mhz_per_cpu\": " << static_cast<long>(m.mhz) << ",\n"
+      << "    \"cpu_scaling_enabled\": "
+      << (m.governor != "unavailable" && m.governor != "performance" ? "true" : "false") << ",\n"
+      << "    \"cpu_model\": " << json_string(m.cpu_model) << ",\n"
+      << "    \"scaling_governor\": " << json_string(m.governor) << ",\n"
+      << "    \"usable_cpus\": " << m.allowed_cpus << ",\n"
+      << "    \"method\": \"first trial dropped, trials above 1.8x median dropped (at most 10%); "
+         "real_time is ns per unit, iterations units per trial\",\n"
+      << "    \"library_build_type\": \"release\"\n"
+      << "  },\n  \"benchmarks\": [\n";
+  for (const row& r : rows) {
+    json_entry(out, r.name, r.weft, "median", r.weft.median_ns, false);
+    json_entry(out, r.name, r.weft, "min", r.weft.min_ns, false);
+  }
+  const std::string pthread_name = "pthread_create_join/" + std::to_string(kPthreadFanOut);
+  json_entry(out, pthread_name, pthreads, "median", pthreads.median_ns, false);
+  json_entry(out, pthread_name, pthreads, "min", pthreads.min_ns, true);
+  out << "  ]\n}\n";
+  std::ofstream file(path);
+  file << out.str();
+  if (!file.flush()) throw std::runtime_error("cannot write " + path);
+}
+
+// --- Command line ---
+
+struct options {
+  std::string json;
+  int streams = 0;  // 0: one per usable CPU
+};
+
+std::optional<options> parse_options(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("--json=") && arg.size() > 7) {
+      o.json = arg.substr(7);
+    } else if (arg.starts_with("--streams=")) {
+      const std::string_view v = arg.substr(10);
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), o.streams);
+      if (ec != std::errc{} || end != v.data() + v.size() || o.streams < 1) return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return o;
+}
+
+int run(const options& opts, const char* executable) {
+  const cpu_set_t mask = weft_bench::process_affinity();  // before weft binds this thread
+  const machine m = describe_machine(mask);
+  const int all_streams = opts.streams ? opts.streams : m.allowed_cpus;
+
+  weft::config cfg;
+  cfg.num_streams = 1;  // the all-streams row adds its streams itself
+  cfg.affinity.how = weft::affinity_policy::kind::compact;
+  weft::runtime rt(cfg);
+
+  std::vector<row> rows;
+  rows.push_back(ult_row(kSmallFanOut, kTrials));
+  rows.push_back(ult_row(kLargeFanOut, kLargeTrials));
+  rows.push_back(ult_all_streams_row(kSmallFanOut, all_streams));
+  rows.push_back(tasklet_row(kSmallFanOut));
+  rows.push_back(yield_row());
+  std::optional<row> handoff = yield_to_row();
+  if (!handoff) {
+    std::fprintf(stderr,
+                 "weft_headline: yield_to did not hand off directly on a private pool (the pool "
+                 "did not become private, or yield_to fell back to a plain yield)\n");
+    return 1;
+  }
+  rows.push_back(*handoff);
+  const trial_summary pthreads = pthread_fan_out(mask);
+
+  print_table(m, rows, pthreads);
+  if (!opts.json.empty()) write_json(opts.json, executable, m, rows, pthreads);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<options> opts = parse_options(argc, argv);
+  if (!opts) {
+    std::fprintf(stderr, "usage: %s [--json=FILE] [--streams=N]\n", argv[0]);
+    return 2;
+  }
+  try {
+    return run(*opts, argv[0]);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "weft_headline: %s\n", e.what());
+    return 1;
+  }
+}

@@ -236,7 +236,8 @@ std::string config::describe() const {
       << "affinity = " << affinity.to_string() << "\n"
       << "scheduler = " << scheduler << "\n"
       << "event_freq = " << event_freq << "\n"
-      << "idle_spin = " << idle_spin << "\n";
+      << "idle_spin = " << idle_spin << "\n"
+      << "print = " << (print ? 1 : 0) << "\n";
   return out.str();
 }
 

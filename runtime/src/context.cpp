@@ -26,7 +26,7 @@ namespace {
     work_unit* self = current_stream()->current_;
     run_callable(self);
     switch_record rec{self, switch_action::terminate};
-    current_stream()->switch_to_scheduler(rec, /*dying=*/false);
+    current_stream()->switch_to_scheduler(rec);
   }
 }
 
@@ -41,8 +41,22 @@ void prepare_first_run(stream& s, work_unit* u) {
 
 }  // namespace
 
+/// A ULT that cannot get a stack ends at once; join rethrows why.
+bool stream::try_prepare(work_unit* u) noexcept {
+  try {
+    prepare_first_run(*this, u);
+    return true;
+  } catch (...) {
+    u->error = std::current_exception();
+    if (u->destroy) u->destroy(u);
+    u->destroy = nullptr;
+    complete(u);
+    return false;
+  }
+}
+
 void stream::resume_unit(work_unit* u) {
-  if (!u->context) prepare_first_run(*this, u);
+  if (!u->context && !try_prepare(u)) return;
   current_ = u;
   u->last_stream = this;
   u->state.store(unit_state::running, std::memory_order_relaxed);
@@ -57,10 +71,10 @@ void stream::resume_unit(work_unit* u) {
   land(t);
 }
 
-void stream::switch_to_scheduler(switch_record& rec, bool dying) {
+void stream::switch_to_scheduler(switch_record& rec) {
   rec.on_stream = this;
   void* fake_stack = nullptr;
-  asan_start_switch(dying ? nullptr : &fake_stack, sched_stack_.lo, sched_stack_.size);
+  asan_start_switch(&fake_stack, sched_stack_.lo, sched_stack_.size);
   tsan_switch(sched_stack_.tsan_fiber);
   transfer t = bc::jump_fcontext(sched_ctx_, &rec);
   // `this` may be another stream's object now: the ULT can have been resumed elsewhere.
@@ -69,7 +83,7 @@ void stream::switch_to_scheduler(switch_record& rec, bool dying) {
 }
 
 void stream::switch_to_unit(work_unit* target, switch_record& rec) {
-  if (!target->context) prepare_first_run(*this, target);
+  if (!target->context && !try_prepare(target)) return;
   current_ = target;
   target->last_stream = this;
   target->state.store(unit_state::running, std::memory_order_relaxed);
@@ -105,6 +119,12 @@ void stream::land(transfer t) {
       from->context = t.fctx;
       from->state.store(unit_state::blocked, std::memory_order_release);
       if (rec->on_block) rec->on_block(from, rec->arg);
+      break;
+    case switch_action::suspend:
+      // Resumable before it reads as blocked: whoever sees `blocked` can resume it.
+      from->context = t.fctx;
+      from->user_suspended.store(true, std::memory_order_release);
+      from->state.store(unit_state::blocked, std::memory_order_release);
       break;
     case switch_action::terminate: {
       const stack_region stack = from->stack;

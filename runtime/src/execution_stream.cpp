@@ -35,7 +35,15 @@ execution_stream& execution_stream::create(std::unique_ptr<scheduler> main_sched
     r.streams[static_cast<std::size_t>(rank)] = s;
   }
   s->attach_pools();
-  s->start();
+  try {
+    s->start();
+  } catch (...) {
+    s->shut_down_scheduling();
+    std::lock_guard lock(r.streams_mutex);
+    r.streams[static_cast<std::size_t>(s->rank_)] = nullptr;
+    delete s;
+    throw;
+  }
   return *s;
 }
 

@@ -22,6 +22,7 @@ namespace weft {
 namespace detail {
 
 runtime_state* g_runtime = nullptr;
+std::atomic<unit_id> next_id_block{0};
 
 namespace {
 
@@ -83,7 +84,7 @@ void start_primary(runtime_state& r) {
   work_unit* u = p->units_.pop();
   init_unit(u, unit_kind::ult, 0, p->next_id());
   u->flags = unit_primary;
-  u->pinned_to = p;
+  u->pinned_to.store(p, std::memory_order_relaxed);
   u->home = p->main_pool_.load();
   u->last_stream = p;
   u->stack = native_stack();
@@ -210,7 +211,7 @@ void finalize() {
                               static_cast<detail::stream*>(s)->request(detail::request_join);
                             },
                             p};
-  p->switch_to_scheduler(rec, false);
+  p->switch_to_scheduler(rec);
 
   lock.lock();
   detail::g_runtime = nullptr;

@@ -34,13 +34,15 @@ struct runtime_state {
 
   unit_allocator units;
   unit_cache external_cache{units, -1};  // for external threads, under a lock (unit.cpp)
-  std::atomic<unit_id> next_id_block{0};
 
   unit_cache& external_units() noexcept { return external_cache; }
 
   std::mutex orphan_mutex;  // also serialises pushes into orphaned single-producer pools
   std::vector<std::shared_ptr<pool>> orphans;
 };
+
+/// Blocks of unit ids handed out so far; process-wide, so ids stay unique across re-inits.
+extern std::atomic<unit_id> next_id_block;
 
 /// The state, or nullptr when weft is not initialised.
 extern runtime_state* g_runtime;

@@ -116,6 +116,9 @@ void stream::scheduler_loop() {
         if (pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel) == 1) {
           pool_access::attached(*p).fetch_add(1, std::memory_order_acq_rel);
           sched_->pools_.push_back(p);
+        } else if (pool_access::producer(*p).load(std::memory_order_acquire) == this) {
+          // Kept by another scheduler: we stop producing for it, pushes serialise on the lock.
+          pool_access::producer(*p).store(orphaned_producer, std::memory_order_release);
         }
       }
     }
@@ -164,7 +167,7 @@ void stream::shut_down_scheduling() {
   // their work must not.
   auto unpin_and_route = [](work_unit* u) {
     u->flags &= static_cast<std::uint8_t>(~unit_forwarded);
-    u->pinned_to = nullptr;
+    u->pinned_to.store(nullptr, std::memory_order_relaxed);
     route(u);
   };
   while (list) {
@@ -211,7 +214,7 @@ void stream::wait_terminated() {
     stream* here = current_stream();
     if (here && here->current_ && here->current_->kind == unit_kind::ult) {
       switch_record rec{here->current_, switch_action::yield};
-      here->switch_to_scheduler(rec, false);
+      here->switch_to_scheduler(rec);
     } else {
       futex_wait(&state_, st);
     }
@@ -224,7 +227,7 @@ void stream::wait_terminated() {
 
 unit_id stream::next_id() noexcept {
   if (id_next_ == id_end_) {
-    const unit_id block = rt().next_id_block.fetch_add(1, std::memory_order_relaxed);
+    const unit_id block = next_id_block.fetch_add(1, std::memory_order_relaxed);
     id_next_ = block * id_block + 1;
     id_end_ = id_next_ + id_block;
   }
@@ -242,13 +245,14 @@ bool stream::inbox_push(work_unit* u) noexcept {
 }
 
 void stream::run_unit(work_unit* u) {
-  if (u->pinned_to && u->pinned_to != this) [[unlikely]] {
-    stream& target = impl(*u->pinned_to);
+  execution_stream* pin = u->pinned_to.load(std::memory_order_relaxed);
+  if (pin && pin != this) [[unlikely]] {
+    stream& target = impl(*pin);
     u->flags |= unit_forwarded;
     if (target.inbox_push(u)) return;
     // The stream it is pinned to has ended: run it here rather than lose it.
     u->flags &= static_cast<std::uint8_t>(~unit_forwarded);
-    u->pinned_to = nullptr;
+    u->pinned_to.store(nullptr, std::memory_order_relaxed);
   }
   if (u->migrate_to.load(std::memory_order_relaxed)) [[unlikely]] {
     if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel)) {

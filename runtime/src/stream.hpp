@@ -24,7 +24,7 @@ class stream;
 
 /// What the context that just switched away wants done with itself; carried by every jump and
 /// carried out by whoever lands (land()), once the old context is saved and no longer running.
-enum class switch_action : std::uint8_t { none, yield, block, terminate, migrate, sched_exit };
+enum class switch_action : std::uint8_t { none, yield, block, suspend, terminate, migrate, sched_exit };
 
 struct switch_record {
   work_unit* from = nullptr;  // the unit that switched away; nullptr: a scheduler context
@@ -68,10 +68,12 @@ class stream final : public execution_stream {
   // --- context switching (context.cpp) ---
   /// Scheduler -> u. Returns when some unit switches back to this scheduler context.
   void resume_unit(work_unit* u);
-  /// Running ULT -> this stream's scheduler. `dying`: the ULT's stack is being abandoned.
-  void switch_to_scheduler(switch_record& rec, bool dying);
+  /// Running ULT -> this stream's scheduler.
+  void switch_to_scheduler(switch_record& rec);
   /// Running ULT -> `target` (yield_to); the caller's record says what happens to the caller.
   void switch_to_unit(work_unit* target, switch_record& rec);
+  /// Gives `u` its stack and context; on failure ends it with the error and returns false.
+  bool try_prepare(work_unit* u) noexcept;
   /// Carries out the record of the context that just switched away.
   static void land(transfer t);
 

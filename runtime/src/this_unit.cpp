@@ -26,10 +26,6 @@ std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
   return {s, u};
 }
 
-void mark_suspended(work_unit* self, void*) {
-  self->user_suspended.store(true, std::memory_order_release);
-}
-
 }  // namespace
 
 work_unit* current() noexcept {
@@ -57,7 +53,7 @@ execution_stream* stream() noexcept { return detail::current_stream(); }
 void yield() {
   auto [s, self] = calling_ult("yield");
   detail::switch_record rec{self, detail::switch_action::yield};
-  s->switch_to_scheduler(rec, false);
+  s->switch_to_scheduler(rec);
 }
 
 bool yield_to(work_unit* target) {
@@ -66,7 +62,8 @@ bool yield_to(work_unit* target) {
   const bool eligible =
       target && target != self && target->kind == unit_kind::ult &&
       target->state.load(std::memory_order_acquire) == unit_state::ready &&
-      (!target->pinned_to || target->pinned_to == s) &&
+      (!target->pinned_to.load(std::memory_order_relaxed) ||
+       target->pinned_to.load(std::memory_order_relaxed) == s) &&
       !target->migrate_to.load(std::memory_order_acquire) && home &&
       (!single_consumer(home->access()) ||
        detail::pool_access::consumer(*home).load(std::memory_order_acquire) == s);
@@ -83,8 +80,8 @@ bool yield_to(const ult& target) { return yield_to(target.native_handle()); }
 
 void suspend() {
   auto [s, self] = calling_ult("suspend");
-  detail::switch_record rec{self, detail::switch_action::block, &mark_suspended, nullptr};
-  s->switch_to_scheduler(rec, false);
+  detail::switch_record rec{self, detail::switch_action::suspend};
+  s->switch_to_scheduler(rec);
 }
 
 void exit() {
@@ -102,7 +99,7 @@ void migrate_to(pool& p) {
   }
   detail::switch_record rec{self, detail::switch_action::migrate};
   rec.target = &p;
-  s->switch_to_scheduler(rec, false);
+  s->switch_to_scheduler(rec);
 }
 
 void migrate_to(execution_stream& s) { migrate_to(s.migration_pool()); }

@@ -65,6 +65,15 @@ void route(work_unit* u) noexcept {
       continue;  // adopted meanwhile: go through the new producer
     }
     if (owner->inbox_push(u)) return;
+    if (owner->state() == stream_state::terminated) {
+      // Its producer ended without handing the pool over (set_producer named a stream that
+      // does not use it): from now on pushes serialise on the orphan lock.
+      std::lock_guard lock(rt().orphan_mutex);
+      stream* expected = owner;
+      pool_access::producer(p).compare_exchange_strong(expected, orphaned_producer,
+                                                       std::memory_order_acq_rel);
+      continue;
+    }
     cpu_relax();  // the producer is ending; it hands the pool over within a few instructions
   }
 }
@@ -142,7 +151,7 @@ void init_unit(work_unit* u, unit_kind kind, std::uint32_t stack_size, unit_id i
   u->migrate_to.store(nullptr, std::memory_order_relaxed);
   u->home = nullptr;
   u->last_stream = nullptr;
-  u->pinned_to = nullptr;
+  u->pinned_to.store(nullptr, std::memory_order_relaxed);
   u->local_storage = nullptr;
   u->id = id;
   u->stack_size = stack_size;
@@ -166,7 +175,7 @@ work_unit* allocate_unit(unit_kind kind, std::size_t stack_size) {
     runtime_state& r = rt();
     std::lock_guard lock(external_units_mutex);
     u = r.external_units().pop();
-    id = r.next_id_block.fetch_add(1, std::memory_order_relaxed) * 1024 + 1;
+    id = next_id_block.fetch_add(1, std::memory_order_relaxed) * 1024 + 1;
   }
   init_unit(u, kind,
             stack_size && kind == unit_kind::ult
@@ -214,7 +223,7 @@ void join_unit(work_unit* u) {
     }
     if (self) {
       switch_record rec{self, switch_action::block, &register_joiner, u};
-      s->switch_to_scheduler(rec, false);
+      s->switch_to_scheduler(rec);
     } else {
       external_waiter waiter;
       std::uintptr_t expected = join_none;
@@ -280,6 +289,9 @@ void resume(work_unit* u) {
     throw error(errc::invalid_state, "weft: resume of a ULT that is not suspended (ULT " +
                                          std::to_string(u ? u->id : 0) + ")");
   }
+  // The suspending side publishes user_suspended just before state = blocked: wait out that
+  // window (a few instructions on the landing stream) so the unit is never made ready twice.
+  while (u->state.load(std::memory_order_acquire) != unit_state::blocked) detail::cpu_relax();
   detail::make_ready(u);
 }
 
@@ -315,7 +327,7 @@ void tasklet::migrate_to(pool& p) const { request_migration(u_, p); }
 
 void ult::pin_to(execution_stream* s) const {
   if (!u_) throw error(errc::not_joinable, "weft: pin_to on an empty handle");
-  u_->pinned_to = s;
+  u_->pinned_to.store(s, std::memory_order_relaxed);
 }
 
 }  // namespace weft

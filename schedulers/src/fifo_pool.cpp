@@ -1,4 +1,4 @@
-// The stock FIFO pools. Both are intrusive doubly linked lists threaded through the units' pool
+// The stock FIFO pools (private, two-lane single-consumer, spinlocked shared). All are intrusive doubly linked lists threaded through the units' pool
 // hook, so push, pop and remove are O(1) and never allocate.
 #include "weft/schedulers/fifo_pool.hpp"
 
@@ -52,11 +52,11 @@ class private_fifo_pool final : public pool {
   private_fifo_pool() noexcept : pool(access_mode::priv) {}
   void push(work_unit* u) noexcept override {
     list_.push_back(u, this);
-    ++size_;
+    size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   work_unit* pop() noexcept override {
     work_unit* u = list_.pop_front();
-    size_ -= u != nullptr;
+    if (u) size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     return u;
   }
   work_unit* pop_wait(std::chrono::nanoseconds timeout) noexcept override {
@@ -68,14 +68,14 @@ class private_fifo_pool final : public pool {
   bool remove(work_unit* u) noexcept override {
     if (u->pool_holder != this) return false;
     list_.unlink(u);
-    --size_;
+    size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     return true;
   }
-  std::size_t size() const noexcept override { return size_; }
+  std::size_t size() const noexcept override { return size_.load(std::memory_order_relaxed); }
 
  private:
   unit_list list_;
-  std::size_t size_ = 0;
+  std::atomic<std::size_t> size_{0};  // written by the owner only (no RMW), read anywhere
 };
 
 /// Shared modes: the list under a spinlock. A sleeping pop_wait registers under the lock, so a
@@ -200,8 +200,11 @@ class single_consumer_fifo_pool final : public pool {
     return true;
   }
   std::size_t size() const noexcept override {
-    return local_size_.load(std::memory_order_relaxed) +
-           remote_size_.load(std::memory_order_relaxed);
+    // remote_size_ may dip below zero for a moment: a drain can subtract a unit before its
+    // pusher's increment lands.
+    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(local_size_.load(std::memory_order_relaxed)) +
+                             remote_size_.load(std::memory_order_relaxed);
+    return n > 0 ? static_cast<std::size_t>(n) : 0;
   }
 
  private:
@@ -217,7 +220,7 @@ class single_consumer_fifo_pool final : public pool {
       list = next;
       ++n;
     }
-    remote_size_.fetch_sub(n, std::memory_order_relaxed);
+    remote_size_.fetch_sub(static_cast<std::ptrdiff_t>(n), std::memory_order_relaxed);
     while (fifo) {
       work_unit* next = fifo->pool_next;
       local_.push_back(fifo, this);
@@ -229,7 +232,7 @@ class single_consumer_fifo_pool final : public pool {
   unit_list local_;                             // consumer only
   std::atomic<std::size_t> local_size_{0};      // written by the consumer, read anywhere
   std::atomic<work_unit*> remote_{nullptr};     // lock-free stack of remote pushes
-  std::atomic<std::size_t> remote_size_{0};
+  std::atomic<std::ptrdiff_t> remote_size_{0};
   std::atomic<bool> sleeping_{false};
   std::atomic<std::uint32_t> seq_{0};
 };

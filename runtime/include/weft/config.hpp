@@ -25,12 +25,14 @@ struct affinity_policy {
   std::string to_string() const;
 };
 
-/// Everything weft::init needs. Fields left at their defaults are taken from the environment.
+/// Everything weft::init needs. init() starts from these values and lets every WEFT_* variable
+/// that is set override its field.
 struct config {
   /// Number of execution streams including the primary; 0 means one per CPU in the process's
   /// affinity mask. Variable WEFT_NUM_STREAMS.
   int num_streams = 0;
-  /// Default ULT stack size in bytes (rounded up to pages). WEFT_STACK_SIZE, accepts K/M suffixes.
+  /// Default ULT stack size in bytes (rounded up to pages). WEFT_STACK_SIZE, accepts K/M/G
+  /// suffixes (either case).
   std::size_t stack_size = 16 * 1024;
   /// Binding of streams to CPUs. WEFT_AFFINITY.
   affinity_policy affinity;

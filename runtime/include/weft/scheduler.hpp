@@ -66,7 +66,7 @@ class scheduler {
   detail::stream* stream_ = nullptr;
 };
 
-/// Builds a scheduler for a new stream; the runtime passes the default pool access mode.
+/// Builds a scheduler (with its pools) for a new stream.
 using scheduler_factory = std::function<std::unique_ptr<scheduler>()>;
 
 /// Makes `name` selectable through config::scheduler and WEFT_SCHED. Replaces a previous entry.

@@ -30,7 +30,7 @@ struct stack_region {
   std::uint32_t flags = 0;     // stack_flags in runtime/src/stack.hpp
 };
 
-/// Sentinels of work_unit::join_word; other values are waiter addresses (see join.cpp).
+/// Sentinels of work_unit::join_word; other values are waiter addresses (see unit.cpp).
 inline constexpr std::uintptr_t join_none = 0;
 inline constexpr std::uintptr_t join_done = 1;
 inline constexpr std::uintptr_t join_detached = 2;
@@ -62,8 +62,8 @@ struct work_unit {
   std::atomic<pool*> migrate_to;        // pending migration request, applied at the next pop
   pool* home;                           // the pool it returns to when it becomes ready
   execution_stream* last_stream;        // where it last ran
-  execution_stream* pinned_to;          // runs only on this stream, or nullptr
-  void* local_storage;                  // ULT-local key/value table (this_unit::local)
+  std::atomic<execution_stream*> pinned_to;  // runs only on this stream, or nullptr
+  void* local_storage;                  // reserved for ULT-local storage
   unit_id id;
   std::uint32_t stack_size;             // requested stack bytes (ULTs)
   std::atomic<unit_state> state;

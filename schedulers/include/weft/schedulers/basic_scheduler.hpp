@@ -10,7 +10,7 @@ namespace weft {
 
 /// Pops from its pools in order (the first non-empty pool wins) and runs what it finds. When all
 /// pools are empty it spins for config::idle_spin rounds, then gives its core away with
-/// sched_yield() between polls (it never sleeps: see basic_wait for that policy).
+/// sched_yield() between polls; it never sleeps.
 class basic_scheduler final : public scheduler {
  public:
   explicit basic_scheduler(std::vector<std::shared_ptr<pool>> pools);

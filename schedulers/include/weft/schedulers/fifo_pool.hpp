@@ -7,9 +7,13 @@
 
 namespace weft {
 
-/// Creates a FIFO pool for `mode`. `priv` gives a pool without a single atomic instruction; the
-/// shared modes give a spinlock-protected doubly linked list (one locked instruction per push or
-/// pop, O(1) remove) whose pop_wait sleeps on a futex that push wakes only when someone sleeps.
+/// Creates a FIFO pool for `mode`:
+///  - `priv`: a list without a single atomic read-modify-write;
+///  - `spsc`, `mpsc`: two lanes; the consumer stream pushes into its private list, other threads
+///    onto a lock-free stack the consumer drains at its next pop (per-producer FIFO);
+///  - `spmc`, `mpmc`: a spinlock-protected list (one locked instruction per push or pop).
+/// All support O(1) remove() (of units the consumer holds) and a pop_wait() that sleeps on a
+/// futex, woken by a push only when someone sleeps.
 std::shared_ptr<pool> make_fifo_pool(access_mode mode = access_mode::mpsc);
 
 }  // namespace weft

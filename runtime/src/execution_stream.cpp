@@ -143,6 +143,15 @@ void execution_stream::set_main_scheduler(std::unique_ptr<scheduler> next) {
     return;
   }
   std::lock_guard lock(s.request_mutex_);
+  if (s.next_sched_) {
+    // A replacement that never got installed: its pools may hold work already, so the newer
+    // scheduler takes them on.
+    for (const auto& p : s.next_sched_->pools()) {
+      if (std::find(next->pools().begin(), next->pools().end(), p) == next->pools().end()) {
+        next->pools_.push_back(p);
+      }
+    }
+  }
   s.next_sched_ = std::move(next);
   s.request(detail::request_replace);
 }

@@ -210,17 +210,25 @@ work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(v
   return u;
 }
 
-void join_unit(work_unit* u) {
+void check_join(work_unit* u) {
   stream* s = current_stream();
   work_unit* self = s ? s->current_ : nullptr;
   if (self == u) throw error(errc::invalid_state, "weft: a work unit cannot join itself");
+  const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+  if (w == join_done) return;
+  if (w != join_none) throw error(errc::not_joinable, "weft: the unit is already being joined");
+  if (self && self->kind == unit_kind::tasklet) {
+    throw error(errc::tasklet_cannot_block,
+                "weft: a tasklet cannot join a unit that has not finished (tasklets never block)");
+  }
+}
+
+void join_unit(work_unit* u) {
+  check_join(u);
+  stream* s = current_stream();
+  work_unit* self = s ? s->current_ : nullptr;
   std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
   if (w != join_done) {
-    if (w != join_none) throw error(errc::not_joinable, "weft: the unit is already being joined");
-    if (self && self->kind == unit_kind::tasklet) {
-      throw error(errc::tasklet_cannot_block,
-                  "weft: a tasklet cannot join a unit that has not finished (tasklets never block)");
-    }
     if (self) {
       switch_record rec{self, switch_action::block, &register_joiner, u};
       s->switch_to_scheduler(rec);

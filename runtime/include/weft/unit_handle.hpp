@@ -27,6 +27,9 @@ pool& default_pool();
 /// Waits for `u` to terminate (blocking a ULT, futex-waiting an external thread), frees it and
 /// rethrows what escaped it.
 void join_unit(work_unit* u);
+/// Throws if the caller may not join `u` (a unit joining itself; a tasklet joining a unit that
+/// has not finished).
+void check_join(work_unit* u);
 /// Lets `u` free itself when it terminates.
 void detach_unit(work_unit* u) noexcept;
 /// Joins in a destructor: like join_unit, but an escaped exception is reported on stderr.
@@ -108,7 +111,10 @@ class unit_handle {
   /// Waits until the unit terminates, frees it, and rethrows any exception that escaped it.
   /// From a ULT the wait suspends only the caller; from a tasklet it is an error
   /// (errc::tasklet_cannot_block); from an external thread it sleeps on a futex.
-  void join() { detail::join_unit(release_or_throw()); }
+  void join() {
+    if (u_) detail::check_join(u_);  // misuse throws before the handle lets go of the unit
+    detail::join_unit(release_or_throw());
+  }
   /// Lets the unit free itself when it terminates. An exception escaping it is reported on stderr.
   void detach() { detail::detach_unit(release_or_throw()); }
   /// True while the handle owns a unit.

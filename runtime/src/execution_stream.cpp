@@ -115,11 +115,10 @@ void execution_stream::free() {
   detail::stream& s = impl(*this);
   if (s.primary_) throw error(errc::primary_stream, "weft: the primary stream is freed by finalize");
   if (s.state() != stream_state::terminated || s.thread_started_) join();
-  {
-    std::lock_guard lock(rt().streams_mutex);
-    rt().streams[static_cast<std::size_t>(s.rank_)] = nullptr;
-  }
-  delete &s;
+  s.release_resources();
+  std::lock_guard lock(rt().streams_mutex);
+  rt().streams[static_cast<std::size_t>(s.rank_)] = nullptr;
+  rt().freed_streams.push_back(&s);
 }
 
 void execution_stream::set_main_scheduler(std::unique_ptr<scheduler> next) {

@@ -103,6 +103,7 @@ void teardown(runtime_state* r) {
     if (!s || s->primary_) continue;
     delete s;
   }
+  for (stream* s : r->freed_streams) delete s;
   if (stream* p = r->primary) {
     unmap_stack(p->sched_stack_);
     work_unit* u = p->primary_unit_;

@@ -31,6 +31,9 @@ struct runtime_state {
 
   std::mutex streams_mutex;
   std::vector<stream*> streams;  // index = rank; nullptr for free ranks
+  // Freed streams, kept (without scheduler or caches) until finalize: a unit pinned to a freed
+  // stream still finds a closed inbox there and runs elsewhere instead of touching freed memory.
+  std::vector<stream*> freed_streams;
 
   unit_allocator units;
   unit_cache external_cache{units, -1};  // for external threads, under a lock (unit.cpp)

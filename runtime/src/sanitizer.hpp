@@ -25,6 +25,7 @@ extern "C" {
 void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, std::size_t size);
 void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old,
                                      std::size_t* size_old);
+void __asan_unpoison_memory_region(const volatile void* addr, std::size_t size);
 #endif
 #ifdef WEFT_TSAN
 void* __tsan_get_current_fiber(void);
@@ -64,6 +65,15 @@ inline void asan_finish_switch(void* save) noexcept {
   __sanitizer_finish_switch_fiber(save, nullptr, nullptr);
 #else
   (void)save;
+#endif
+}
+/// Clears ASan's poison over a stack that goes back to the system: frames left on it by a parked
+/// context are never unwound, and the next mapping at that address must not inherit them.
+inline void asan_unpoison(void* lo, std::size_t size) noexcept {
+#ifdef WEFT_ASAN
+  __asan_unpoison_memory_region(lo, size);
+#else
+  (void)lo, (void)size;
 #endif
 }
 /// Tells TSan that execution moves to `fiber` (a no-op for nullptr or in normal builds).

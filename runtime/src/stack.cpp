@@ -61,6 +61,7 @@ stack_region map_stack(std::size_t size) {
 void unmap_stack(const stack_region& s) noexcept {
   if (s.flags & stack_foreign) return;
   tsan_destroy_fiber(s.tsan_fiber);
+  asan_unpoison(s.lo, s.size);
   const std::size_t page = page_size();
   munmap(static_cast<char*>(s.lo) - page, s.size + page);
 }

@@ -225,6 +225,15 @@ void stream::wait_terminated() {
   }
 }
 
+void stream::release_resources() noexcept {
+  if (sched_) sched_->stream_ = nullptr;
+  sched_.reset();
+  main_pool_.store(nullptr, std::memory_order_release);
+  migration_pool_.store(nullptr, std::memory_order_release);
+  units_.flush();
+  stacks_.clear();
+}
+
 unit_id stream::next_id() noexcept {
   if (id_next_ == id_end_) {
     const unit_id block = next_id_block.fetch_add(1, std::memory_order_relaxed);

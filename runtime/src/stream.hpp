@@ -101,6 +101,9 @@ class stream final : public execution_stream {
   void attach_pools();
   /// Takes over every orphaned pool into the main scheduler.
   void adopt_orphans();
+  /// After free(): drops the scheduler (and its pools) and the caches; the object itself lives on
+  /// (closed inbox) until finalize.
+  void release_resources() noexcept;
   /// Unit id for a new unit (ids are handed out in blocks, so this takes no atomic).
   unit_id next_id() noexcept;
 

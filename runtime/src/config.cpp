@@ -13,7 +13,8 @@ namespace weft {
 
 namespace {
 
-[[noreturn]] void bad_value(std::string_view origin, std::string_view text, std::string_view expected) {
+[[noreturn]] void bad_value(std::string_view origin, std::string_view text,
+                            std::string_view expected) {
   throw error(errc::invalid_config, "weft: " + std::string(origin) + "='" + std::string(text) +
                                         "' is not valid: expected " + std::string(expected));
 }
@@ -24,13 +25,13 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-long long parse_integer(std::string_view origin, std::string_view text, long long lo, long long hi) {
+long long parse_integer(std::string_view origin, std::string_view text, long long lo,
+                        long long hi) {
   const std::string_view t = trim(text);
   long long value = 0;
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
   if (t.empty() || ec != std::errc() || end != t.data() + t.size() || value < lo || value > hi) {
-    bad_value(origin, text,
-              "an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+    bad_value(origin, text, "an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
   }
   return value;
 }
@@ -144,10 +145,17 @@ std::size_t parse_size(std::string_view text, std::string_view origin) {
   std::size_t multiplier = 1;
   if (!t.empty()) {
     switch (std::toupper(static_cast<unsigned char>(t.back()))) {
-      case 'K': multiplier = 1024; break;
-      case 'M': multiplier = 1024 * 1024; break;
-      case 'G': multiplier = 1024 * 1024 * 1024; break;
-      default: break;
+      case 'K':
+        multiplier = 1024;
+        break;
+      case 'M':
+        multiplier = 1024 * 1024;
+        break;
+      case 'G':
+        multiplier = 1024 * 1024 * 1024;
+        break;
+      default:
+        break;
     }
     if (multiplier != 1) t.remove_suffix(1);
   }
@@ -178,10 +186,14 @@ affinity_policy affinity_policy::parse(std::string_view text, std::string_view o
 
 std::string affinity_policy::to_string() const {
   switch (how) {
-    case kind::none: return "none";
-    case kind::compact: return "compact";
-    case kind::scatter: return "scatter";
-    case kind::places: break;
+    case kind::none:
+      return "none";
+    case kind::compact:
+      return "compact";
+    case kind::scatter:
+      return "scatter";
+    case kind::places:
+      break;
   }
   std::string out;
   for (const auto& place : places) {

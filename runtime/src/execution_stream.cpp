@@ -27,7 +27,8 @@ execution_stream& execution_stream::create(std::unique_ptr<scheduler> main_sched
   {
     std::lock_guard lock(r.streams_mutex);
     int rank = 0;
-    while (rank < static_cast<int>(r.streams.size()) && r.streams[static_cast<std::size_t>(rank)]) ++rank;
+    while (rank < static_cast<int>(r.streams.size()) && r.streams[static_cast<std::size_t>(rank)])
+      ++rank;
     std::vector<int> cpus = detail::place_of(rank);
     const int node = detail::topology::numa_node_of(cpus);
     s = new detail::stream(rank, false, std::move(main_scheduler), std::move(cpus), node);
@@ -47,9 +48,13 @@ execution_stream& execution_stream::create(std::unique_ptr<scheduler> main_sched
   return *s;
 }
 
-execution_stream* execution_stream::self() noexcept { return detail::current_stream(); }
+execution_stream* execution_stream::self() noexcept {
+  return detail::current_stream();
+}
 
-execution_stream& execution_stream::primary() { return *rt().primary; }
+execution_stream& execution_stream::primary() {
+  return *rt().primary;
+}
 
 execution_stream* execution_stream::by_rank(int rank) noexcept {
   if (!detail::g_runtime || rank < 0) return nullptr;
@@ -66,17 +71,25 @@ int execution_stream::count() noexcept {
   return n;
 }
 
-int execution_stream::rank() const noexcept { return impl(*this).rank_; }
+int execution_stream::rank() const noexcept {
+  return impl(*this).rank_;
+}
 
-bool execution_stream::is_primary() const noexcept { return impl(*this).primary_; }
+bool execution_stream::is_primary() const noexcept {
+  return impl(*this).primary_;
+}
 
 stream_state execution_stream::state() const noexcept {
   return static_cast<stream_state>(impl(*this).state_.load(std::memory_order_acquire));
 }
 
-const std::vector<int>& execution_stream::cpus() const noexcept { return impl(*this).cpus_; }
+const std::vector<int>& execution_stream::cpus() const noexcept {
+  return impl(*this).cpus_;
+}
 
-int execution_stream::numa_node() const noexcept { return impl(*this).node_; }
+int execution_stream::numa_node() const noexcept {
+  return impl(*this).node_;
+}
 
 namespace {
 void finish(detail::stream& s, std::uint32_t request, const char* what) {
@@ -89,16 +102,21 @@ void finish(detail::stream& s, std::uint32_t request, const char* what) {
                 std::string("weft: a stream cannot ") + what + " itself from one of its units");
   }
   if (s.state() != stream_state::terminated) {
-    s.state_.store(static_cast<std::uint32_t>(stream_state::terminating), std::memory_order_release);
+    s.state_.store(static_cast<std::uint32_t>(stream_state::terminating),
+                   std::memory_order_release);
     s.request(request);
   }
   s.wait_terminated();
 }
 }  // namespace
 
-void execution_stream::join() { finish(impl(*this), detail::request_join, "join"); }
+void execution_stream::join() {
+  finish(impl(*this), detail::request_join, "join");
+}
 
-void execution_stream::stop() { finish(impl(*this), detail::request_stop, "stop"); }
+void execution_stream::stop() {
+  finish(impl(*this), detail::request_stop, "stop");
+}
 
 void execution_stream::revive() {
   detail::stream& s = impl(*this);
@@ -113,7 +131,8 @@ void execution_stream::revive() {
 
 void execution_stream::free() {
   detail::stream& s = impl(*this);
-  if (s.primary_) throw error(errc::primary_stream, "weft: the primary stream is freed by finalize");
+  if (s.primary_)
+    throw error(errc::primary_stream, "weft: the primary stream is freed by finalize");
   if (s.state() != stream_state::terminated || s.thread_started_) join();
   s.release_resources();
   std::lock_guard lock(rt().streams_mutex);
@@ -124,7 +143,8 @@ void execution_stream::free() {
 void execution_stream::set_main_scheduler(std::unique_ptr<scheduler> next) {
   detail::stream& s = impl(*this);
   if (!next) throw error(errc::invalid_state, "weft: set_main_scheduler needs a scheduler");
-  if (next->stream_) throw error(errc::invalid_state, "weft: the scheduler already runs on a stream");
+  if (next->stream_)
+    throw error(errc::invalid_state, "weft: the scheduler already runs on a stream");
   if (s.state() == stream_state::terminated && !s.primary_) {
     // Not running: swap now; the pools are attached when the stream is revived.
     std::lock_guard lock(rt().orphan_mutex);
@@ -155,7 +175,9 @@ void execution_stream::set_main_scheduler(std::unique_ptr<scheduler> next) {
   s.request(detail::request_replace);
 }
 
-scheduler& execution_stream::main_scheduler() const noexcept { return *impl(*this).sched_; }
+scheduler& execution_stream::main_scheduler() const noexcept {
+  return *impl(*this).sched_;
+}
 
 pool& execution_stream::main_pool() const noexcept {
   return *impl(*this).main_pool_.load(std::memory_order_acquire);
@@ -165,6 +187,8 @@ pool& execution_stream::migration_pool() const noexcept {
   return *impl(*this).migration_pool_.load(std::memory_order_acquire);
 }
 
-void execution_stream::adopt_orphaned_pools() { impl(*this).request(detail::request_adopt); }
+void execution_stream::adopt_orphaned_pools() {
+  impl(*this).request(detail::request_adopt);
+}
 
 }  // namespace weft

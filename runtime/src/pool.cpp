@@ -21,7 +21,9 @@ work_unit* pool::pop_wait(std::chrono::nanoseconds timeout) noexcept {
   }
 }
 
-bool pool::remove(work_unit*) noexcept { return false; }
+bool pool::remove(work_unit*) noexcept {
+  return false;
+}
 
 execution_stream* pool::producer() const noexcept {
   detail::stream* s = producer_.load(std::memory_order_acquire);

@@ -149,7 +149,8 @@ void init(const config& cfg_in) {
     r->cfg = cfg;
     r->stack_size = detail::round_to_pages(cfg.stack_size);
     r->places = r->topo.places(cfg.affinity);
-    if (r->cfg.num_streams == 0) r->cfg.num_streams = static_cast<int>(r->topo.allowed_cpus().size());
+    if (r->cfg.num_streams == 0)
+      r->cfg.num_streams = static_cast<int>(r->topo.allowed_cpus().size());
     if (r->cfg.num_streams < 1) r->cfg.num_streams = 1;
     r->init_count = 1;
     r->primary_thread = pthread_self();
@@ -207,11 +208,10 @@ void finalize() {
   // 2. The primary takes over pools orphaned by stopped streams, runs everything left, and its
   //    scheduler returns; primary_scheduler_entry then switches back here for good.
   p->request(detail::request_adopt);
-  detail::switch_record rec{p->primary_unit_, detail::switch_action::block,
-                            [](work_unit*, void* s) {
-                              static_cast<detail::stream*>(s)->request(detail::request_join);
-                            },
-                            p};
+  detail::switch_record rec{
+      p->primary_unit_, detail::switch_action::block,
+      [](work_unit*, void* s) { static_cast<detail::stream*>(s)->request(detail::request_join); },
+      p};
   p->switch_to_scheduler(rec);
 
   lock.lock();
@@ -219,10 +219,16 @@ void finalize() {
   detail::teardown(&r);
 }
 
-bool initialized() noexcept { return detail::g_runtime != nullptr; }
+bool initialized() noexcept {
+  return detail::g_runtime != nullptr;
+}
 
-const config& current_config() { return detail::rt().cfg; }
+const config& current_config() {
+  return detail::rt().cfg;
+}
 
-void print_config(std::ostream& out) { out << detail::rt().cfg.describe(); }
+void print_config(std::ostream& out) {
+  out << detail::rt().cfg.describe();
+}
 
 }  // namespace weft

@@ -11,24 +11,37 @@
 namespace weft {
 
 scheduler::scheduler(std::vector<std::shared_ptr<pool>> pools) : pools_(std::move(pools)) {
-  if (pools_.empty()) throw error(errc::invalid_config, "weft: a scheduler needs at least one pool");
+  if (pools_.empty())
+    throw error(errc::invalid_config, "weft: a scheduler needs at least one pool");
   for (const auto& p : pools_)
     if (!p) throw error(errc::invalid_config, "weft: a scheduler's pool is null");
 }
 
 scheduler::~scheduler() = default;
 
-void scheduler::run_unit(work_unit* u) { stream_->run_unit(u); }
+void scheduler::run_unit(work_unit* u) {
+  stream_->run_unit(u);
+}
 
-bool scheduler::check_events() { return stream_->check_events(); }
+bool scheduler::check_events() {
+  return stream_->check_events();
+}
 
-bool scheduler::has_to_stop() const noexcept { return stream_->has_to_stop(); }
+bool scheduler::has_to_stop() const noexcept {
+  return stream_->has_to_stop();
+}
 
-execution_stream& scheduler::stream() const noexcept { return *stream_; }
+execution_stream& scheduler::stream() const noexcept {
+  return *stream_;
+}
 
-unsigned scheduler::event_freq() const noexcept { return detail::g_runtime->cfg.event_freq; }
+unsigned scheduler::event_freq() const noexcept {
+  return detail::g_runtime->cfg.event_freq;
+}
 
-unsigned scheduler::idle_spin() const noexcept { return detail::g_runtime->cfg.idle_spin; }
+unsigned scheduler::idle_spin() const noexcept {
+  return detail::g_runtime->cfg.idle_spin;
+}
 
 namespace {
 
@@ -71,7 +84,9 @@ std::unique_ptr<scheduler> make_scheduler(std::string_view name) {
     factory = it->second;
   }
   auto s = factory();
-  if (!s) throw error(errc::invalid_config, "weft: scheduler factory '" + std::string(name) + "' returned null");
+  if (!s)
+    throw error(errc::invalid_config,
+                "weft: scheduler factory '" + std::string(name) + "' returned null");
   return s;
 }
 

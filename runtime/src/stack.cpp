@@ -35,7 +35,8 @@ stack_region map_stack(std::size_t size) {
   void* base = mmap(nullptr, size + page, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
   if (base == MAP_FAILED) {
-    throw error(errc::resource, std::string("weft: cannot map a ULT stack: ") + std::strerror(errno));
+    throw error(errc::resource,
+                std::string("weft: cannot map a ULT stack: ") + std::strerror(errno));
   }
   stack_region s;
   s.lo = static_cast<char*>(base) + page;

@@ -37,8 +37,8 @@ struct cached_stack {
   void* parked = nullptr;
 };
 
-/// A per-stream LIFO of stacks of the default size (hot in cache, no syscall when warm). Other sizes
-/// are mapped and unmapped directly.
+/// A per-stream LIFO of stacks of the default size (hot in cache, no syscall when warm). Other
+/// sizes are mapped and unmapped directly.
 class stack_cache {
  public:
   explicit stack_cache(std::size_t default_size) : default_size_(default_size) {}

@@ -3,8 +3,8 @@
 #include <pthread.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "futex.hpp"
@@ -37,8 +37,10 @@ void* thread_main(void* arg) {
   if (!s->cpus_.empty()) {
     std::string why;
     if (!rt().topo.bind_current_thread(s->cpus_, why)) {
-      std::fprintf(stderr, "weft: warning: cannot bind execution stream %d to CPUs %s (%s); it runs unbound\n",
-                   s->rank_, cpu_list(s->cpus_).c_str(), why.c_str());
+      std::fprintf(
+          stderr,
+          "weft: warning: cannot bind execution stream %d to CPUs %s (%s); it runs unbound\n",
+          s->rank_, cpu_list(s->cpus_).c_str(), why.c_str());
     }
   }
   pthread_attr_t attr;
@@ -65,7 +67,9 @@ void* thread_main(void* arg) {
   return s;
 }
 
-[[gnu::noinline]] void set_current_stream(stream* s) noexcept { tls_stream = s; }
+[[gnu::noinline]] void set_current_stream(stream* s) noexcept {
+  tls_stream = s;
+}
 
 stream::stream(int rank, bool primary, std::unique_ptr<scheduler> sched, std::vector<int> cpus,
                int numa_node)
@@ -144,7 +148,8 @@ void stream::attach_pools() {
       it = pools.erase(it);
       continue;
     }
-    if (single_consumer(p.access())) pool_access::consumer(p).store(this, std::memory_order_release);
+    if (single_consumer(p.access()))
+      pool_access::consumer(p).store(this, std::memory_order_release);
     stream* producer = pool_access::producer(p).load(std::memory_order_acquire);
     if (single_producer(p.access()) && (producer == nullptr || producer == orphaned_producer)) {
       pool_access::producer(p).store(this, std::memory_order_release);
@@ -200,8 +205,10 @@ void stream::adopt_orphans() {
   std::lock_guard lock(rt().orphan_mutex);
   for (const auto& p : rt().orphans) {
     pool_access::attached(*p).fetch_add(1, std::memory_order_acq_rel);
-    if (single_consumer(p->access())) pool_access::consumer(*p).store(this, std::memory_order_release);
-    if (single_producer(p->access())) pool_access::producer(*p).store(this, std::memory_order_release);
+    if (single_consumer(p->access()))
+      pool_access::consumer(*p).store(this, std::memory_order_release);
+    if (single_producer(p->access()))
+      pool_access::producer(*p).store(this, std::memory_order_release);
     sched_->pools_.push_back(p);
   }
   rt().orphans.clear();
@@ -248,8 +255,8 @@ bool stream::inbox_push(work_unit* u) noexcept {
   do {
     if (head == inbox_closed) return false;
     u->pool_next = head;
-  } while (!inbox_.compare_exchange_weak(head, u, std::memory_order_release,
-                                         std::memory_order_relaxed));
+  } while (
+      !inbox_.compare_exchange_weak(head, u, std::memory_order_release, std::memory_order_relaxed));
   return true;
 }
 

@@ -24,14 +24,22 @@ class stream;
 
 /// What the context that just switched away wants done with itself; carried by every jump and
 /// carried out by whoever lands (land()), once the old context is saved and no longer running.
-enum class switch_action : std::uint8_t { none, yield, block, suspend, terminate, migrate, sched_exit };
+enum class switch_action : std::uint8_t {
+  none,
+  yield,
+  block,
+  suspend,
+  terminate,
+  migrate,
+  sched_exit
+};
 
 struct switch_record {
   work_unit* from = nullptr;  // the unit that switched away; nullptr: a scheduler context
   switch_action action = switch_action::none;
   void (*on_block)(work_unit* self, void* arg) = nullptr;  // block: runs after the switch
   void* arg = nullptr;
-  pool* target = nullptr;  // migrate: the destination pool
+  pool* target = nullptr;       // migrate: the destination pool
   stream* on_stream = nullptr;  // the leaver's stream (set by the switch functions)
 };
 
@@ -54,7 +62,9 @@ void set_current_stream(stream* s) noexcept;
 
 /// current_stream() for functions that never switch context themselves (push, pop, allocation):
 /// an initial-exec load addresses %fs afresh each time, so nothing can be cached across a switch.
-inline stream* current_stream_no_switch() noexcept { return tls_stream; }
+inline stream* current_stream_no_switch() noexcept {
+  return tls_stream;
+}
 
 /// Marks a single-producer pool whose producer stream has stopped: pushes take the orphan lock.
 inline stream* const orphaned_producer = reinterpret_cast<stream*>(std::uintptr_t{1});
@@ -116,7 +126,7 @@ class stream final : public execution_stream {
 
   // scheduling
   std::unique_ptr<scheduler> sched_;
-  std::unique_ptr<scheduler> next_sched_;  // guarded by request_mutex_
+  std::unique_ptr<scheduler> next_sched_;       // guarded by request_mutex_
   std::atomic<pool*> main_pool_{nullptr};       // first pool of the installed scheduler
   std::atomic<pool*> migration_pool_{nullptr};  // its migration_pool()
   std::mutex request_mutex_;
@@ -142,7 +152,9 @@ class stream final : public execution_stream {
 
 inline work_unit* const inbox_closed = reinterpret_cast<work_unit*>(std::uintptr_t{1});
 
-inline stream& impl(execution_stream& s) noexcept { return static_cast<stream&>(s); }
+inline stream& impl(execution_stream& s) noexcept {
+  return static_cast<stream&>(s);
+}
 inline const stream& impl(const execution_stream& s) noexcept {
   return static_cast<const stream&>(s);
 }

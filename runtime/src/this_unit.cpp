@@ -20,8 +20,9 @@ std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
     throw error(errc::not_in_ult, std::string("weft: ") + what + " must be called from a ULT");
   }
   if (u->kind == unit_kind::tasklet) {
-    throw error(errc::tasklet_cannot_block,
-                std::string("weft: ") + what + " called from a tasklet (tasklets never yield or block)");
+    throw error(
+        errc::tasklet_cannot_block,
+        std::string("weft: ") + what + " called from a tasklet (tasklets never yield or block)");
   }
   return {s, u};
 }
@@ -48,7 +49,9 @@ bool is_tasklet() noexcept {
   return u && u->kind == unit_kind::tasklet;
 }
 
-execution_stream* stream() noexcept { return detail::current_stream(); }
+execution_stream* stream() noexcept {
+  return detail::current_stream();
+}
 
 void yield() {
   auto [s, self] = calling_ult("yield");
@@ -59,14 +62,13 @@ void yield() {
 bool yield_to(work_unit* target) {
   auto [s, self] = calling_ult("yield_to");
   pool* home = target ? target->home : nullptr;
-  const bool eligible =
-      target && target != self && target->kind == unit_kind::ult &&
-      target->state.load(std::memory_order_acquire) == unit_state::ready &&
-      (!target->pinned_to.load(std::memory_order_relaxed) ||
-       target->pinned_to.load(std::memory_order_relaxed) == s) &&
-      !target->migrate_to.load(std::memory_order_acquire) && home &&
-      (!single_consumer(home->access()) ||
-       detail::pool_access::consumer(*home).load(std::memory_order_acquire) == s);
+  const bool eligible = target && target != self && target->kind == unit_kind::ult &&
+                        target->state.load(std::memory_order_acquire) == unit_state::ready &&
+                        (!target->pinned_to.load(std::memory_order_relaxed) ||
+                         target->pinned_to.load(std::memory_order_relaxed) == s) &&
+                        !target->migrate_to.load(std::memory_order_acquire) && home &&
+                        (!single_consumer(home->access()) ||
+                         detail::pool_access::consumer(*home).load(std::memory_order_acquire) == s);
   if (!eligible || !home->remove(target)) {
     yield();
     return false;
@@ -76,7 +78,9 @@ bool yield_to(work_unit* target) {
   return true;
 }
 
-bool yield_to(const ult& target) { return yield_to(target.native_handle()); }
+bool yield_to(const ult& target) {
+  return yield_to(target.native_handle());
+}
 
 void suspend() {
   auto [s, self] = calling_ult("suspend");
@@ -102,6 +106,8 @@ void migrate_to(pool& p) {
   s->switch_to_scheduler(rec);
 }
 
-void migrate_to(execution_stream& s) { migrate_to(s.migration_pool()); }
+void migrate_to(execution_stream& s) {
+  migrate_to(s.migration_pool());
+}
 
 }  // namespace weft::this_unit

@@ -79,9 +79,9 @@ std::vector<std::vector<int>> topology::places(const affinity_policy& policy) co
       for (const auto& place : policy.places) {
         for (int c : place) {
           if (std::find(allowed_.begin(), allowed_.end(), c) == allowed_.end()) {
-            throw error(errc::invalid_config,
-                        "weft: WEFT_AFFINITY place names CPU " + std::to_string(c) +
-                            ", which is not in the process's affinity mask");
+            throw error(errc::invalid_config, "weft: WEFT_AFFINITY place names CPU " +
+                                                  std::to_string(c) +
+                                                  ", which is not in the process's affinity mask");
           }
         }
         out.push_back(place);

@@ -163,8 +163,8 @@ void init_unit(work_unit* u, unit_kind kind, std::uint32_t stack_size, unit_id i
 
 work_unit* allocate_unit(unit_kind kind, std::size_t stack_size) {
   if (stack_size > (std::size_t{1} << 31)) [[unlikely]] {
-    throw error(errc::invalid_config, "weft: ULT stack size " + std::to_string(stack_size) +
-                                          " is larger than 2 GiB");
+    throw error(errc::invalid_config,
+                "weft: ULT stack size " + std::to_string(stack_size) + " is larger than 2 GiB");
   }
   work_unit* u;
   unit_id id;
@@ -185,7 +185,9 @@ work_unit* allocate_unit(unit_kind kind, std::size_t stack_size) {
   return u;
 }
 
-void discard_unit(work_unit* u) noexcept { free_unit(u); }
+void discard_unit(work_unit* u) noexcept {
+  free_unit(u);
+}
 
 void submit_unit(work_unit* u, pool& p) {
   u->home = &p;
@@ -198,7 +200,9 @@ pool& default_pool() {
   return *s->main_pool_.load(std::memory_order_acquire);
 }
 
-void invoke_c(work_unit* u) { u->entry_fn(u->entry_arg); }
+void invoke_c(work_unit* u) {
+  u->entry_fn(u->entry_arg);
+}
 
 work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(void*), void* arg) {
   if (!fn) throw error(errc::invalid_state, "weft: a work unit needs a function");
@@ -257,10 +261,12 @@ void join_unit_noexcept(work_unit* u) noexcept {
   try {
     join_unit(u);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "weft: exception escaped unit %llu, joined by its handle's destructor: %s\n",
+    std::fprintf(stderr,
+                 "weft: exception escaped unit %llu, joined by its handle's destructor: %s\n",
                  static_cast<unsigned long long>(u->id), e.what());
   } catch (...) {
-    std::fprintf(stderr, "weft: unknown exception escaped a unit joined by its handle's destructor\n");
+    std::fprintf(stderr,
+                 "weft: unknown exception escaped a unit joined by its handle's destructor\n");
   }
 }
 
@@ -278,9 +284,13 @@ unit_state unit_handle::state() const noexcept {
   return u_ ? u_->state.load(std::memory_order_acquire) : unit_state::terminated;
 }
 
-execution_stream* unit_handle::last_stream() const noexcept { return u_ ? u_->last_stream : nullptr; }
+execution_stream* unit_handle::last_stream() const noexcept {
+  return u_ ? u_->last_stream : nullptr;
+}
 
-pool* unit_handle::last_pool() const noexcept { return u_ ? u_->home : nullptr; }
+pool* unit_handle::last_pool() const noexcept {
+  return u_ ? u_->home : nullptr;
+}
 
 work_unit* unit_handle::release_or_throw() {
   if (!u_) {
@@ -293,7 +303,8 @@ work_unit* unit_handle::release_or_throw() {
 
 void resume(work_unit* u) {
   bool expected = true;
-  if (!u || !u->user_suspended.compare_exchange_strong(expected, false, std::memory_order_acq_rel)) {
+  if (!u ||
+      !u->user_suspended.compare_exchange_strong(expected, false, std::memory_order_acq_rel)) {
     throw error(errc::invalid_state, "weft: resume of a ULT that is not suspended (ULT " +
                                          std::to_string(u ? u->id : 0) + ")");
   }
@@ -329,9 +340,13 @@ void request_migration(work_unit* u, pool& p) {
 }
 }  // namespace
 
-void ult::migrate_to(pool& p) const { request_migration(u_, p); }
+void ult::migrate_to(pool& p) const {
+  request_migration(u_, p);
+}
 
-void tasklet::migrate_to(pool& p) const { request_migration(u_, p); }
+void tasklet::migrate_to(pool& p) const {
+  request_migration(u_, p);
+}
 
 void ult::pin_to(execution_stream* s) const {
   if (!u_) throw error(errc::not_joinable, "weft: pin_to on an empty handle");

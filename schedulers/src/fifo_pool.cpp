@@ -1,5 +1,6 @@
-// The stock FIFO pools (private, two-lane single-consumer, spinlocked shared). All are intrusive doubly linked lists threaded through the units' pool
-// hook, so push, pop and remove are O(1) and never allocate.
+// The stock FIFO pools (private, two-lane single-consumer, spinlocked shared). All are intrusive
+// doubly linked lists threaded through the units' pool hook, so push, pop and remove are O(1) and
+// never allocate.
 #include "weft/schedulers/fifo_pool.hpp"
 
 #include <mutex>
@@ -150,12 +151,10 @@ class single_consumer_fifo_pool final : public pool {
  public:
   explicit single_consumer_fifo_pool(access_mode mode) noexcept : pool(mode) {}
   void push(work_unit* u) noexcept override {
-    detail::stream* consumer =
-        detail::pool_access::consumer(*this).load(std::memory_order_relaxed);
+    detail::stream* consumer = detail::pool_access::consumer(*this).load(std::memory_order_relaxed);
     if (consumer && consumer == detail::current_stream_no_switch()) {
       local_.push_back(u, this);
-      local_size_.store(local_size_.load(std::memory_order_relaxed) + 1,
-                        std::memory_order_relaxed);
+      local_size_.store(local_size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       return;
     }
     u->pool_holder = nullptr;  // not removable until the consumer drains it
@@ -173,7 +172,8 @@ class single_consumer_fifo_pool final : public pool {
   work_unit* pop() noexcept override {
     if (remote_.load(std::memory_order_relaxed)) drain_remote();
     work_unit* u = local_.pop_front();
-    if (u) local_size_.store(local_size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    if (u)
+      local_size_.store(local_size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     return u;
   }
   work_unit* pop_wait(std::chrono::nanoseconds timeout) noexcept override {
@@ -202,8 +202,9 @@ class single_consumer_fifo_pool final : public pool {
   std::size_t size() const noexcept override {
     // remote_size_ may dip below zero for a moment: a drain can subtract a unit before its
     // pusher's increment lands.
-    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(local_size_.load(std::memory_order_relaxed)) +
-                             remote_size_.load(std::memory_order_relaxed);
+    const std::ptrdiff_t n =
+        static_cast<std::ptrdiff_t>(local_size_.load(std::memory_order_relaxed)) +
+        remote_size_.load(std::memory_order_relaxed);
     return n > 0 ? static_cast<std::size_t>(n) : 0;
   }
 
@@ -229,9 +230,9 @@ class single_consumer_fifo_pool final : public pool {
     local_size_.store(local_size_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
 
-  unit_list local_;                             // consumer only
-  std::atomic<std::size_t> local_size_{0};      // written by the consumer, read anywhere
-  std::atomic<work_unit*> remote_{nullptr};     // lock-free stack of remote pushes
+  unit_list local_;                          // consumer only
+  std::atomic<std::size_t> local_size_{0};   // written by the consumer, read anywhere
+  std::atomic<work_unit*> remote_{nullptr};  // lock-free stack of remote pushes
   std::atomic<std::ptrdiff_t> remote_size_{0};
   std::atomic<bool> sleeping_{false};
   std::atomic<std::uint32_t> seq_{0};

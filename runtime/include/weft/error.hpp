@@ -11,17 +11,17 @@ namespace weft {
 /// Error conditions weft reports; values are stable and shared with the C layer.
 enum class errc {
   ok = 0,
-  not_initialized,      ///< The runtime is not initialised.
-  already_initialized,  ///< init() with a different configuration while initialised.
-  invalid_config,       ///< A configuration value (from code or WEFT_*) is malformed.
-  not_in_ult,           ///< The operation needs to run inside a ULT.
-  tasklet_cannot_block, ///< A tasklet tried to yield, suspend, block or exit.
-  not_joinable,         ///< join/detach on an empty, detached or already joined handle.
-  invalid_state,        ///< The unit or stream is not in a state that allows the operation.
-  wrong_thread,         ///< The call must come from a specific thread (e.g. the primary).
-  primary_stream,       ///< The operation is not allowed on the primary execution stream.
-  resource,             ///< An allocation, mmap or thread creation failed.
-  unsupported,          ///< The pool or scheduler does not offer this operation.
+  not_initialized,       ///< The runtime is not initialised.
+  already_initialized,   ///< init() with a different configuration while initialised.
+  invalid_config,        ///< A configuration value (from code or WEFT_*) is malformed.
+  not_in_ult,            ///< The operation needs to run inside a ULT.
+  tasklet_cannot_block,  ///< A tasklet tried to yield, suspend, block or exit.
+  not_joinable,          ///< join/detach on an empty, detached or already joined handle.
+  invalid_state,         ///< The unit or stream is not in a state that allows the operation.
+  wrong_thread,          ///< The call must come from a specific thread (e.g. the primary).
+  primary_stream,        ///< The operation is not allowed on the primary execution stream.
+  resource,              ///< An allocation, mmap or thread creation failed.
+  unsupported,           ///< The pool or scheduler does not offer this operation.
 };
 
 /// The category of weft::errc codes.

@@ -51,25 +51,25 @@ struct work_unit {
   pool* pool_holder;
 
   // Runtime fields.
-  void* context;                        // saved fcontext_t while not running
-  detail::stack_region stack;           // taken at first run, returned at termination
-  void (*invoke)(work_unit*);           // runs the callable stored in `storage`
-  void (*destroy)(work_unit*);          // destroys it (nullptr once destroyed)
-  void (*entry_fn)(void*);              // C-style entry, or nullptr for a C++ callable
-  void* entry_arg;                      // its argument, or the address of the callable
-  std::exception_ptr error;             // what escaped the unit, rethrown by join
+  void* context;                // saved fcontext_t while not running
+  detail::stack_region stack;   // taken at first run, returned at termination
+  void (*invoke)(work_unit*);   // runs the callable stored in `storage`
+  void (*destroy)(work_unit*);  // destroys it (nullptr once destroyed)
+  void (*entry_fn)(void*);      // C-style entry, or nullptr for a C++ callable
+  void* entry_arg;              // its argument, or the address of the callable
+  std::exception_ptr error;     // what escaped the unit, rethrown by join
   std::atomic<std::uintptr_t> join_word;
-  std::atomic<pool*> migrate_to;        // pending migration request, applied at the next pop
-  pool* home;                           // the pool it returns to when it becomes ready
-  execution_stream* last_stream;        // where it last ran
+  std::atomic<pool*> migrate_to;             // pending migration request, applied at the next pop
+  pool* home;                                // the pool it returns to when it becomes ready
+  execution_stream* last_stream;             // where it last ran
   std::atomic<execution_stream*> pinned_to;  // runs only on this stream, or nullptr
-  void* local_storage;                  // reserved for ULT-local storage
+  void* local_storage;                       // reserved for ULT-local storage
   unit_id id;
-  std::uint32_t stack_size;             // requested stack bytes (ULTs)
+  std::uint32_t stack_size;  // requested stack bytes (ULTs)
   std::atomic<unit_state> state;
-  std::atomic<bool> user_suspended;     // suspended by this_unit::suspend(), resumable by resume()
+  std::atomic<bool> user_suspended;  // suspended by this_unit::suspend(), resumable by resume()
   unit_kind kind;
-  std::uint8_t flags;                   // unit_flags in runtime/src/unit.hpp
+  std::uint8_t flags;  // unit_flags in runtime/src/unit.hpp
   alignas(16) unsigned char storage[detail::inline_callable_size];
 };
 

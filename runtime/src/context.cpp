@@ -112,7 +112,7 @@ void stream::land(transfer t) {
       break;
     case switch_action::migrate:
       from->context = t.fctx;
-      from->home = rec->target;
+      from->home.store(rec->target, std::memory_order_relaxed);
       make_ready(from);
       break;
     case switch_action::block:

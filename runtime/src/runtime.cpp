@@ -85,7 +85,7 @@ void start_primary(runtime_state& r) {
   init_unit(u, unit_kind::ult, 0, p->next_id());
   u->flags = unit_primary;
   u->pinned_to.store(p, std::memory_order_relaxed);
-  u->home = p->main_pool_.load();
+  u->home.store(p->main_pool_.load(), std::memory_order_relaxed);
   u->last_stream = p;
   u->stack = native_stack();
   u->state.store(unit_state::running, std::memory_order_relaxed);

@@ -272,7 +272,7 @@ void stream::run_unit(work_unit* u) {
   }
   if (u->migrate_to.load(std::memory_order_relaxed)) [[unlikely]] {
     if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel)) {
-      u->home = m;
+      u->home.store(m, std::memory_order_relaxed);
       route(u);
       return;
     }

@@ -61,7 +61,7 @@ void yield() {
 
 bool yield_to(work_unit* target) {
   auto [s, self] = calling_ult("yield_to");
-  pool* home = target ? target->home : nullptr;
+  pool* home = target ? target->home.load(std::memory_order_relaxed) : nullptr;
   const bool eligible = target && target != self && target->kind == unit_kind::ult &&
                         target->state.load(std::memory_order_acquire) == unit_state::ready &&
                         (!target->pinned_to.load(std::memory_order_relaxed) ||

@@ -46,7 +46,7 @@ bool may_remove_from(pool& p, stream* here) {
 
 void route(work_unit* u) noexcept {
   for (;;) {
-    pool& p = *u->home;
+    pool& p = *u->home.load(std::memory_order_relaxed);
     if (!single_producer(p.access())) {
       p.push(u);
       return;
@@ -80,7 +80,8 @@ void route(work_unit* u) noexcept {
 
 void make_ready(work_unit* u) noexcept {
   if (u->migrate_to.load(std::memory_order_relaxed)) {
-    if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel)) u->home = m;
+    if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel))
+      u->home.store(m, std::memory_order_relaxed);
   }
   u->state.store(unit_state::ready, std::memory_order_relaxed);
   route(u);
@@ -149,7 +150,7 @@ void init_unit(work_unit* u, unit_kind kind, std::uint32_t stack_size, unit_id i
   u->entry_arg = nullptr;
   u->join_word.store(join_none, std::memory_order_relaxed);
   u->migrate_to.store(nullptr, std::memory_order_relaxed);
-  u->home = nullptr;
+  u->home.store(nullptr, std::memory_order_relaxed);
   u->last_stream = nullptr;
   u->pinned_to.store(nullptr, std::memory_order_relaxed);
   u->local_storage = nullptr;
@@ -190,7 +191,7 @@ void discard_unit(work_unit* u) noexcept {
 }
 
 void submit_unit(work_unit* u, pool& p) {
-  u->home = &p;
+  u->home.store(&p, std::memory_order_relaxed);
   route(u);
 }
 
@@ -289,7 +290,7 @@ execution_stream* unit_handle::last_stream() const noexcept {
 }
 
 pool* unit_handle::last_pool() const noexcept {
-  return u_ ? u_->home : nullptr;
+  return u_ ? u_->home.load(std::memory_order_relaxed) : nullptr;
 }
 
 work_unit* unit_handle::release_or_throw() {
@@ -331,10 +332,11 @@ void request_migration(work_unit* u, pool& p) {
   u->migrate_to.store(&p, std::memory_order_release);
   // A queued unit whose pool lets us take it out moves now; otherwise the request is applied at
   // its next scheduling point (pop or resume).
-  pool* home = u->home;
+  pool* home = u->home.load(std::memory_order_relaxed);
   if (u->state.load(std::memory_order_acquire) == unit_state::ready && home &&
       detail::may_remove_from(*home, detail::current_stream()) && home->remove(u)) {
-    if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel)) u->home = m;
+    if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel))
+      u->home.store(m, std::memory_order_relaxed);
     detail::route(u);
   }
 }

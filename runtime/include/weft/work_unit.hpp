@@ -60,7 +60,7 @@ struct work_unit {
   std::exception_ptr error;     // what escaped the unit, rethrown by join
   std::atomic<std::uintptr_t> join_word;
   std::atomic<pool*> migrate_to;             // pending migration request, applied at the next pop
-  pool* home;                                // the pool it returns to when it becomes ready
+  std::atomic<pool*> home;                   // the pool it returns to when it becomes ready
   execution_stream* last_stream;             // where it last ran
   std::atomic<execution_stream*> pinned_to;  // runs only on this stream, or nullptr
   void* local_storage;                       // reserved for ULT-local storage

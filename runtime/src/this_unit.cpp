@@ -90,7 +90,7 @@ void suspend() {
 
 void exit() {
   auto [s, self] = calling_ult("exit");
-  if (self->flags & detail::unit_primary) {
+  if (detail::is_primary_unit(self)) {
     throw error(errc::invalid_state, "weft: the primary ULT cannot exit; return from main instead");
   }
   throw detail::unit_exit{};
@@ -98,7 +98,7 @@ void exit() {
 
 void migrate_to(pool& p) {
   auto [s, self] = calling_ult("migrate_to");
-  if (self->flags & detail::unit_primary) {
+  if (detail::is_primary_unit(self)) {
     throw error(errc::invalid_state, "weft: the primary ULT cannot migrate");
   }
   detail::switch_record rec{self, detail::switch_action::migrate};

@@ -141,7 +141,7 @@ void report_detached_error(work_unit* u) noexcept {
 
 void init_unit(work_unit* u, unit_kind kind, std::uint32_t stack_size, unit_id id) noexcept {
   u->pool_next = u->pool_prev = nullptr;
-  u->pool_holder = nullptr;
+  u->pool_holder.store(nullptr, std::memory_order_relaxed);
   u->context = nullptr;
   u->stack = {};
   u->invoke = nullptr;
@@ -213,6 +213,10 @@ work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(v
   u->entry_arg = arg;
   submit_unit(u, p);
   return u;
+}
+
+bool is_primary_unit(const work_unit* u) noexcept {
+  return g_runtime && g_runtime->primary && g_runtime->primary->primary_unit_ == u;
 }
 
 void check_join(work_unit* u) {
@@ -326,7 +330,7 @@ void request_migration(work_unit* u, pool& p) {
   if (u->state.load(std::memory_order_acquire) == unit_state::terminated) {
     throw error(errc::invalid_state, "weft: cannot migrate a terminated unit");
   }
-  if (u->flags & detail::unit_primary) {
+  if (detail::is_primary_unit(u)) {
     throw error(errc::invalid_state, "weft: the primary ULT cannot migrate");
   }
   u->migrate_to.store(&p, std::memory_order_release);

@@ -22,6 +22,10 @@ void free_unit(work_unit* u) noexcept;
 /// Reports an exception that escaped a detached unit.
 void report_detached_error(work_unit* u) noexcept;
 
+/// True for the primary ULT. Compares with the runtime's record rather than reading u->flags,
+/// which the stream holding the unit may be writing meanwhile.
+bool is_primary_unit(const work_unit* u) noexcept;
+
 /// Thrown by this_unit::exit() and caught at the bottom of the ULT: unwinds the ULT's stack.
 struct unit_exit {};
 

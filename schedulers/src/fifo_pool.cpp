@@ -21,7 +21,7 @@ class unit_list {
   void push_back(work_unit* u, pool* owner) noexcept {
     u->pool_next = nullptr;
     u->pool_prev = tail_;
-    u->pool_holder = owner;
+    u->pool_holder.store(owner, std::memory_order_relaxed);
     if (tail_) {
       tail_->pool_next = u;
     } else {
@@ -38,7 +38,7 @@ class unit_list {
     (u->pool_prev ? u->pool_prev->pool_next : head_) = u->pool_next;
     (u->pool_next ? u->pool_next->pool_prev : tail_) = u->pool_prev;
     u->pool_next = u->pool_prev = nullptr;
-    u->pool_holder = nullptr;
+    u->pool_holder.store(nullptr, std::memory_order_relaxed);
   }
   bool empty() const noexcept { return head_ == nullptr; }
 
@@ -67,7 +67,7 @@ class private_fifo_pool final : public pool {
     return pop();
   }
   bool remove(work_unit* u) noexcept override {
-    if (u->pool_holder != this) return false;
+    if (u->pool_holder.load(std::memory_order_relaxed) != this) return false;
     list_.unlink(u);
     size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     return true;
@@ -122,7 +122,7 @@ class shared_fifo_pool final : public pool {
   }
   bool remove(work_unit* u) noexcept override {
     std::lock_guard lock(lock_);
-    if (u->pool_holder != this) return false;
+    if (u->pool_holder.load(std::memory_order_relaxed) != this) return false;
     list_.unlink(u);
     size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     return true;
@@ -157,7 +157,8 @@ class single_consumer_fifo_pool final : public pool {
       local_size_.store(local_size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       return;
     }
-    u->pool_holder = nullptr;  // not removable until the consumer drains it
+    u->pool_holder.store(nullptr,
+                         std::memory_order_relaxed);  // not removable until the consumer drains it
     work_unit* head = remote_.load(std::memory_order_relaxed);
     do {
       u->pool_next = head;
@@ -194,7 +195,7 @@ class single_consumer_fifo_pool final : public pool {
   }
   bool remove(work_unit* u) noexcept override {
     if (remote_.load(std::memory_order_relaxed)) drain_remote();
-    if (u->pool_holder != this) return false;
+    if (u->pool_holder.load(std::memory_order_relaxed) != this) return false;
     local_.unlink(u);
     local_size_.store(local_size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     return true;

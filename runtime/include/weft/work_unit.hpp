@@ -48,7 +48,7 @@ struct work_unit {
   // Pool hook.
   work_unit* pool_next;
   work_unit* pool_prev;
-  pool* pool_holder;
+  std::atomic<pool*> pool_holder;  // atomic: remove() may test it while another stream holds u
 
   // Runtime fields.
   void* context;                // saved fcontext_t while not running

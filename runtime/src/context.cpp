@@ -58,7 +58,7 @@ bool stream::try_prepare(work_unit* u) noexcept {
 void stream::resume_unit(work_unit* u) {
   if (!u->context && !try_prepare(u)) return;
   current_ = u;
-  u->last_stream = this;
+  u->last_stream.store(this, std::memory_order_relaxed);
   u->state.store(unit_state::running, std::memory_order_relaxed);
   switch_record rec;  // from = nullptr: the scheduler
   rec.on_stream = this;
@@ -85,7 +85,7 @@ void stream::switch_to_scheduler(switch_record& rec) {
 void stream::switch_to_unit(work_unit* target, switch_record& rec) {
   if (!target->context && !try_prepare(target)) return;
   current_ = target;
-  target->last_stream = this;
+  target->last_stream.store(this, std::memory_order_relaxed);
   target->state.store(unit_state::running, std::memory_order_relaxed);
   rec.on_stream = this;
   void* fake_stack = nullptr;

@@ -86,7 +86,7 @@ void start_primary(runtime_state& r) {
   u->flags = unit_primary;
   u->pinned_to.store(p, std::memory_order_relaxed);
   u->home.store(p->main_pool_.load(), std::memory_order_relaxed);
-  u->last_stream = p;
+  u->last_stream.store(p, std::memory_order_relaxed);
   u->stack = native_stack();
   u->state.store(unit_state::running, std::memory_order_relaxed);
   p->primary_unit_ = u;

@@ -279,7 +279,7 @@ void stream::run_unit(work_unit* u) {
   }
   if (u->kind == unit_kind::tasklet) {
     current_ = u;
-    u->last_stream = this;
+    u->last_stream.store(this, std::memory_order_relaxed);
     u->state.store(unit_state::running, std::memory_order_relaxed);
     run_callable(u);
     current_ = nullptr;

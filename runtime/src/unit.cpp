@@ -151,7 +151,7 @@ void init_unit(work_unit* u, unit_kind kind, std::uint32_t stack_size, unit_id i
   u->join_word.store(join_none, std::memory_order_relaxed);
   u->migrate_to.store(nullptr, std::memory_order_relaxed);
   u->home.store(nullptr, std::memory_order_relaxed);
-  u->last_stream = nullptr;
+  u->last_stream.store(nullptr, std::memory_order_relaxed);
   u->pinned_to.store(nullptr, std::memory_order_relaxed);
   u->local_storage = nullptr;
   u->id = id;
@@ -290,7 +290,7 @@ unit_state unit_handle::state() const noexcept {
 }
 
 execution_stream* unit_handle::last_stream() const noexcept {
-  return u_ ? u_->last_stream : nullptr;
+  return u_ ? u_->last_stream.load(std::memory_order_relaxed) : nullptr;
 }
 
 pool* unit_handle::last_pool() const noexcept {

@@ -59,11 +59,11 @@ struct work_unit {
   void* entry_arg;              // its argument, or the address of the callable
   std::exception_ptr error;     // what escaped the unit, rethrown by join
   std::atomic<std::uintptr_t> join_word;
-  std::atomic<pool*> migrate_to;             // pending migration request, applied at the next pop
-  std::atomic<pool*> home;                   // the pool it returns to when it becomes ready
-  execution_stream* last_stream;             // where it last ran
-  std::atomic<execution_stream*> pinned_to;  // runs only on this stream, or nullptr
-  void* local_storage;                       // reserved for ULT-local storage
+  std::atomic<pool*> migrate_to;               // pending migration request, applied at the next pop
+  std::atomic<pool*> home;                     // the pool it returns to when it becomes ready
+  std::atomic<execution_stream*> last_stream;  // where it last ran (read by handles anytime)
+  std::atomic<execution_stream*> pinned_to;    // runs only on this stream, or nullptr
+  void* local_storage;                         // reserved for ULT-local storage
   unit_id id;
   std::uint32_t stack_size;  // requested stack bytes (ULTs)
   std::atomic<unit_state> state;

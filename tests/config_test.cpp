@@ -98,7 +98,8 @@ TEST_F(ConfigTest, StackSize) {
   EXPECT_EQ(from_env("WEFT_STACK_SIZE", "1M").stack_size, 1024u * 1024);
   EXPECT_EQ(from_env("WEFT_STACK_SIZE", "2m").stack_size, 2u * 1024 * 1024);
   EXPECT_EQ(from_env("WEFT_STACK_SIZE", " 128K ").stack_size, 128u * 1024);
-  for (const char* bad : {"", "K", "abc", "0", "-5", "12Q", "1.5K", "64KB", "K64", "99999999999999999999"}) {
+  for (const char* bad :
+       {"", "K", "abc", "0", "-5", "12Q", "1.5K", "64KB", "K64", "99999999999999999999"}) {
     expect_malformed("WEFT_STACK_SIZE", bad);
   }
 }
@@ -111,7 +112,8 @@ TEST_F(ConfigTest, StackSizeFromEnvironmentIsUsed) {
   std::size_t sum = 0;
   weft::ult::create([&] {
     volatile unsigned char big[160 * 1024];
-    for (std::size_t i = 0; i < sizeof big; i += 512) big[i] = static_cast<unsigned char>(1 + (i >> 9));
+    for (std::size_t i = 0; i < sizeof big; i += 512)
+      big[i] = static_cast<unsigned char>(1 + (i >> 9));
     for (std::size_t i = 0; i < sizeof big; i += 512) sum += big[i];
   }).join();
   EXPECT_GT(sum, 0u);
@@ -174,14 +176,16 @@ TEST_F(ConfigTest, EventFreq) {
   EXPECT_EQ(from_env("WEFT_EVENT_FREQ", "1").event_freq, 1u);
   EXPECT_EQ(from_env("WEFT_EVENT_FREQ", "16").event_freq, 16u);
   EXPECT_EQ(from_env("WEFT_EVENT_FREQ", "1048576").event_freq, 1048576u);
-  for (const char* bad : {"", "0", "-3", "x", "16x", "1048577"}) expect_malformed("WEFT_EVENT_FREQ", bad);
+  for (const char* bad : {"", "0", "-3", "x", "16x", "1048577"})
+    expect_malformed("WEFT_EVENT_FREQ", bad);
 }
 
 TEST_F(ConfigTest, IdleSpin) {
   EXPECT_EQ(from_env("WEFT_IDLE_SPIN", "0").idle_spin, 0u);
   EXPECT_EQ(from_env("WEFT_IDLE_SPIN", "100").idle_spin, 100u);
   EXPECT_EQ(from_env("WEFT_IDLE_SPIN", "16777216").idle_spin, 16777216u);
-  for (const char* bad : {"", "-1", "abc", "1e3", "16777217"}) expect_malformed("WEFT_IDLE_SPIN", bad);
+  for (const char* bad : {"", "-1", "abc", "1e3", "16777217"})
+    expect_malformed("WEFT_IDLE_SPIN", bad);
 }
 
 TEST_F(ConfigTest, EventFreqAndIdleSpinReachTheSchedulers) {
@@ -192,17 +196,20 @@ TEST_F(ConfigTest, EventFreqAndIdleSpinReachTheSchedulers) {
   EXPECT_EQ(weft::current_config().idle_spin, 0u);
   std::atomic<int> ran{0};
   std::vector<weft::ult> us;
-  for (int i = 0; i < 100; ++i) us.push_back(weft::ult::create_on(*weft::execution_stream::by_rank(i % 2), [&] {
-    weft::this_unit::yield();
-    ran++;
-  }));
+  for (int i = 0; i < 100; ++i)
+    us.push_back(weft::ult::create_on(*weft::execution_stream::by_rank(i % 2), [&] {
+      weft::this_unit::yield();
+      ran++;
+    }));
   for (auto& u : us) u.join();
   EXPECT_EQ(ran.load(), 100);
 }
 
 TEST_F(ConfigTest, PrintConfig) {
-  for (const char* yes : {"1", "true", "yes", "on"}) EXPECT_TRUE(from_env("WEFT_PRINT_CONFIG", yes).print) << yes;
-  for (const char* no : {"0", "false", "no", "off"}) EXPECT_FALSE(from_env("WEFT_PRINT_CONFIG", no).print) << no;
+  for (const char* yes : {"1", "true", "yes", "on"})
+    EXPECT_TRUE(from_env("WEFT_PRINT_CONFIG", yes).print) << yes;
+  for (const char* no : {"0", "false", "no", "off"})
+    EXPECT_FALSE(from_env("WEFT_PRINT_CONFIG", no).print) << no;
   for (const char* bad : {"", "maybe", "2", "Y"}) expect_malformed("WEFT_PRINT_CONFIG", bad);
 }
 
@@ -215,7 +222,8 @@ TEST_F(ConfigTest, Validate) {
   EXPECT_EQ(invalid([](weft::config& c) { c.num_streams = -1; }), weft::errc::invalid_config);
   EXPECT_EQ(invalid([](weft::config& c) { c.num_streams = 4097; }), weft::errc::invalid_config);
   EXPECT_EQ(invalid([](weft::config& c) { c.stack_size = 100; }), weft::errc::invalid_config);
-  EXPECT_EQ(invalid([](weft::config& c) { c.stack_size = (std::size_t{1} << 30) + 1; }), weft::errc::invalid_config);
+  EXPECT_EQ(invalid([](weft::config& c) { c.stack_size = (std::size_t{1} << 30) + 1; }),
+            weft::errc::invalid_config);
   EXPECT_EQ(invalid([](weft::config& c) { c.event_freq = 0; }), weft::errc::invalid_config);
   EXPECT_EQ(invalid([](weft::config& c) { c.scheduler.clear(); }), weft::errc::invalid_config);
   EXPECT_EQ(invalid([](weft::config& c) {
@@ -270,9 +278,10 @@ TEST_F(ConfigTest, ParsePlaceLists) {
 }
 
 TEST_F(ConfigTest, ParseMalformed) {
-  for (const char* bad : {"", " ", "{", "}", "{0,1", "0,1}", "{0},", ",0", "0:", "0:0", "0::2", "{}",
-                          "{,}", "a", "{a}", "1,,2", "-1", "{-1}", "{0}:2:-3", "70000", "{0}{1}",
-                          "0:2:2:2", "NONE", "none,compact", "{0:0}"}) {
+  for (const char* bad :
+       {"",         " ",     "{",      "}",       "{0,1", "0,1}",         "{0},", ",0", "0:",
+        "0:0",      "0::2",  "{}",     "{,}",     "a",    "{a}",          "1,,2", "-1", "{-1}",
+        "{0}:2:-3", "70000", "{0}{1}", "0:2:2:2", "NONE", "none,compact", "{0:0}"}) {
     SCOPED_TRACE(std::string("'") + bad + "'");
     try {
       auto p = weft::affinity_policy::parse(bad, "my_origin");
@@ -315,8 +324,8 @@ TEST_F(ConfigTest, ParseSize) {
   EXPECT_EQ(weft::parse_size("2M", "x"), 2u * 1024 * 1024);
   EXPECT_EQ(weft::parse_size("1G", "x"), std::size_t{1} << 30);
   EXPECT_EQ(weft::parse_size("  8k ", "x"), 8192u);
-  for (const char* bad : {"", " ", "K", "M", "0", "0K", "-1", "-1K", "1.5K", "12KB", "1 K", "x1", "1T",
-                          "99999999999999999999", "18014398509481984K"}) {
+  for (const char* bad : {"", " ", "K", "M", "0", "0K", "-1", "-1K", "1.5K", "12KB", "1 K", "x1",
+                          "1T", "99999999999999999999", "18014398509481984K"}) {
     SCOPED_TRACE(std::string("'") + bad + "'");
     const std::string what = what_of([&] { weft::parse_size(bad, "SIZE_ORIGIN"); });
     EXPECT_EQ(errc_of([&] { weft::parse_size(bad, "SIZE_ORIGIN"); }), weft::errc::invalid_config);
@@ -394,7 +403,8 @@ TEST_P(AffinityTest, ScatterBindsEveryStream) {
     seen.push_back(cpus.front());
   }
   // The first min(streams, CPUs) streams get distinct CPUs.
-  const std::size_t distinct = std::min<std::size_t>(static_cast<std::size_t>(streams()), allowed.size());
+  const std::size_t distinct =
+      std::min<std::size_t>(static_cast<std::size_t>(streams()), allowed.size());
   std::vector<int> first(seen.begin(), seen.begin() + static_cast<std::ptrdiff_t>(distinct));
   std::sort(first.begin(), first.end());
   EXPECT_EQ(std::unique(first.begin(), first.end()), first.end());

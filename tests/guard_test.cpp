@@ -30,7 +30,8 @@ volatile int never = -1;
 void overflow_in_ult(int streams, int rank, std::size_t stack) {
   clean_weft_env env;
   weft::runtime rt(test_config(streams));
-  weft::ult::create_on(*weft::execution_stream::by_rank(rank), [] { recurse(0); }, weft::ult_attributes{stack})
+  weft::ult::create_on(
+      *weft::execution_stream::by_rank(rank), [] { recurse(0); }, weft::ult_attributes{stack})
       .join();
 }
 
@@ -50,7 +51,8 @@ class GuardPageDeathTest : public ::testing::TestWithParam<int> {
 INSTANTIATE_TEST_SUITE_P(, GuardPageDeathTest, ::testing::Values(1, 2, 4), streams_param_name);
 
 TEST_P(GuardPageDeathTest, OverflowOnThePrimaryStream) {
-  EXPECT_EXIT(overflow_in_ult(GetParam(), 0, 0), ::testing::KilledBySignal(SIGABRT), "stack overflow in ULT");
+  EXPECT_EXIT(overflow_in_ult(GetParam(), 0, 0), ::testing::KilledBySignal(SIGABRT),
+              "stack overflow in ULT");
 }
 
 TEST_P(GuardPageDeathTest, OverflowOnTheLastStream) {
@@ -59,7 +61,8 @@ TEST_P(GuardPageDeathTest, OverflowOnTheLastStream) {
 }
 
 TEST_P(GuardPageDeathTest, OverflowOfALargeStack) {
-  EXPECT_EXIT(overflow_in_ult(GetParam(), GetParam() - 1, 256 * 1024), ::testing::KilledBySignal(SIGABRT),
+  EXPECT_EXIT(overflow_in_ult(GetParam(), GetParam() - 1, 256 * 1024),
+              ::testing::KilledBySignal(SIGABRT),
               "stack overflow in ULT [0-9]+ \\(stack of 262144 bytes");
 }
 
@@ -72,12 +75,16 @@ TEST(GuardPage, ADeepButSufficientStackIsFine) {
   clean_weft_env env;
   weft::runtime rt(test_config(2));
   int sum = 0;
-  weft::ult::create(weft::execution_stream::primary().main_pool(), [&] {
-    // ~100 frames of ~1 KiB in a 256 KiB stack.
-    never = 100;
-    sum = recurse(0);
-    never = -1;
-  }, weft::ult_attributes{256 * 1024}).join();
+  weft::ult::create(
+      weft::execution_stream::primary().main_pool(),
+      [&] {
+        // ~100 frames of ~1 KiB in a 256 KiB stack.
+        never = 100;
+        sum = recurse(0);
+        never = -1;
+      },
+      weft::ult_attributes{256 * 1024})
+      .join();
   EXPECT_NE(sum, -12345);
 }
 

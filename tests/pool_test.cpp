@@ -11,14 +11,30 @@ using namespace std::chrono_literals;
 
 const char* mode_name(weft::access_mode m) {
   switch (m) {
-    case weft::access_mode::priv: return "priv";
-    case weft::access_mode::spsc: return "spsc";
-    case weft::access_mode::mpsc: return "mpsc";
-    case weft::access_mode::spmc: return "spmc";
-    case weft::access_mode::mpmc: return "mpmc";
+    case weft::access_mode::priv:
+      return "priv";
+    case weft::access_mode::spsc:
+      return "spsc";
+    case weft::access_mode::mpsc:
+      return "mpsc";
+    case weft::access_mode::spmc:
+      return "spmc";
+    case weft::access_mode::mpmc:
+      return "mpmc";
   }
   return "?";
 }
+
+}  // namespace
+
+namespace weft {
+// Readable parameter names in gtest (and ctest) output.
+inline void PrintTo(access_mode m, std::ostream* os) {
+  *os << mode_name(m);
+}
+}  // namespace weft
+
+namespace {
 
 /// Descriptors for pool-level tests: pools touch only the hook fields, so plain zeroed
 /// work_units are enough (no runtime is needed).
@@ -38,11 +54,16 @@ INSTANTIATE_TEST_SUITE_P(, FifoPoolTest,
 
 TEST(AccessMode, Predicates) {
   using weft::access_mode;
-  static_assert(weft::single_producer(access_mode::priv) && weft::single_consumer(access_mode::priv));
-  static_assert(weft::single_producer(access_mode::spsc) && weft::single_consumer(access_mode::spsc));
-  static_assert(!weft::single_producer(access_mode::mpsc) && weft::single_consumer(access_mode::mpsc));
-  static_assert(weft::single_producer(access_mode::spmc) && !weft::single_consumer(access_mode::spmc));
-  static_assert(!weft::single_producer(access_mode::mpmc) && !weft::single_consumer(access_mode::mpmc));
+  static_assert(weft::single_producer(access_mode::priv) &&
+                weft::single_consumer(access_mode::priv));
+  static_assert(weft::single_producer(access_mode::spsc) &&
+                weft::single_consumer(access_mode::spsc));
+  static_assert(!weft::single_producer(access_mode::mpsc) &&
+                weft::single_consumer(access_mode::mpsc));
+  static_assert(weft::single_producer(access_mode::spmc) &&
+                !weft::single_consumer(access_mode::spmc));
+  static_assert(!weft::single_producer(access_mode::mpmc) &&
+                !weft::single_consumer(access_mode::mpmc));
   SUCCEED();
 }
 
@@ -51,6 +72,7 @@ TEST_P(FifoPoolTest, FifoOrderAndSize) {
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->access(), GetParam());
   EXPECT_EQ(p->producer(), nullptr);
+  EXPECT_EQ(p->consumer(), nullptr);
   EXPECT_EQ(p->attached_schedulers(), 0);
   EXPECT_TRUE(p->empty());
   EXPECT_EQ(p->size(), 0u);
@@ -120,7 +142,8 @@ TEST_P(FifoPoolTest, PopWaitReturnsAQueuedUnitAtOnce) {
 
 TEST_P(FifoPoolTest, PopWaitIsWokenByAPush) {
   if (GetParam() == weft::access_mode::priv) {
-    GTEST_SKIP() << "a private pool is pushed only by its own stream: nothing can arrive while it waits";
+    GTEST_SKIP()
+        << "a private pool is pushed only by its own stream: nothing can arrive while it waits";
   }
   auto p = weft::make_fifo_pool(GetParam());
   fake_units u(3);
@@ -174,7 +197,8 @@ TEST_P(FifoPoolTest, ConcurrentProducersAndConsumers) {
 }
 
 TEST_P(FifoPoolTest, SingleProducerKeepsOrderUnderAConcurrentConsumer) {
-  if (GetParam() == weft::access_mode::priv) GTEST_SKIP() << "no concurrency allowed on a private pool";
+  if (GetParam() == weft::access_mode::priv)
+    GTEST_SKIP() << "no concurrency allowed on a private pool";
   const std::size_t n = scaled(50000, 5000);
   auto p = weft::make_fifo_pool(GetParam());
   fake_units u(n);
@@ -247,7 +271,8 @@ WEFT_INSTANTIATE_STREAMS(PoolRuntimeTest);
 
 TEST_P(PoolRuntimeTest, UserPoolOnANewStream) {
   auto lifo = std::make_shared<lifo_pool>();
-  scoped_stream s(std::make_unique<weft::basic_scheduler>(std::vector<std::shared_ptr<weft::pool>>{lifo}));
+  scoped_stream s(
+      std::make_unique<weft::basic_scheduler>(std::vector<std::shared_ptr<weft::pool>>{lifo}));
   EXPECT_EQ(&s->main_pool(), lifo.get());
   EXPECT_EQ(lifo->attached_schedulers(), 1);
   std::atomic<int> ran{0}, wrong_stream{0};
@@ -272,7 +297,8 @@ TEST_P(PoolRuntimeTest, UserPoolOnANewStream) {
 
 TEST_P(PoolRuntimeTest, UserPoolLifoOrder) {
   auto lifo = std::make_shared<lifo_pool>();
-  scoped_stream s(std::make_unique<weft::basic_scheduler>(std::vector<std::shared_ptr<weft::pool>>{lifo}));
+  scoped_stream s(
+      std::make_unique<weft::basic_scheduler>(std::vector<std::shared_ptr<weft::pool>>{lifo}));
   std::vector<std::string> log;
   // The parent pushes A, B, C on the stream itself, then blocks in join: LIFO runs C, B, A.
   weft::ult::create_on(*s, [&] {
@@ -290,7 +316,8 @@ TEST_P(PoolRuntimeTest, UserPoolWithoutRemoveStillMigrates) {
   // migrate_to of a ULT queued in a pool that cannot remove falls back to applying the request
   // when the ULT is popped.
   auto lifo = std::make_shared<lifo_pool>();
-  scoped_stream s(std::make_unique<weft::basic_scheduler>(std::vector<std::shared_ptr<weft::pool>>{lifo}));
+  scoped_stream s(
+      std::make_unique<weft::basic_scheduler>(std::vector<std::shared_ptr<weft::pool>>{lifo}));
   spin_gate gate;
   weft::ult g = weft::ult::create(*lifo, [&] { gate.hold(); });
   ASSERT_TRUE(wait_until([&] { return g.state() == weft::unit_state::running; }));
@@ -312,6 +339,12 @@ TEST_P(PoolRuntimeTest, EveryModeAsAStreamPool) {
     if (weft::single_producer(mode)) {
       EXPECT_EQ(p->producer(), &*s) << "the first stream using it becomes its producer";
     }
+    if (weft::single_consumer(mode)) {
+      EXPECT_EQ(p->consumer(), &*s) << "the stream serving it is its consumer";
+    } else {
+      EXPECT_EQ(p->consumer(), nullptr);
+    }
+    EXPECT_EQ(p->attached_schedulers(), 1);
     std::atomic<int> ran{0}, wrong{0};
     std::vector<weft::ult> us;
     std::vector<weft::tasklet> ts;
@@ -342,6 +375,32 @@ TEST_P(PoolRuntimeTest, EveryModeAsAStreamPool) {
   }
 }
 
+TEST_P(PoolRuntimeTest, SizeMayBeReadFromAnyThread) {
+  // pool.hpp: size() may be called from any thread (and may be stale), whatever the mode.
+  for (auto mode : {weft::access_mode::priv, weft::access_mode::spsc, weft::access_mode::mpsc,
+                    weft::access_mode::spmc, weft::access_mode::mpmc}) {
+    SCOPED_TRACE(mode_name(mode));
+    auto p = weft::make_fifo_pool(mode);
+    scoped_stream s(std::make_unique<weft::basic_scheduler>(std::vector{p}));
+    std::atomic<bool> done{false};
+    std::size_t max_seen = 0;
+    std::thread reader([&] {
+      while (!done.load()) max_seen = std::max(max_seen, p->size());
+    });
+    std::vector<weft::ult> us;
+    for (int i = 0; i < 50; ++i) {
+      us.push_back(weft::ult::create(*p, [] {
+        for (int j = 0; j < 20; ++j) weft::this_unit::yield();
+      }));
+    }
+    for (auto& u : us) u.join();
+    done = true;
+    reader.join();
+    (void)max_seen;  // a concurrent reading may be stale: nothing to assert about it
+    EXPECT_EQ(p->size(), 0u);
+  }
+}
+
 TEST_P(PoolRuntimeTest, ExplicitProducer) {
   // An spsc pool whose producer is named up front as the primary: the primary pushes directly,
   // the new stream consumes.
@@ -352,9 +411,10 @@ TEST_P(PoolRuntimeTest, ExplicitProducer) {
   EXPECT_EQ(p->producer(), &weft::execution_stream::primary());
   std::atomic<int> ran{0};
   std::vector<weft::tasklet> ts;
-  for (int i = 0; i < 200; ++i) ts.push_back(weft::tasklet::create(*p, [&] {
-    if (weft::this_unit::stream() == &*s) ran++;
-  }));
+  for (int i = 0; i < 200; ++i)
+    ts.push_back(weft::tasklet::create(*p, [&] {
+      if (weft::this_unit::stream() == &*s) ran++;
+    }));
   for (auto& t : ts) t.join();
   EXPECT_EQ(ran.load(), 200);
 }
@@ -366,10 +426,11 @@ TEST_P(PoolRuntimeTest, SchedulerOverSeveralPoolsDrainsThemAll) {
   EXPECT_EQ(&s->main_pool(), high.get());
   std::atomic<int> ran{0};
   std::vector<weft::ult> us;
-  for (int i = 0; i < 100; ++i) us.push_back(weft::ult::create(i % 2 ? *high : *low, [&] {
-    weft::this_unit::yield();
-    ran++;
-  }));
+  for (int i = 0; i < 100; ++i)
+    us.push_back(weft::ult::create(i % 2 ? *high : *low, [&] {
+      weft::this_unit::yield();
+      ran++;
+    }));
   for (auto& u : us) u.join();
   EXPECT_EQ(ran.load(), 100);
   // First pool first: with the stream busy, queued high-priority units run before low ones.
@@ -378,8 +439,10 @@ TEST_P(PoolRuntimeTest, SchedulerOverSeveralPoolsDrainsThemAll) {
   weft::ult g = weft::ult::create(*high, [&] { gate.hold(); });
   ASSERT_TRUE(wait_until([&] { return g.state() == weft::unit_state::running; }));
   std::vector<weft::tasklet> ts;
-  for (int i = 0; i < 3; ++i) ts.push_back(weft::tasklet::create(*low, [&] { order.push_back('L'); }));
-  for (int i = 0; i < 3; ++i) ts.push_back(weft::tasklet::create(*high, [&] { order.push_back('H'); }));
+  for (int i = 0; i < 3; ++i)
+    ts.push_back(weft::tasklet::create(*low, [&] { order.push_back('L'); }));
+  for (int i = 0; i < 3; ++i)
+    ts.push_back(weft::tasklet::create(*high, [&] { order.push_back('H'); }));
   gate.open();
   g.join();
   for (auto& t : ts) t.join();

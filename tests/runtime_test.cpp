@@ -148,7 +148,8 @@ TEST_P(RuntimeTest, ReinitAfterFinalize) {
       }));
     }
     std::vector<weft::tasklet> ts;
-    for (int i = 0; i < 32; ++i) ts.push_back(weft::tasklet::create_on(stream(i % streams()), [&] { ran++; }));
+    for (int i = 0; i < 32; ++i)
+      ts.push_back(weft::tasklet::create_on(stream(i % streams()), [&] { ran++; }));
     for (auto& u : us) u.join();
     for (auto& t : ts) t.join();
     EXPECT_EQ(ran.load(), 64);
@@ -170,7 +171,8 @@ TEST_P(RuntimeTest, UnitIdsStayUniqueAcrossReinit) {
   // work_unit.hpp: unit_id is "unique over the life of the process; 0 is never used".
   std::sort(ids.begin(), ids.end());
   const auto dup = std::adjacent_find(ids.begin(), ids.end());
-  EXPECT_TRUE(dup == ids.end()) << "unit id " << *dup << " was handed out twice (in different runtimes)";
+  EXPECT_TRUE(dup == ids.end()) << "unit id " << *dup
+                                << " was handed out twice (in different runtimes)";
   EXPECT_NE(ids.front(), 0u);
 }
 
@@ -185,15 +187,17 @@ TEST_P(RuntimeTest, PrintConfigNamesEveryKey) {
   weft::print_config(out);
   const std::string text = out.str();
   for (const char* line : {"num_streams = ", "stack_size = ", "affinity = ", "scheduler = ",
-                           "event_freq = ", "idle_spin = "}) {
+                           "event_freq = ", "idle_spin = ", "print = "}) {
     EXPECT_NE(text.find(line), std::string::npos) << "missing '" << line << "' in:\n" << text;
   }
-  EXPECT_NE(text.find("num_streams = " + std::to_string(streams()) + "\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("num_streams = " + std::to_string(streams()) + "\n"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("stack_size = 65536\n"), std::string::npos) << text;
   EXPECT_NE(text.find("affinity = none\n"), std::string::npos) << text;
   EXPECT_NE(text.find("scheduler = basic\n"), std::string::npos) << text;
   EXPECT_NE(text.find("event_freq = 17\n"), std::string::npos) << text;
   EXPECT_NE(text.find("idle_spin = 33\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("print = 0\n"), std::string::npos) << text;
   EXPECT_EQ(text, weft::current_config().describe());
 }
 
@@ -203,7 +207,8 @@ TEST_F(env_test, PrintConfigNamesThePrintKey) {
   weft::runtime rt(test_config(1));
   std::ostringstream out;
   weft::print_config(out);
-  EXPECT_NE(out.str().find("print = "), std::string::npos) << "missing 'print = ' in:\n" << out.str();
+  EXPECT_NE(out.str().find("print = "), std::string::npos) << "missing 'print = ' in:\n"
+                                                           << out.str();
 }
 
 TEST_F(env_test, PrintConfigAtInitFromTheEnvironment) {

@@ -16,7 +16,9 @@ constexpr std::size_t million = 1000000;
 constexpr std::size_t batch = 4096;
 
 /// What unit i contributes to the checksum.
-inline std::uint64_t work_of(std::size_t i) { return (static_cast<std::uint64_t>(i) * 2654435761u) & 0xffff; }
+inline std::uint64_t work_of(std::size_t i) {
+  return (static_cast<std::uint64_t>(i) * 2654435761u) & 0xffff;
+}
 
 /// Creates `total` units of kind U (ult or tasklet) from one creator ULT per stream, each creating
 /// its share in batches, half in its own stream's pool and half in the next stream's, then joining
@@ -26,7 +28,8 @@ void create_and_join(int streams, std::size_t total) {
   std::vector<std::uint8_t> hits(total, 0);
   std::atomic<std::uint64_t> checksum{0};
   std::vector<weft::ult> creators;
-  const std::size_t share = (total + static_cast<std::size_t>(streams) - 1) / static_cast<std::size_t>(streams);
+  const std::size_t share =
+      (total + static_cast<std::size_t>(streams) - 1) / static_cast<std::size_t>(streams);
   for (int r = 0; r < streams; ++r) {
     const std::size_t lo = std::min(total, share * static_cast<std::size_t>(r));
     const std::size_t hi = std::min(total, lo + share);
@@ -60,9 +63,13 @@ void create_and_join(int streams, std::size_t total) {
   EXPECT_EQ(checksum.load(), expected);
 }
 
-TEST_P(StressTest, MillionUlts) { create_and_join<weft::ult>(streams(), scaled(million)); }
+TEST_P(StressTest, MillionUlts) {
+  create_and_join<weft::ult>(streams(), scaled(million));
+}
 
-TEST_P(StressTest, MillionTasklets) { create_and_join<weft::tasklet>(streams(), scaled(million)); }
+TEST_P(StressTest, MillionTasklets) {
+  create_and_join<weft::tasklet>(streams(), scaled(million));
+}
 
 TEST_P(StressTest, MillionUltsFromThePrimary) {
   // One creator, round robin over every stream, joining in batches.
@@ -73,8 +80,9 @@ TEST_P(StressTest, MillionUltsFromThePrimary) {
   for (std::size_t b = 0; b < total; b += batch) {
     const std::size_t end = std::min(total, b + batch);
     for (std::size_t i = b; i < end; ++i) {
-      units.push_back(weft::ult::create_on(stream(static_cast<int>(i % static_cast<std::size_t>(streams()))),
-                                           [&hits, i] { hits[i] += 1; }));
+      units.push_back(
+          weft::ult::create_on(stream(static_cast<int>(i % static_cast<std::size_t>(streams()))),
+                               [&hits, i] { hits[i] += 1; }));
     }
     for (auto& u : units) u.join();
     units.clear();
@@ -90,9 +98,12 @@ TEST_P(StressTest, DetachedFlood) {
   for (std::size_t i = 0; i < total; ++i) {
     auto body = [&done] { done.fetch_add(1, std::memory_order_relaxed); };
     if (i % 2) {
-      weft::ult::create_on(stream(static_cast<int>(i % static_cast<std::size_t>(streams()))), body).detach();
+      weft::ult::create_on(stream(static_cast<int>(i % static_cast<std::size_t>(streams()))), body)
+          .detach();
     } else {
-      weft::tasklet::create_on(stream(static_cast<int>(i % static_cast<std::size_t>(streams()))), body).detach();
+      weft::tasklet::create_on(stream(static_cast<int>(i % static_cast<std::size_t>(streams()))),
+                               body)
+          .detach();
     }
   }
   EXPECT_TRUE(wait_until([&] { return done.load() == total; }));
@@ -197,13 +208,79 @@ TEST_P(StressTest, MigrationByHandleWhileYielding) {
   EXPECT_GT(moves, 0);
 }
 
+TEST_P(StressTest, MigratePinnedUltsWhileTheyYield) {
+  // ULTs pinned to the last stream yield while the primary keeps asking to move them to that same
+  // stream: the pin and the requests agree, so every iteration runs there, exactly once.
+  const int ults = 16;
+  const int iterations = static_cast<int>(scaled(500, 50));
+  weft::execution_stream& t = last_stream();
+  std::atomic<long> total{0}, elsewhere{0};
+  std::vector<weft::ult> us;
+  for (int i = 0; i < ults; ++i) {
+    us.push_back(weft::ult::create([&] {  // the primary's pool: it cannot run before it is pinned
+      for (int j = 0; j < iterations; ++j) {
+        if (weft::this_unit::stream() != &t) elsewhere++;
+        total.fetch_add(1, std::memory_order_relaxed);
+        weft::this_unit::yield();
+      }
+    }));
+    us.back().pin_to(&t);
+  }
+  for (std::size_t k = 0;; ++k) {
+    bool all_done = true;
+    for (auto& u : us) all_done = all_done && u.state() == weft::unit_state::terminated;
+    if (all_done) break;
+    weft::ult& u = us[k % us.size()];
+    const auto e = errc_of([&] { u.migrate_to(t); });  // invalid_state once it has terminated
+    EXPECT_TRUE(!e || *e == weft::errc::invalid_state) << describe(e);
+    if (k % 8 == 0) weft::this_unit::yield();
+  }
+  for (auto& u : us) u.join();
+  EXPECT_EQ(total.load(), long{ults} * iterations);
+  EXPECT_EQ(elsewhere.load(), 0);
+}
+
+TEST_P(StressTest, IntrospectionWhileUltsHop) {
+  // The handle's introspection (state, last_stream, last_pool, id) may be read while the ULT
+  // runs and migrates on other streams.
+  const int ults = 16;
+  const int hops = static_cast<int>(scaled(400, 40));
+  const int n = streams();
+  std::vector<weft::ult> us;
+  std::atomic<int> finished{0};
+  for (int i = 0; i < ults; ++i) {
+    us.push_back(weft::ult::create_on(stream(i % n), [&, i] {
+      for (int j = 0; j < hops; ++j) {
+        weft::this_unit::migrate_to(stream((i + j) % n));
+        weft::this_unit::yield();
+      }
+      finished++;
+    }));
+  }
+  std::vector<weft::execution_stream*> all;
+  std::vector<weft::pool*> pools;
+  for (int r = 0; r < n; ++r) {
+    all.push_back(&stream(r));
+    pools.push_back(&stream(r).main_pool());
+  }
+  long odd = 0;
+  while (finished.load() < ults) {
+    for (auto& u : us) {
+      weft::execution_stream* ls = u.last_stream();
+      weft::pool* lp = u.last_pool();
+      (void)u.state();
+      odd += u.id() == 0;
+      odd += ls && std::find(all.begin(), all.end(), ls) == all.end();
+      odd += lp && std::find(pools.begin(), pools.end(), lp) == pools.end();
+    }
+    weft::this_unit::yield();
+  }
+  for (auto& u : us) u.join();
+  EXPECT_EQ(odd, 0);
+}
+
 TEST_P(StressTest, FanOutFanInTree) {
   // Every ULT of the tree creates its children in its own stream's pool and on the next stream.
-  if (sanitized_build()) {  // sanitizers inflate stack frames: give the recursion room
-    weft::config cfg = test_config(streams());
-    cfg.stack_size = 128 * 1024;
-    init(cfg);
-  }
   const int depth = test_scale() > 1 ? 8 : 11;
   std::atomic<long> leaves{0};
   std::function<void(int)> node = [&](int d) {

@@ -82,7 +82,8 @@ TEST_P(TaskletTest, StateAndLastStream) {
 TEST_P(TaskletTest, Detach) {
   const int n = 500;
   std::atomic<int> done{0};
-  for (int i = 0; i < n; ++i) weft::tasklet::create_on(stream(i % streams()), [&] { done++; }).detach();
+  for (int i = 0; i < n; ++i)
+    weft::tasklet::create_on(stream(i % streams()), [&] { done++; }).detach();
   EXPECT_TRUE(wait_until([&] { return done.load() == n; }));
   EXPECT_EQ(done.load(), n);
 }
@@ -91,7 +92,8 @@ TEST_P(TaskletTest, HandleDestructorJoinsAndJoinTwiceFails) {
   std::atomic<int> done{0};
   {
     std::vector<weft::tasklet> ts;
-    for (int i = 0; i < 100; ++i) ts.push_back(weft::tasklet::create_on(stream(i % streams()), [&] { done++; }));
+    for (int i = 0; i < 100; ++i)
+      ts.push_back(weft::tasklet::create_on(stream(i % streams()), [&] { done++; }));
   }
   EXPECT_EQ(done.load(), 100);
   weft::tasklet t = weft::tasklet::create([] {});
@@ -106,7 +108,8 @@ TEST_P(TaskletTest, HandleDestructorJoinsAndJoinTwiceFails) {
 
 TEST_P(TaskletTest, ExceptionsEscapeToJoin) {
   for (int r = 0; r < streams(); ++r) {
-    weft::tasklet t = weft::tasklet::create_on(stream(r), [] { throw std::logic_error("tasklet-boom"); });
+    weft::tasklet t =
+        weft::tasklet::create_on(stream(r), [] { throw std::logic_error("tasklet-boom"); });
     try {
       t.join();
       ADD_FAILURE() << "join did not rethrow";
@@ -180,7 +183,8 @@ TEST_P(TaskletTest, FailedJoinFromATaskletKeepsTheHandle) {
     joinable_after = blocker.joinable();
   }).join();
   EXPECT_TRUE(got == weft::errc::tasklet_cannot_block) << describe(got);
-  EXPECT_TRUE(joinable_after) << "the failed join released the handle: the ULT can no longer be joined";
+  EXPECT_TRUE(joinable_after)
+      << "the failed join released the handle: the ULT can no longer be joined";
   weft::resume(raw);
   if (blocker.joinable()) {
     blocker.join();
@@ -244,7 +248,8 @@ TEST_P(TaskletTest, ManyTaskletsAcrossStreams) {
   std::vector<weft::tasklet> ts;
   ts.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    ts.push_back(weft::tasklet::create_on(stream(i % streams()), [&slots, i] { slots[static_cast<std::size_t>(i)] += i + 1; }));
+    ts.push_back(weft::tasklet::create_on(
+        stream(i % streams()), [&slots, i] { slots[static_cast<std::size_t>(i)] += i + 1; }));
   }
   for (auto& t : ts) t.join();
   for (int i = 0; i < n; ++i) ASSERT_EQ(slots[static_cast<std::size_t>(i)], i + 1) << i;

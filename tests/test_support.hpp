@@ -155,18 +155,30 @@ std::string what_of(F&& f) {
 
 inline const char* errc_name(weft::errc e) {
   switch (e) {
-    case weft::errc::ok: return "ok";
-    case weft::errc::not_initialized: return "not_initialized";
-    case weft::errc::already_initialized: return "already_initialized";
-    case weft::errc::invalid_config: return "invalid_config";
-    case weft::errc::not_in_ult: return "not_in_ult";
-    case weft::errc::tasklet_cannot_block: return "tasklet_cannot_block";
-    case weft::errc::not_joinable: return "not_joinable";
-    case weft::errc::invalid_state: return "invalid_state";
-    case weft::errc::wrong_thread: return "wrong_thread";
-    case weft::errc::primary_stream: return "primary_stream";
-    case weft::errc::resource: return "resource";
-    case weft::errc::unsupported: return "unsupported";
+    case weft::errc::ok:
+      return "ok";
+    case weft::errc::not_initialized:
+      return "not_initialized";
+    case weft::errc::already_initialized:
+      return "already_initialized";
+    case weft::errc::invalid_config:
+      return "invalid_config";
+    case weft::errc::not_in_ult:
+      return "not_in_ult";
+    case weft::errc::tasklet_cannot_block:
+      return "tasklet_cannot_block";
+    case weft::errc::not_joinable:
+      return "not_joinable";
+    case weft::errc::invalid_state:
+      return "invalid_state";
+    case weft::errc::wrong_thread:
+      return "wrong_thread";
+    case weft::errc::primary_stream:
+      return "primary_stream";
+    case weft::errc::resource:
+      return "resource";
+    case weft::errc::unsupported:
+      return "unsupported";
   }
   return "?";
 }
@@ -178,12 +190,12 @@ inline std::string describe(const std::optional<weft::errc>& e) {
 }  // namespace weft_test
 
 /// Expects `stmt` to throw a weft::error whose condition is `code`.
-#define EXPECT_WEFT_ERRC(stmt, code)                                                          \
-  do {                                                                                        \
-    const auto weft_got_ = ::weft_test::errc_of([&] { stmt; });                               \
-    EXPECT_TRUE(weft_got_ == std::optional<weft::errc>(code))                                 \
-        << "`" #stmt "` gave " << ::weft_test::describe(weft_got_) << ", expected "           \
-        << ::weft_test::describe(std::optional<weft::errc>(code));                            \
+#define EXPECT_WEFT_ERRC(stmt, code)                                                \
+  do {                                                                              \
+    const auto weft_got_ = ::weft_test::errc_of([&] { stmt; });                     \
+    EXPECT_TRUE(weft_got_ == std::optional<weft::errc>(code))                       \
+        << "`" #stmt "` gave " << ::weft_test::describe(weft_got_) << ", expected " \
+        << ::weft_test::describe(std::optional<weft::errc>(code));                  \
   } while (0)
 
 namespace weft_test {
@@ -342,16 +354,15 @@ class spin_gate {
   std::atomic<bool> open_{false};
 };
 
-
 // ---------------------------------------------------------------------------------------------
 // A user-defined scheduler
 
 /// What a stats_scheduler did; shared, since the stream owns (and may destroy) the scheduler.
 struct sched_stats {
-  std::atomic<int> runs{0};           // run() entered
-  std::atomic<int> returns{0};        // run() returned
-  std::atomic<long> units_run{0};     // run_unit() calls
-  std::atomic<long> checks{0};        // check_events() calls
+  std::atomic<int> runs{0};        // run() entered
+  std::atomic<int> returns{0};     // run() returned
+  std::atomic<long> units_run{0};  // run_unit() calls
+  std::atomic<long> checks{0};     // check_events() calls
 };
 
 /// A scheduler written against the public contract only: FIFO over its pools, first pool first,
@@ -359,7 +370,8 @@ struct sched_stats {
 /// that gives the core away. It records what it does in a sched_stats.
 class stats_scheduler : public weft::scheduler {
  public:
-  stats_scheduler(std::vector<std::shared_ptr<weft::pool>> pools, std::shared_ptr<sched_stats> stats)
+  stats_scheduler(std::vector<std::shared_ptr<weft::pool>> pools,
+                  std::shared_ptr<sched_stats> stats)
       : weft::scheduler(std::move(pools)), stats_(std::move(stats)) {}
   static std::unique_ptr<stats_scheduler> with_new_pool(
       std::shared_ptr<sched_stats> stats, weft::access_mode mode = weft::access_mode::mpsc) {

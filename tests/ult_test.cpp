@@ -49,7 +49,9 @@ TEST_P(UltTest, CreateInAGivenPoolAndOnAGivenStream) {
   }
 }
 
-void add_one(void* arg) { static_cast<std::atomic<int>*>(arg)->fetch_add(1); }
+void add_one(void* arg) {
+  static_cast<std::atomic<int>*>(arg)->fetch_add(1);
+}
 
 TEST_P(UltTest, CStyleEntryPoint) {
   std::atomic<int> n{0};
@@ -59,7 +61,8 @@ TEST_P(UltTest, CStyleEntryPoint) {
     EXPECT_EQ(us.back().function(), &add_one);
     EXPECT_EQ(us.back().argument(), &n);
   }
-  us.push_back(weft::ult::create(stream(0).main_pool(), &add_one, &n, weft::ult_attributes{64 * 1024}));
+  us.push_back(
+      weft::ult::create(stream(0).main_pool(), &add_one, &n, weft::ult_attributes{64 * 1024}));
   for (auto& u : us) u.join();
   EXPECT_EQ(n.load(), streams() + 1);
   // A C++ callable has no C entry point; its argument is the stored callable.
@@ -70,8 +73,9 @@ TEST_P(UltTest, CStyleEntryPoint) {
   EXPECT_EQ(c.function(), nullptr);
   EXPECT_EQ(c.argument(), nullptr);
   // A null function is refused.
-  EXPECT_WEFT_ERRC(weft::ult::create(stream(0).main_pool(), static_cast<void (*)(void*)>(nullptr), nullptr),
-                   weft::errc::invalid_state);
+  EXPECT_WEFT_ERRC(
+      weft::ult::create(stream(0).main_pool(), static_cast<void (*)(void*)>(nullptr), nullptr),
+      weft::errc::invalid_state);
 }
 
 TEST_P(UltTest, LargeCallablesAndMoveOnlyCaptures) {
@@ -89,7 +93,9 @@ TEST_P(UltTest, LargeCallablesAndMoveOnlyCaptures) {
   std::weak_ptr<int> watch;
   auto shared = std::make_shared<int>(9);
   watch = shared;
-  weft::ult::create_on(last_stream(), [q = std::move(p), s = std::move(shared), &seen] { seen = *q + *s; }).join();
+  weft::ult::create_on(last_stream(), [q = std::move(p), s = std::move(shared), &seen] {
+    seen = *q + *s;
+  }).join();
   EXPECT_EQ(seen, 16);
   EXPECT_TRUE(watch.expired()) << "the callable is destroyed when the ULT ends";
 }
@@ -261,13 +267,6 @@ long fib(int n) {
 
 TEST_P(UltTest, RecursiveForkJoin) {
   // Spread the top-level calls over the streams; every level forks in its own stream's pool.
-  // Sanitizers inflate stack frames well beyond what the 16 KiB default stack holds for this
-  // recursion: give them room.
-  if (sanitized_build()) {
-    weft::config cfg = test_config(streams());
-    cfg.stack_size = 128 * 1024;
-    init(cfg);
-  }
   long results[4] = {};
   std::vector<weft::ult> us;
   const int n = test_scale() > 1 ? 13 : 16;
@@ -411,7 +410,8 @@ TEST_P(UltTest, YieldToFallsBackToAPlainYield) {
     }
   };
   auto nr = std::make_shared<no_remove_pool>();
-  scoped_stream ns(std::make_unique<weft::basic_scheduler>(std::vector<std::shared_ptr<weft::pool>>{nr}));
+  scoped_stream ns(
+      std::make_unique<weft::basic_scheduler>(std::vector<std::shared_ptr<weft::pool>>{nr}));
   spin_gate gate;
   weft::ult g = weft::ult::create(*nr, [&] { gate.hold(); });
   weft::ult target = weft::ult::create(*nr, [] {});
@@ -419,6 +419,18 @@ TEST_P(UltTest, YieldToFallsBackToAPlainYield) {
   gate.open();
   g.join();
   target.join();
+}
+
+TEST_P(UltTest, YieldToAUltPinnedElsewhere) {
+  std::optional<scoped_stream> holder;
+  weft::execution_stream& t = secondary_stream(streams(), holder);
+  weft::execution_stream* ran_on = nullptr;
+  // Queued in the primary's pool but pinned to t: the primary may not run it.
+  weft::ult target = weft::ult::create([&] { ran_on = weft::this_unit::stream(); });
+  target.pin_to(&t);
+  EXPECT_FALSE(weft::this_unit::yield_to(target));
+  target.join();
+  EXPECT_EQ(ran_on, &t);
 }
 
 TEST_P(UltTest, YieldToAUltInAnotherStreamsSingleConsumerPool) {
@@ -509,12 +521,16 @@ TEST_P(UltTest, SuspendResumeAcrossStreams) {
 // the only way the API offers to know that a ULT has suspended.
 TEST_P(UltTest, ResumeRightAfterObservingBlocked) {
   if (streams() < 2) GTEST_SKIP() << "needs the suspending ULT on another stream";
-  const int rounds = static_cast<int>(scaled(3000, 100));
+  const int rounds = static_cast<int>(scaled(10000, 500));
   int failures = 0;
   std::string first;
   for (int i = 0; i < rounds && failures == 0; ++i) {
-    weft::ult u = weft::ult::create_on(stream(1 + i % (streams() - 1)), [] { weft::this_unit::suspend(); });
-    while (u.state() != weft::unit_state::blocked) {
+    weft::ult u =
+        weft::ult::create_on(stream(1 + i % (streams() - 1)), [] { weft::this_unit::suspend(); });
+    // Spin (OS-level yields only: the suspending ULT runs on another stream) and resume the
+    // moment it reads as blocked.
+    for (unsigned spins = 0; u.state() != weft::unit_state::blocked; ++spins) {
+      if (spins % 4096 == 4095) std::this_thread::yield();
     }
     try {
       u.resume();
@@ -574,7 +590,8 @@ TEST_P(UltTest, ExitUnwindsAndJoinSeesANormalEnd) {
 TEST_P(UltTest, ThePrimaryCannotExitOrMigrate) {
   EXPECT_WEFT_ERRC(weft::this_unit::exit(), weft::errc::invalid_state);
   EXPECT_WEFT_ERRC(weft::this_unit::migrate_to(last_stream()), weft::errc::invalid_state);
-  EXPECT_WEFT_ERRC(weft::this_unit::migrate_to(last_stream().main_pool()), weft::errc::invalid_state);
+  EXPECT_WEFT_ERRC(weft::this_unit::migrate_to(last_stream().main_pool()),
+                   weft::errc::invalid_state);
   EXPECT_EQ(weft::this_unit::stream(), &weft::execution_stream::primary());
 }
 
@@ -614,7 +631,7 @@ TEST_P(UltTest, ExceptionsEscapeToJoin) {
       EXPECT_STREQ(e.what(), "boom");
     }
     EXPECT_FALSE(a.joinable());
-    weft::ult b = weft::ult::create_on(stream(r), [] { throw custom_error{42 }; });
+    weft::ult b = weft::ult::create_on(stream(r), [] { throw custom_error{42}; });
     try {
       b.join();
       ADD_FAILURE() << "join did not rethrow";
@@ -623,7 +640,8 @@ TEST_P(UltTest, ExceptionsEscapeToJoin) {
     }
     weft::ult c = weft::ult::create_on(stream(r), [] { throw 7; });
     EXPECT_THROW(c.join(), int);
-    weft::ult d = weft::ult::create_on(stream(r), [] { throw weft::error(weft::errc::resource, "mine"); });
+    weft::ult d =
+        weft::ult::create_on(stream(r), [] { throw weft::error(weft::errc::resource, "mine"); });
     EXPECT_WEFT_ERRC(d.join(), weft::errc::resource);
   }
   // After a failed unit, the runtime is fine.
@@ -635,7 +653,8 @@ TEST_P(UltTest, ExceptionsEscapeToJoin) {
 TEST_P(UltTest, ExceptionsWithoutAJoinerAreReported) {
   testing::internal::CaptureStderr();
   {
-    weft::ult u = weft::ult::create_on(last_stream(), [] { throw std::runtime_error("lost-in-dtor"); });
+    weft::ult u =
+        weft::ult::create_on(last_stream(), [] { throw std::runtime_error("lost-in-dtor"); });
   }
   std::atomic<bool> done{false};
   weft::ult::create_on(last_stream(), [&] {
@@ -780,7 +799,8 @@ TEST_P(UltTest, PinnedUltsUnderLoad) {
   std::vector<std::unique_ptr<scoped_stream>> extra;
   std::vector<weft::execution_stream*> targets;
   for (int i = 0; i < 2; ++i) {
-    extra.push_back(std::make_unique<scoped_stream>(std::make_unique<weft::basic_scheduler>(std::vector{shared})));
+    extra.push_back(std::make_unique<scoped_stream>(
+        std::make_unique<weft::basic_scheduler>(std::vector{shared})));
     targets.push_back(&extra.back()->get());
   }
   std::atomic<int> wrong{0}, done{0};
@@ -813,13 +833,17 @@ TEST_P(UltTest, PinnedUltsUnderLoad) {
 TEST_P(UltTest, StackSizeAttribute) {
   for (int r = 0; r < streams(); ++r) {
     std::size_t sum = 0;
-    weft::ult u = weft::ult::create_on(stream(r), [&] {
-      volatile unsigned char big[200 * 1024];
-      for (std::size_t i = 0; i < sizeof big; i += 256) big[i] = static_cast<unsigned char>(i >> 8);
-      for (std::size_t i = 0; i < sizeof big; i += 256) sum += big[i];
-      weft::this_unit::yield();  // switch away and back with a deep stack
-      sum += big[sizeof big - 256];
-    }, weft::ult_attributes{256 * 1024});
+    weft::ult u = weft::ult::create_on(
+        stream(r),
+        [&] {
+          volatile unsigned char big[200 * 1024];
+          for (std::size_t i = 0; i < sizeof big; i += 256)
+            big[i] = static_cast<unsigned char>(i >> 8);
+          for (std::size_t i = 0; i < sizeof big; i += 256) sum += big[i];
+          weft::this_unit::yield();  // switch away and back with a deep stack
+          sum += big[sizeof big - 256];
+        },
+        weft::ult_attributes{256 * 1024});
     u.join();
     EXPECT_GT(sum, 0u) << r;
   }
@@ -829,10 +853,13 @@ TEST_P(UltTest, StackSizeAttribute) {
   std::vector<weft::ult> us;
   for (int i = 0; i < 40; ++i) {
     const std::size_t size = i % 2 ? 0 : 128 * 1024;
-    us.push_back(weft::ult::create(stream(i % streams()).main_pool(), [&, size] {
-      if (size) use_96k_of_stack();
-      ok++;
-    }, weft::ult_attributes{size}));
+    us.push_back(weft::ult::create(
+        stream(i % streams()).main_pool(),
+        [&, size] {
+          if (size) use_96k_of_stack();
+          ok++;
+        },
+        weft::ult_attributes{size}));
   }
   for (auto& u : us) u.join();
   EXPECT_EQ(ok.load(), 40);

@@ -220,11 +220,11 @@ bool is_primary_unit(const work_unit* u) noexcept {
 }
 
 void check_join(work_unit* u) {
+  const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+  if (w == join_done) return;  // the common case of a fan-out; a finished unit is not the caller
   stream* s = current_stream();
   work_unit* self = s ? s->current_ : nullptr;
   if (self == u) throw error(errc::invalid_state, "weft: a work unit cannot join itself");
-  const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
-  if (w == join_done) return;
   if (w != join_none) throw error(errc::not_joinable, "weft: the unit is already being joined");
   if (self && self->kind == unit_kind::tasklet) {
     throw error(errc::tasklet_cannot_block,
@@ -233,11 +233,10 @@ void check_join(work_unit* u) {
 }
 
 void join_unit(work_unit* u) {
-  check_join(u);
-  stream* s = current_stream();
-  work_unit* self = s ? s->current_ : nullptr;
   std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
   if (w != join_done) {
+    stream* s = current_stream();
+    work_unit* self = s ? s->current_ : nullptr;
     if (self) {
       switch_record rec{self, switch_action::block, &register_joiner, u};
       s->switch_to_scheduler(rec);
@@ -264,6 +263,7 @@ void join_unit_noexcept(work_unit* u) noexcept {
     return;
   }
   try {
+    check_join(u);
     join_unit(u);
   } catch (const std::exception& e) {
     std::fprintf(stderr,

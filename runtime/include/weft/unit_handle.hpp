@@ -25,7 +25,7 @@ void submit_unit(work_unit* u, pool& p);
 /// stream's for an external thread.
 pool& default_pool();
 /// Waits for `u` to terminate (blocking a ULT, futex-waiting an external thread), frees it and
-/// rethrows what escaped it.
+/// rethrows what escaped it. The caller has passed check_join(u).
 void join_unit(work_unit* u);
 /// Throws if the caller may not join `u` (a unit joining itself; a tasklet joining a unit that
 /// has not finished).

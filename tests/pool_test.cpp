@@ -223,7 +223,7 @@ TEST_P(FifoPoolTest, SingleProducerKeepsOrderUnderAConcurrentConsumer) {
 class lifo_pool final : public weft::pool {
  public:
   explicit lifo_pool(weft::access_mode m = weft::access_mode::mpmc) : weft::pool(m) {}
-  void push(weft::work_unit* u) noexcept override {
+  void do_push(weft::work_unit* u) noexcept override {
     std::lock_guard lock(m_);
     v_.push_back(u);
     pushes_.fetch_add(1, std::memory_order_relaxed);

@@ -393,7 +393,7 @@ TEST_P(UltTest, YieldToFallsBackToAPlainYield) {
     no_remove_pool() : weft::pool(weft::access_mode::mpmc) {}
     std::mutex m;
     std::vector<weft::work_unit*> v;
-    void push(weft::work_unit* u) noexcept override {
+    void do_push(weft::work_unit* u) noexcept override {
       std::lock_guard l(m);
       v.push_back(u);
     }

@@ -57,6 +57,13 @@ bool stream::try_prepare(work_unit* u) noexcept {
 
 void stream::resume_unit(work_unit* u) {
   if (!u->context && !try_prepare(u)) return;
+  // Called from the stream's scheduler context, or from a ULT that runs a stacked scheduler. In
+  // the second case that ULT is the scheduler `u` switches back to: while `u` runs, sched_ctx_
+  // and sched_stack_ name the stacked scheduler, and the outer ones are restored afterwards.
+  work_unit* const outer = current_;
+  const fcontext outer_ctx = sched_ctx_;
+  const stack_region outer_stack = sched_stack_;
+  if (outer) sched_stack_ = outer->stack;
   current_ = u;
   u->last_stream.store(this, std::memory_order_relaxed);
   u->state.store(unit_state::running, std::memory_order_relaxed);
@@ -67,7 +74,11 @@ void stream::resume_unit(work_unit* u) {
   tsan_switch(u->stack.tsan_fiber);
   transfer t = bc::jump_fcontext(u->context, &rec);
   asan_finish_switch(fake_stack);
-  current_ = nullptr;
+  current_ = outer;
+  if (outer) {
+    sched_ctx_ = outer_ctx;
+    sched_stack_ = outer_stack;
+  }
   land(t);
 }
 

@@ -20,7 +20,7 @@ execution_stream& execution_stream::create() {
 execution_stream& execution_stream::create(std::unique_ptr<scheduler> main_scheduler) {
   detail::runtime_state& r = rt();
   if (!main_scheduler) throw error(errc::invalid_state, "weft: a stream needs a scheduler");
-  if (main_scheduler->stream_) {
+  if (main_scheduler->stream_ || main_scheduler->stacked_) {
     throw error(errc::invalid_state, "weft: the scheduler already runs on a stream");
   }
   detail::stream* s;
@@ -143,7 +143,7 @@ void execution_stream::free() {
 void execution_stream::set_main_scheduler(std::unique_ptr<scheduler> next) {
   detail::stream& s = impl(*this);
   if (!next) throw error(errc::invalid_state, "weft: set_main_scheduler needs a scheduler");
-  if (next->stream_)
+  if (next->stream_ || next->stacked_)
     throw error(errc::invalid_state, "weft: the scheduler already runs on a stream");
   if (s.state() == stream_state::terminated && !s.primary_) {
     // Not running: swap now; the pools are attached when the stream is revived.

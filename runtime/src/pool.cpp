@@ -6,7 +6,82 @@
 
 namespace weft {
 
+namespace detail {
+
+namespace {
+
+/// The park list's lock: taken only by parking streams and by pushes that found one parked.
+class park_guard {
+ public:
+  explicit park_guard(std::atomic<bool>& l) noexcept : l_(l) {
+    while (l_.exchange(true, std::memory_order_acquire)) {
+      while (l_.load(std::memory_order_relaxed)) cpu_relax();
+    }
+  }
+  ~park_guard() { l_.store(false, std::memory_order_release); }
+  park_guard(const park_guard&) = delete;
+  park_guard& operator=(const park_guard&) = delete;
+
+ private:
+  std::atomic<bool>& l_;
+};
+
+}  // namespace
+
+void pool_access::park(pool& p, park_entry& e) noexcept {
+  park_guard g(p.park_lock_);
+  e.prev = nullptr;
+  e.next = p.park_head_;
+  if (e.next) e.next->prev = &e;
+  p.park_head_ = &e;
+  e.linked = true;
+  p.parked_.fetch_add(1, std::memory_order_seq_cst);
+}
+
+void pool_access::unpark(pool& p, park_entry& e) noexcept {
+  park_guard g(p.park_lock_);
+  if (!e.linked) return;
+  (e.prev ? e.prev->next : p.park_head_) = e.next;
+  if (e.next) e.next->prev = e.prev;
+  e.linked = false;
+  p.parked_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+}  // namespace detail
+
 pool::~pool() = default;
+
+void pool::push(work_unit* u) noexcept {
+  do_push(u);
+  // A single-consumer pool's consumer is awake when it pushes, and nobody else can pop: no one to
+  // wake. (Private pools are pushed only by their owner, or under the orphan lock when no stream
+  // consumes them.)
+  if (single_consumer(mode_)) {
+    if (mode_ == access_mode::priv) return;
+    if (consumer_.load(std::memory_order_relaxed) == detail::current_stream_no_switch()) return;
+  }
+  // Dekker with stream::park: it links itself (a seq_cst RMW on parked_), fences, then reads
+  // size(); we published the unit, fence, then read parked_. One of the two sees the other.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (parked_.load(std::memory_order_relaxed) != 0) [[unlikely]]
+    wake_parked();
+}
+
+void pool::wake_parked() noexcept {
+  detail::stream* s = nullptr;
+  {
+    detail::park_guard g(park_lock_);
+    detail::park_entry* e = park_head_;
+    if (!e) return;
+    // Wake one stream per push, taking it off the list so that the next push wakes another.
+    park_head_ = e->next;
+    if (park_head_) park_head_->prev = nullptr;
+    e->linked = false;
+    parked_.fetch_sub(1, std::memory_order_relaxed);
+    s = e->owner;
+  }
+  s->unpark();
+}
 
 work_unit* pool::pop_wait(std::chrono::nanoseconds timeout) noexcept {
   const auto deadline = std::chrono::steady_clock::now() + timeout;

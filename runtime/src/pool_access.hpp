@@ -10,6 +10,10 @@ class pool_access {
   static std::atomic<stream*>& producer(pool& p) noexcept { return p.producer_; }
   static std::atomic<stream*>& consumer(pool& p) noexcept { return p.consumer_; }
   static std::atomic<int>& attached(pool& p) noexcept { return p.attached_; }
+  /// Links `e` into the pool's parked list (the stream parks on it).
+  static void park(pool& p, park_entry& e) noexcept;
+  /// Unlinks `e` if a pusher has not already taken it.
+  static void unpark(pool& p, park_entry& e) noexcept;
 };
 
 }  // namespace weft::detail

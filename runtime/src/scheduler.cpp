@@ -1,9 +1,12 @@
 #include "weft/scheduler.hpp"
 
+#include <sched.h>
+
 #include <map>
 #include <mutex>
 
 #include "runtime_state.hpp"
+#include "spinlock.hpp"
 #include "stream.hpp"
 #include "weft/error.hpp"
 #include "weft/schedulers/basic_scheduler.hpp"
@@ -19,16 +22,62 @@ scheduler::scheduler(std::vector<std::shared_ptr<pool>> pools) : pools_(std::mov
 
 scheduler::~scheduler() = default;
 
+namespace {
+
+/// A parked stream wakes at least this often: a safety net that turns a pool breaking the size()
+/// contract (see pool.hpp) into latency rather than a hang.
+constexpr std::chrono::milliseconds park_limit{100};
+
+}  // namespace
+
 void scheduler::run_unit(work_unit* u) {
+  if (running_stacked_) ++pops_;
   stream_->run_unit(u);
 }
 
 bool scheduler::check_events() {
-  return stream_->check_events();
+  if (!running_stacked_) return stream_->check_events(true);
+  stream_->check_events(false);
+  return has_to_stop();
 }
 
 bool scheduler::has_to_stop() const noexcept {
-  return stream_->has_to_stop();
+  if (!running_stacked_) return stream_->has_to_stop();
+  // A join of the stream is the stacking unit's business (it ends once these pools are empty).
+  if (stream_->must_leave()) return true;
+  const std::uint32_t r = stack_requests_.load(std::memory_order_acquire);
+  if (r & detail::stack_stop) return true;
+  if (budget_ != 0 && pops_ >= budget_) return true;
+  if (r & detail::stack_finish) {
+    for (const auto& p : pools_)
+      if (!p->empty()) return false;
+    return true;
+  }
+  return false;
+}
+
+bool scheduler::wait_for_work(unsigned& idle_rounds) {
+  if (running_stacked_) return true;  // the parent decides what the stream does next
+  if (idle_rounds < idle_spin()) {
+    ++idle_rounds;
+    detail::cpu_relax();
+    return false;
+  }
+  if (idle_.park) {
+    stream_->park(park_limit);
+    idle_rounds = 0;
+  } else {
+    sched_yield();
+  }
+  return false;
+}
+
+void scheduler::finish() noexcept {
+  stack_requests_.fetch_or(detail::stack_finish, std::memory_order_acq_rel);
+}
+
+void scheduler::stop() noexcept {
+  stack_requests_.fetch_or(detail::stack_stop, std::memory_order_acq_rel);
 }
 
 execution_stream& scheduler::stream() const noexcept {
@@ -40,7 +89,7 @@ unsigned scheduler::event_freq() const noexcept {
 }
 
 unsigned scheduler::idle_spin() const noexcept {
-  return detail::g_runtime->cfg.idle_spin;
+  return idle_.spin ? *idle_.spin : detail::g_runtime->cfg.idle_spin;
 }
 
 namespace {

@@ -256,8 +256,40 @@ bool stream::inbox_push(work_unit* u) noexcept {
     if (head == inbox_closed) return false;
     u->pool_next = head;
   } while (
-      !inbox_.compare_exchange_weak(head, u, std::memory_order_release, std::memory_order_relaxed));
+      !inbox_.compare_exchange_weak(head, u, std::memory_order_seq_cst, std::memory_order_relaxed));
+  // Dekker with park(): it sets parked_, then reads inbox_; we publish, then read parked_.
+  if (parked_.load(std::memory_order_seq_cst)) [[unlikely]]
+    unpark();
   return true;
+}
+
+void stream::park(std::chrono::nanoseconds limit) {
+  const auto& pools = sched_->pools();
+  if (park_entries_.size() < pools.size()) park_entries_.resize(pools.size());  // none linked
+  const std::uint32_t seen = park_seq_.load(std::memory_order_acquire);
+  parked_.store(true, std::memory_order_seq_cst);
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    park_entries_[i].owner = this;
+    pool_access::park(*pools[i], park_entries_[i]);
+  }
+  // Pairs with the fence in pool::push and the seq_cst accesses in inbox_push() and request().
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!has_work()) futex_wait(&park_seq_, seen, limit);
+  parked_.store(false, std::memory_order_relaxed);
+  for (std::size_t i = 0; i < pools.size(); ++i) pool_access::unpark(*pools[i], park_entries_[i]);
+}
+
+void stream::unpark() noexcept {
+  park_seq_.fetch_add(1, std::memory_order_release);
+  futex_wake(&park_seq_, 1);
+}
+
+bool stream::has_work() const noexcept {
+  if (inbox_.load(std::memory_order_relaxed) || pinned_head_) return true;
+  if (requests_.load(std::memory_order_relaxed)) return true;
+  for (const auto& p : sched_->pools())
+    if (!p->empty()) return true;
+  return false;
 }
 
 void stream::run_unit(work_unit* u) {
@@ -278,18 +310,19 @@ void stream::run_unit(work_unit* u) {
     }
   }
   if (u->kind == unit_kind::tasklet) {
+    work_unit* const outer = current_;  // a stacked scheduler's ULT, or nullptr
     current_ = u;
     u->last_stream.store(this, std::memory_order_relaxed);
     u->state.store(unit_state::running, std::memory_order_relaxed);
     run_callable(u);
-    current_ = nullptr;
+    current_ = outer;
     complete(u);
   } else {
     resume_unit(u);
   }
 }
 
-bool stream::check_events() {
+bool stream::check_events(bool main) {
   if (inbox_.load(std::memory_order_relaxed)) {
     work_unit* list = inbox_.exchange(nullptr, std::memory_order_acquire);
     // The inbox is a LIFO stack: reverse it so units keep their arrival order.
@@ -323,7 +356,7 @@ bool stream::check_events() {
     if (!pinned_head_) pinned_tail_ = nullptr;
     run_unit(u);
   }
-  if (requests_.load(std::memory_order_relaxed) & request_adopt) {
+  if (main && (requests_.load(std::memory_order_relaxed) & request_adopt)) {
     requests_.fetch_and(~request_adopt, std::memory_order_acq_rel);
     adopt_orphans();
   }

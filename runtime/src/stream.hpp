@@ -6,6 +6,7 @@
 #include <boost/context/detail/fcontext.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,14 @@ using fcontext = boost::context::detail::fcontext_t;
 using transfer = boost::context::detail::transfer_t;
 
 class stream;
+
+/// A parked stream's place in one pool's parked list (pool::push wakes the first one).
+struct park_entry {
+  stream* owner = nullptr;
+  park_entry* next = nullptr;
+  park_entry* prev = nullptr;
+  bool linked = false;  // under the pool's park lock
+};
 
 /// What the context that just switched away wants done with itself; carried by every jump and
 /// carried out by whoever lands (land()), once the old context is saved and no longer running.
@@ -50,6 +59,10 @@ enum stream_request : std::uint32_t {
   request_replace = 1u << 2,  // return so that the next scheduler can be installed
   request_adopt = 1u << 3,    // take over orphaned pools
 };
+
+/// Requests to a stacked scheduler (scheduler::stack_requests_).
+inline constexpr std::uint32_t stack_finish = 1u << 0;
+inline constexpr std::uint32_t stack_stop = 1u << 1;
 
 /// The calling thread's stream (nullptr on external threads). Not inlined: a ULT may migrate
 /// between kernel threads, and a TLS address computed before a switch must not be reused after it.
@@ -89,8 +102,14 @@ class stream final : public execution_stream {
 
   // --- mechanisms behind weft::scheduler ---
   void run_unit(work_unit* u);
-  bool check_events();
+  /// Delivers the inbox and runs forwarded pinned units; `main`: also applies requests that
+  /// change the main scheduler's pools (a stacked scheduler leaves those to the main one).
+  bool check_events(bool main);
   bool has_to_stop() const noexcept;
+  /// True when every scheduler on the stream must return now (stop or scheduler replacement).
+  bool must_leave() const noexcept {
+    return requests_.load(std::memory_order_acquire) & (request_stop | request_replace);
+  }
 
   // --- routing ---
   /// Adds `u` to this stream's inbox; false once the stream has closed it (terminating).
@@ -101,8 +120,20 @@ class stream final : public execution_stream {
   void start();
   /// Runs the main scheduler (and its replacements) until the stream must finish.
   void scheduler_loop();
-  /// Asks for `bits` and wakes nobody (schedulers poll).
-  void request(std::uint32_t bits) noexcept { requests_.fetch_or(bits, std::memory_order_acq_rel); }
+  /// Asks for `bits` and wakes the stream if it is parked.
+  void request(std::uint32_t bits) noexcept {
+    requests_.fetch_or(bits, std::memory_order_seq_cst);
+    if (parked_.load(std::memory_order_seq_cst)) unpark();
+  }
+
+  // --- idling (stream.cpp) ---
+  /// Sleeps until work may have arrived: a push into one of the main scheduler's pools, an inbox
+  /// delivery, a request, a due timer; at most `limit`. Called by the scheduler when idle.
+  void park(std::chrono::nanoseconds limit);
+  /// Wakes the stream from park() (or makes its next park() return at once). Any thread.
+  void unpark() noexcept;
+  /// True when the scheduler has something to do: queued units, inbox, pinned units, requests.
+  bool has_work() const noexcept;
   /// Waits until a secondary stream's thread has finished (yielding when called from a ULT).
   void wait_terminated();
   /// After the scheduler returned: closes the inbox and releases (orphans) the pools.
@@ -135,7 +166,10 @@ class stream final : public execution_stream {
   fcontext sched_ctx_ = nullptr;  // the scheduler context, saved while a unit runs
   stack_region sched_stack_;      // its stack (primary: mapped; secondary: the thread's own)
   std::atomic<work_unit*> inbox_{nullptr};
-  work_unit* pinned_head_ = nullptr;  // units pinned here, forwarded from other streams
+  std::atomic<std::uint32_t> park_seq_{0};  // futex word of park(); bumped by unpark()
+  std::atomic<bool> parked_{false};
+  std::vector<park_entry> park_entries_;  // one per pool of the main scheduler, while parked
+  work_unit* pinned_head_ = nullptr;      // units pinned here, forwarded from other streams
   work_unit* pinned_tail_ = nullptr;
 
   // caches

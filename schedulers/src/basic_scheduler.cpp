@@ -1,14 +1,13 @@
 #include "weft/schedulers/basic_scheduler.hpp"
 
-#include <sched.h>
-
-#include "spinlock.hpp"
 #include "weft/schedulers/fifo_pool.hpp"
 
 namespace weft {
 
-basic_scheduler::basic_scheduler(std::vector<std::shared_ptr<pool>> pools)
-    : scheduler(std::move(pools)) {}
+basic_scheduler::basic_scheduler(std::vector<std::shared_ptr<pool>> pools, const idle_policy& idle)
+    : scheduler(std::move(pools)) {
+  set_idle_policy(idle);
+}
 
 std::unique_ptr<basic_scheduler> basic_scheduler::with_new_pool(access_mode mode) {
   return std::make_unique<basic_scheduler>(std::vector{make_fifo_pool(mode)});
@@ -16,7 +15,6 @@ std::unique_ptr<basic_scheduler> basic_scheduler::with_new_pool(access_mode mode
 
 void basic_scheduler::run() {
   const unsigned freq = event_freq();
-  const unsigned spin = idle_spin();
   unsigned pops = 0;
   unsigned idle = 0;
   for (;;) {
@@ -34,11 +32,7 @@ void basic_scheduler::run() {
     }
     pops = 0;
     if (check_events()) return;
-    if (++idle <= spin) {
-      detail::cpu_relax();
-    } else {
-      sched_yield();
-    }
+    if (wait_for_work(idle)) return;
   }
 }
 

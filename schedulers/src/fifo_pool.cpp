@@ -51,7 +51,7 @@ class unit_list {
 class private_fifo_pool final : public pool {
  public:
   private_fifo_pool() noexcept : pool(access_mode::priv) {}
-  void push(work_unit* u) noexcept override {
+  void do_push(work_unit* u) noexcept override {
     list_.push_back(u, this);
     size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
@@ -84,7 +84,7 @@ class private_fifo_pool final : public pool {
 class shared_fifo_pool final : public pool {
  public:
   explicit shared_fifo_pool(access_mode mode) noexcept : pool(mode) {}
-  void push(work_unit* u) noexcept override {
+  void do_push(work_unit* u) noexcept override {
     bool wake;
     {
       std::lock_guard lock(lock_);
@@ -150,7 +150,7 @@ class shared_fifo_pool final : public pool {
 class single_consumer_fifo_pool final : public pool {
  public:
   explicit single_consumer_fifo_pool(access_mode mode) noexcept : pool(mode) {}
-  void push(work_unit* u) noexcept override {
+  void do_push(work_unit* u) noexcept override {
     detail::stream* consumer = detail::pool_access::consumer(*this).load(std::memory_order_relaxed);
     if (consumer && consumer == detail::current_stream_no_switch()) {
       local_.push_back(u, this);

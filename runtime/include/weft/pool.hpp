@@ -13,6 +13,7 @@ namespace weft {
 namespace detail {
 class stream;
 class pool_access;
+struct park_entry;
 }  // namespace detail
 
 /// Which streams may push and pop concurrently. It is a promise made by whoever builds the
@@ -43,6 +44,12 @@ constexpr bool single_consumer(access_mode m) noexcept {
 /// and with one pop; `spmc` and `mpmc` likewise with many pops. `size()` may be called from any
 /// thread and may be stale. None of the operations may block, allocate on the fast path or throw,
 /// except `pop_wait`, which may sleep up to its timeout.
+///
+/// `push` is not virtual (the std::pmr::memory_resource pattern): implementations provide
+/// do_push(), and the base class adds what every pool owes the runtime, waking a stream that
+/// parked waiting for work in this pool. An implementation therefore needs no wake-up logic of
+/// its own; `size()` must count a pushed unit by the time do_push() returns, since a parking
+/// stream decides to sleep by reading it.
 class pool {
  public:
   explicit pool(access_mode mode) noexcept : mode_(mode) {}
@@ -50,8 +57,10 @@ class pool {
   pool(const pool&) = delete;
   pool& operator=(const pool&) = delete;
 
-  /// Adds a ready unit. Called by the runtime and by schedulers.
-  virtual void push(work_unit* u) noexcept = 0;
+  /// Adds a ready unit (do_push), then wakes one stream parked on this pool, if any. Called by the
+  /// runtime and by schedulers, honouring the access mode. Costs a fence only for pushes that a
+  /// parked stream could be waiting for (not from a single-consumer pool's own consumer).
+  void push(work_unit* u) noexcept;
   /// Takes a unit, or returns nullptr when the pool is empty.
   virtual work_unit* pop() noexcept = 0;
   /// Like pop(), but waits up to `timeout` for a push when empty. The default polls with backoff;
@@ -78,9 +87,20 @@ class pool {
   /// Number of schedulers currently using this pool.
   int attached_schedulers() const noexcept { return attached_.load(std::memory_order_acquire); }
 
+ protected:
+  /// Adds a ready unit; what push() does before the wake-up. Same races as the mode allows push.
+  virtual void do_push(work_unit* u) noexcept = 0;
+
  private:
   friend class detail::pool_access;
+  void wake_parked() noexcept;
+
   access_mode mode_;
+  // Streams parked on this pool (see stream::park): an intrusive list under park_lock_, and its
+  // length, which push() reads after a fence.
+  std::atomic<std::uint32_t> parked_{0};
+  std::atomic<bool> park_lock_{false};
+  detail::park_entry* park_head_ = nullptr;
   std::atomic<detail::stream*> producer_{nullptr};  // single-producer modes
   std::atomic<detail::stream*> consumer_{nullptr};  // single-consumer modes
   std::atomic<int> attached_{0};

@@ -1,8 +1,10 @@
 // The scheduler interface: the policy that decides what an execution stream runs next.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +18,17 @@ namespace detail {
 class stream;
 }
 
+/// What a scheduler's stream does when a round over every pool found nothing: poll `spin` more
+/// rounds (with a pause instruction), then give the core away, either by parking (sleeping until
+/// work is pushed into one of its pools, a unit is forwarded to the stream, a request or a timer
+/// is due) or, with `park = false`, by sched_yield() between further rounds.
+struct idle_policy {
+  /// Busy rounds before giving the core away; unset means config::idle_spin (WEFT_IDLE_SPIN).
+  std::optional<unsigned> spin;
+  /// Park (true) or keep polling with sched_yield (false).
+  bool park = true;
+};
+
 /// A scheduler is a loop that pops work units from its pools and runs them. Users derive from it
 /// and implement run(); the protected members are the runtime's mechanisms, valid only inside
 /// run() on the stream that runs the scheduler.
@@ -26,8 +39,12 @@ class stream;
 ///    delivers wake-ups addressed to this stream, applies requests (stop, join, scheduler
 ///    replacement, pools handed over from stopped streams) and may change pools();
 ///  - return as soon as check_events() (or has_to_stop()) says so. Units left in the pools are not
-///    lost: the runtime hands them on (to the next scheduler or to other streams).
-/// A scheduler runs on one stream at a time; it is owned by that stream while installed.
+///    lost: the runtime hands them on (to the next scheduler or to other streams);
+///  - when a round over every pool found nothing, call check_events() and then wait_for_work(),
+///    and return if it says so (it does when the scheduler runs stacked: the parent takes over).
+/// A scheduler runs on one stream at a time; it is owned by that stream while installed as its
+/// main scheduler, or by the work unit that runs it stacked (push_scheduler in stacking.hpp).
+/// Schedulers that keep this contract can be main schedulers and stacked ones alike.
 class scheduler {
  public:
   /// A scheduler over `pools`, in priority order as the policy sees fit. At least one pool.
@@ -44,6 +61,23 @@ class scheduler {
   /// The pools this scheduler serves. Changes only inside check_events().
   const std::vector<std::shared_ptr<pool>>& pools() const noexcept { return pools_; }
 
+  /// Sets what the stream does when idle. Call before the scheduler runs (or from run()).
+  void set_idle_policy(const idle_policy& p) noexcept { idle_ = p; }
+  /// The idle policy.
+  const idle_policy& idle() const noexcept { return idle_; }
+
+  // --- stacking (a scheduler run as a work unit of another scheduler's pool) ---
+  /// True once the scheduler was given to push_scheduler().
+  bool stacked() const noexcept { return stacked_; }
+  /// Pops a stacked scheduler may run before it hands control back to its parent (0: no limit,
+  /// it returns only when idle or asked to). Default 64.
+  void set_stack_budget(unsigned pops) noexcept { budget_ = pops; }
+  /// Asks a stacked scheduler to end for good once its pools are empty. Any thread.
+  void finish() noexcept;
+  /// Asks a stacked scheduler to end for good at its next check; units left in its pools go to
+  /// the main scheduler of the stream it ran on. Any thread.
+  void stop() noexcept;
+
  protected:
   /// Runs `u` until it yields, blocks or terminates (tasklets: to completion).
   void run_unit(work_unit* u);
@@ -56,14 +90,28 @@ class scheduler {
   execution_stream& stream() const noexcept;
   /// How many pops may pass between two check_events() calls (WEFT_EVENT_FREQ).
   unsigned event_freq() const noexcept;
-  /// Spin iterations before an idle loop should give its core away (WEFT_IDLE_SPIN).
+  /// Spin iterations before an idle loop should give its core away (idle().spin, else
+  /// WEFT_IDLE_SPIN).
   unsigned idle_spin() const noexcept;
+  /// Call after a round over every pool found nothing and check_events() returned false.
+  /// `idle_rounds` counts such rounds in a row (reset it to 0 after running a unit): the first
+  /// idle_spin() rounds only pause; then the stream parks or yields its core per idle(). Returns
+  /// true when run() must return now (a stacked scheduler hands control back to its parent).
+  bool wait_for_work(unsigned& idle_rounds);
 
  private:
   friend class detail::stream;
   friend class execution_stream;
+  friend struct detail_stacking;
   std::vector<std::shared_ptr<pool>> pools_;
   detail::stream* stream_ = nullptr;
+  idle_policy idle_;
+  // Stacking state: set while run() runs stacked; requests from any thread.
+  bool stacked_ = false;
+  bool running_stacked_ = false;
+  unsigned budget_ = 64;
+  unsigned pops_ = 0;  // run_unit calls since the stacked run() was entered
+  std::atomic<std::uint32_t> stack_requests_{0};
 };
 
 /// Builds a scheduler (with its pools) for a new stream.

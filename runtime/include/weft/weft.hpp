@@ -9,6 +9,7 @@
 #include "weft/scheduler.hpp"
 #include "weft/schedulers/basic_scheduler.hpp"
 #include "weft/schedulers/fifo_pool.hpp"
+#include "weft/stacking.hpp"
 #include "weft/tasklet.hpp"
 #include "weft/this_unit.hpp"
 #include "weft/ult.hpp"

@@ -9,11 +9,13 @@
 namespace weft {
 
 /// Pops from its pools in order (the first non-empty pool wins) and runs what it finds. When all
-/// pools are empty it spins for config::idle_spin rounds, then gives its core away with
-/// sched_yield() between polls; it never sleeps.
+/// pools are empty it follows its idle policy: by default it spins for config::idle_spin rounds,
+/// then gives its core away with sched_yield() between polls and never sleeps (Argobots' BASIC);
+/// with idle_policy{.park = true} it parks instead.
 class basic_scheduler final : public scheduler {
  public:
-  explicit basic_scheduler(std::vector<std::shared_ptr<pool>> pools);
+  explicit basic_scheduler(std::vector<std::shared_ptr<pool>> pools,
+                           const idle_policy& idle = {.spin = {}, .park = false});
   /// A basic scheduler over one fresh FIFO pool of access mode `mode`.
   static std::unique_ptr<basic_scheduler> with_new_pool(access_mode mode = access_mode::mpsc);
   void run() override;

@@ -14,6 +14,7 @@
 #include "runtime_state.hpp"
 #include "sanitizer.hpp"
 #include "stream.hpp"
+#include "timer.hpp"
 #include "unit.hpp"
 #include "weft/error.hpp"
 #include "weft/scheduler.hpp"
@@ -112,6 +113,7 @@ void teardown(runtime_state* r) {
     set_current_stream(nullptr);
     delete p;
   }
+  for (timer_node* n : r->orphan_timers) release(n);
   if (r->affinity_saved) sched_setaffinity(0, sizeof r->saved_affinity, &r->saved_affinity);
   primary_alt_stack.reset();
   uninstall_overflow_handler();

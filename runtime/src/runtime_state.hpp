@@ -17,6 +17,7 @@
 namespace weft::detail {
 
 class stream;
+struct timer_node;
 
 struct runtime_state {
   config cfg;
@@ -42,6 +43,9 @@ struct runtime_state {
 
   std::mutex orphan_mutex;  // also serialises pushes into orphaned single-producer pools
   std::vector<std::shared_ptr<pool>> orphans;
+  // Timers of stopped streams, taken over by the next stream that checks its events.
+  std::vector<timer_node*> orphan_timers;  // under orphan_mutex
+  std::atomic<bool> has_orphan_timers{false};
 };
 
 /// Blocks of unit ids handed out so far; process-wide, so ids stay unique across re-inits.

@@ -191,6 +191,12 @@ void stream::shut_down_scheduling() {
   }
   pinned_tail_ = nullptr;
   std::lock_guard lock(rt().orphan_mutex);
+  if (!timers_.empty()) {
+    // ULTs in timed waits that started here must still time out: hand the deadlines on.
+    timers_.move_into(rt().orphan_timers);
+    rt().has_orphan_timers.store(true, std::memory_order_relaxed);
+    if (rt().primary && rt().primary != this) rt().primary->unpark();
+  }
   for (const auto& p : sched_->pools()) {
     if (pool_access::producer(*p).load(std::memory_order_acquire) == this) {
       pool_access::producer(*p).store(orphaned_producer, std::memory_order_release);
@@ -274,7 +280,11 @@ void stream::park(std::chrono::nanoseconds limit) {
   }
   // Pairs with the fence in pool::push and the seq_cst accesses in inbox_push() and request().
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!has_work()) futex_wait(&park_seq_, seen, limit);
+  if (!timers_.empty()) {
+    limit = std::min(limit, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                timers_.next() - std::chrono::steady_clock::now()));
+  }
+  if (limit > std::chrono::nanoseconds::zero() && !has_work()) futex_wait(&park_seq_, seen, limit);
   parked_.store(false, std::memory_order_relaxed);
   for (std::size_t i = 0; i < pools.size(); ++i) pool_access::unpark(*pools[i], park_entries_[i]);
 }
@@ -287,6 +297,7 @@ void stream::unpark() noexcept {
 bool stream::has_work() const noexcept {
   if (inbox_.load(std::memory_order_relaxed) || pinned_head_) return true;
   if (requests_.load(std::memory_order_relaxed)) return true;
+  if (rt().has_orphan_timers.load(std::memory_order_relaxed)) return true;
   for (const auto& p : sched_->pools())
     if (!p->empty()) return true;
   return false;
@@ -322,7 +333,24 @@ void stream::run_unit(work_unit* u) {
   }
 }
 
+void stream::run_timers() noexcept {
+  if (rt().has_orphan_timers.load(std::memory_order_relaxed)) [[unlikely]] {
+    std::lock_guard lock(rt().orphan_mutex);
+    auto& orphans = rt().orphan_timers;
+    std::size_t taken = 0;
+    try {
+      for (; taken < orphans.size(); ++taken) timers_.add(orphans[taken]);
+    } catch (...) {
+      // Out of memory growing our heap: the rest wait for the next check (or another stream).
+    }
+    orphans.erase(orphans.begin(), orphans.begin() + static_cast<std::ptrdiff_t>(taken));
+    if (orphans.empty()) rt().has_orphan_timers.store(false, std::memory_order_relaxed);
+  }
+  if (!timers_.empty()) timers_.fire_due(std::chrono::steady_clock::now());
+}
+
 bool stream::check_events(bool main) {
+  run_timers();
   if (inbox_.load(std::memory_order_relaxed)) {
     work_unit* list = inbox_.exchange(nullptr, std::memory_order_acquire);
     // The inbox is a LIFO stack: reverse it so units keep their arrival order.
@@ -369,6 +397,7 @@ bool stream::has_to_stop() const noexcept {
   if (r & (request_stop | request_replace)) return true;
   if (r & request_join) {
     if (inbox_.load(std::memory_order_acquire) || pinned_head_) return false;
+    if (!timers_.empty() && timers_.has_pending()) return false;  // sleepers will be ready
     for (const auto& p : sched_->pools())
       if (!p->empty()) return false;
     return true;

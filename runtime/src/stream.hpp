@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "stack.hpp"
+#include "timer.hpp"
 #include "unit_cache.hpp"
 #include "weft/execution_stream.hpp"
 
@@ -132,8 +133,11 @@ class stream final : public execution_stream {
   void park(std::chrono::nanoseconds limit);
   /// Wakes the stream from park() (or makes its next park() return at once). Any thread.
   void unpark() noexcept;
-  /// True when the scheduler has something to do: queued units, inbox, pinned units, requests.
+  /// True when the scheduler has something to do: queued units, inbox, pinned units, requests,
+  /// due timers.
   bool has_work() const noexcept;
+  /// Fires due timers, and takes over timers handed on by stopped streams.
+  void run_timers() noexcept;
   /// Waits until a secondary stream's thread has finished (yielding when called from a ULT).
   void wait_terminated();
   /// After the scheduler returned: closes the inbox and releases (orphans) the pools.
@@ -169,6 +173,7 @@ class stream final : public execution_stream {
   std::atomic<std::uint32_t> park_seq_{0};  // futex word of park(); bumped by unpark()
   std::atomic<bool> parked_{false};
   std::vector<park_entry> park_entries_;  // one per pool of the main scheduler, while parked
+  timer_heap timers_;                     // deadlines of ULTs that wait here
   work_unit* pinned_head_ = nullptr;      // units pinned here, forwarded from other streams
   work_unit* pinned_tail_ = nullptr;
 

@@ -1,6 +1,8 @@
 // Operations on the calling work unit, in the manner of std::this_thread.
 #pragma once
 
+#include <chrono>
+
 #include "weft/work_unit.hpp"
 
 namespace weft {
@@ -36,6 +38,18 @@ bool yield_to(const ult& target);
 void suspend();
 /// Ends the calling ULT now, unwinding its stack (destructors run). Joiners see a normal end.
 [[noreturn]] void exit();
+/// Blocks the calling ULT until `deadline`; its stream runs other work meanwhile (the deadline
+/// sits in the stream's timer heap, no thread per sleeper). A deadline already past yields once.
+/// On an external thread it is std::this_thread::sleep_until; a tasklet gets
+/// errc::tasklet_cannot_block. A sleeping ULT wakes no earlier than `deadline`, and no later than
+/// its stream's next scheduling point after it (timers are checked with the other events).
+void sleep_until(std::chrono::steady_clock::time_point deadline);
+/// Blocks the calling ULT for `d` at least (see sleep_until).
+template <class Rep, class Period>
+void sleep_for(std::chrono::duration<Rep, Period> d) {
+  sleep_until(std::chrono::steady_clock::now() +
+              std::chrono::ceil<std::chrono::steady_clock::duration>(d));
+}
 /// Moves the calling ULT to pool `p` and continues it there.
 void migrate_to(pool& p);
 /// Moves the calling ULT to stream `s` (its scheduler's migration pool) and continues it there.

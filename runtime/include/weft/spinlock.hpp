@@ -1,0 +1,43 @@
+// A spinlock for short critical sections, and the pause hint spinning loops use.
+#pragma once
+
+#include <atomic>
+
+namespace weft {
+
+/// Tells the core we are spinning (PAUSE on x86, YIELD on AArch64).
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+/// A test-and-test-and-set lock: one locked exchange to acquire when uncontended, a plain release
+/// store to release. Waiters spin on a load, not on the exchange, so the line is not bounced while
+/// the lock is held. Meets Lockable. Hold it for a few instructions only, and never across a
+/// blocking call: a ULT that spins here keeps its stream's core busy. weft's sync primitives keep
+/// their state under one of these and hand it to wait_queue::wait(), which releases it only once
+/// the caller is safely blocked.
+class spinlock {
+ public:
+  /// Acquires the lock, spinning while another holder has it.
+  void lock() noexcept {
+    while (locked_.exchange(true, std::memory_order_acquire)) {
+      while (locked_.load(std::memory_order_relaxed)) cpu_relax();
+    }
+  }
+  /// Acquires the lock if it is free.
+  bool try_lock() noexcept {
+    return !locked_.load(std::memory_order_relaxed) &&
+           !locked_.exchange(true, std::memory_order_acquire);
+  }
+  /// Releases the lock.
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
+}  // namespace weft

@@ -1,0 +1,118 @@
+// Wait queues: the blocking mechanism under every weft sync primitive, public so that runtimes
+// ported onto weft can build their own.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "weft/spinlock.hpp"
+#include "weft/work_unit.hpp"
+
+namespace weft {
+
+/// How a wait ended.
+enum class wait_status : std::uint8_t { notified, timed_out };
+
+class wait_queue;
+
+namespace detail {
+struct wait_access;
+}
+
+/// One party blocked in a wait_queue: a ULT (suspended; its stream runs other work meanwhile) or
+/// an external thread (asleep on a futex). It lives on the waiter's own stack during the wait.
+/// The primitive may read and write `tag` and `data` under its lock while the waiter is queued,
+/// and not after take() has picked it: from then on the waiter may return at any moment.
+class waiter {
+ public:
+  /// What the waiter waits for, in the primitive's terms (reader or writer, a count, ...).
+  std::uintptr_t tag = 0;
+  /// A hand-off slot (a channel passes a value's address here).
+  void* data = nullptr;
+
+  waiter() noexcept = default;
+  waiter(const waiter&) = delete;
+  waiter& operator=(const waiter&) = delete;
+
+ private:
+  friend class wait_queue;
+  friend struct detail::wait_access;
+  waiter* next_ = nullptr;
+  waiter* prev_ = nullptr;
+  wait_queue* queue_ = nullptr;  // while linked
+  spinlock* lock_ = nullptr;     // the lock guarding queue_
+  work_unit* unit_ = nullptr;    // the blocked ULT; nullptr for an external thread
+  std::atomic<std::uint32_t> own_state_{0};
+  std::atomic<std::uint32_t>* state_ = &own_state_;  // a timer's word when a ULT waits timed
+  bool linked_ = false;
+};
+
+/// A notified waiter, to be woken once the primitive's lock is released (waking under the lock
+/// works too, but makes the lock's hold time include a push into a pool).
+class wakeup {
+ public:
+  wakeup() noexcept = default;
+  /// True when there is somebody to wake.
+  explicit operator bool() const noexcept { return unit_ || word_; }
+  /// Makes the waiter run again: a ULT goes back to its pool (through the pool's access mode,
+  /// so a ULT of another stream's private pool travels through that stream's inbox), an external
+  /// thread is woken from its futex. At most once per wakeup; any thread.
+  void operator()() noexcept;
+
+ private:
+  friend class wait_queue;
+  work_unit* unit_ = nullptr;
+  std::atomic<std::uint32_t>* word_ = nullptr;
+};
+
+/// A FIFO of blocked waiters, guarded by a spinlock the primitive owns (one lock may guard
+/// several queues). Every member except wakeup() must be called with that lock held.
+///
+/// Fairness: waiters are taken in the order they arrived; a woken ULT is pushed to the back of
+/// its pool, so it runs after the units already queued there. A waiter whose deadline passed
+/// leaves the queue by itself (its stream's timer takes it out), never consuming a notification.
+class wait_queue {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  wait_queue() noexcept = default;
+  wait_queue(const wait_queue&) = delete;
+  wait_queue& operator=(const wait_queue&) = delete;
+
+  /// Blocks the caller, which holds `lock`, until take() picks `w`. `lock` is released once the
+  /// caller is queued and can no longer miss its wake-up; it is NOT held on return. Throws
+  /// errc::tasklet_cannot_block from a tasklet (`lock` then stays held).
+  wait_status wait(spinlock& lock, waiter& w);
+  /// Same, giving up at `deadline` (returns timed_out; a deadline already past still queues and
+  /// gives up at once, releasing the lock). ULTs time out through their stream's timer heap,
+  /// external threads through the futex timeout.
+  wait_status wait_until(spinlock& lock, waiter& w, clock::time_point deadline);
+  /// Same, with a timeout relative to now.
+  template <class Rep, class Period>
+  wait_status wait_for(spinlock& lock, waiter& w, std::chrono::duration<Rep, Period> timeout) {
+    return wait_until(lock, w, clock::now() + std::chrono::ceil<clock::duration>(timeout));
+  }
+
+  /// The first waiter that has not timed out, or nullptr. It stays queued.
+  waiter* front() noexcept;
+  /// Removes the first waiter that has not timed out and marks it notified. Returns what wakes
+  /// it (empty when the queue holds nobody). Its wait() returns `notified`.
+  wakeup take() noexcept;
+  /// True when no live waiter is queued.
+  bool empty() noexcept { return front() == nullptr; }
+  /// Queued waiters, timed-out ones not yet removed included.
+  std::size_t size() const noexcept { return size_; }
+
+ private:
+  friend struct detail::wait_access;
+  void link(waiter& w) noexcept;
+  void unlink(waiter& w) noexcept;
+
+  waiter* head_ = nullptr;
+  waiter* tail_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace weft

@@ -36,6 +36,7 @@ std::unique_ptr<alt_signal_stack> primary_alt_stack;
   asan_finish_switch(nullptr);
   stream::land(t);
   stream* s = current_stream();
+  s->current_ = nullptr;  // the primary ULT, which just switched away; we run no unit
   s->scheduler_loop();
   // finalize asked the scheduler to finish: go back to the primary ULT for good.
   work_unit* primary = s->primary_unit_;

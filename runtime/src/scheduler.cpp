@@ -2,14 +2,18 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
+#include "pool_access.hpp"
 #include "runtime_state.hpp"
 #include "spinlock.hpp"
 #include "stream.hpp"
 #include "weft/error.hpp"
 #include "weft/schedulers/basic_scheduler.hpp"
+#include "weft/schedulers/prio_scheduler.hpp"
+#include "weft/schedulers/randws_scheduler.hpp"
 
 namespace weft {
 
@@ -72,6 +76,37 @@ bool scheduler::wait_for_work(unsigned& idle_rounds) {
   return false;
 }
 
+bool scheduler::add_pool(std::shared_ptr<pool> p) {
+  if (!p) throw error(errc::invalid_config, "weft: add_pool: the pool is null");
+  if (!stream_ || detail::current_stream_no_switch() != stream_) {
+    throw error(errc::invalid_state, "weft: add_pool is only for run(), on the scheduler's stream");
+  }
+  if (std::find(pools_.begin(), pools_.end(), p) != pools_.end()) return false;
+  std::lock_guard lock(detail::rt().orphan_mutex);
+  auto& consumer = detail::pool_access::consumer(*p);
+  auto& attached = detail::pool_access::attached(*p);
+  if (single_consumer(p->access())) {
+    detail::stream* c = consumer.load(std::memory_order_acquire);
+    if (c && c != stream_ && attached.load(std::memory_order_acquire) > 0) return false;
+    consumer.store(stream_, std::memory_order_release);
+    // A stacked scheduler's ULT must then stay on this stream (see stacking.cpp).
+    if (running_stacked_ && stream_->current_)
+      stream_->current_->pinned_to.store(stream_, std::memory_order_relaxed);
+  }
+  if (single_producer(p->access())) {
+    auto& producer = detail::pool_access::producer(*p);
+    detail::stream* old = producer.load(std::memory_order_acquire);
+    if (!old || old == detail::orphaned_producer)
+      producer.store(stream_, std::memory_order_release);
+  }
+  attached.fetch_add(1, std::memory_order_acq_rel);
+  auto& orphans = detail::rt().orphans;
+  if (auto it = std::find(orphans.begin(), orphans.end(), p); it != orphans.end())
+    orphans.erase(it);
+  pools_.push_back(std::move(p));
+  return true;
+}
+
 void scheduler::finish() noexcept {
   stack_requests_.fetch_or(detail::stack_finish, std::memory_order_acq_rel);
 }
@@ -98,7 +133,13 @@ struct registry {
   std::mutex mutex;
   std::map<std::string, scheduler_factory, std::less<>> factories;
   registry() {
+    // Each stream gets its own scheduler over its own pools (see docs/schedulers.md).
     factories.emplace("basic", [] { return basic_scheduler::with_new_pool(access_mode::mpsc); });
+    factories.emplace("basic_wait",
+                      [] { return basic_wait_scheduler::with_new_pool(access_mode::mpsc); });
+    factories.emplace("prio", [] { return prio_scheduler::with_new_pools(3, access_mode::mpsc); });
+    // All of them steal from each other: one group per process (randws_group::shared()).
+    factories.emplace("randws", [] { return randws_scheduler::in_shared_group(); });
   }
 };
 

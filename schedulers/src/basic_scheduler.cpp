@@ -13,6 +13,14 @@ std::unique_ptr<basic_scheduler> basic_scheduler::with_new_pool(access_mode mode
   return std::make_unique<basic_scheduler>(std::vector{make_fifo_pool(mode)});
 }
 
+basic_wait_scheduler::basic_wait_scheduler(std::vector<std::shared_ptr<pool>> pools,
+                                           const idle_policy& idle)
+    : basic_scheduler(std::move(pools), idle) {}
+
+std::unique_ptr<basic_wait_scheduler> basic_wait_scheduler::with_new_pool(access_mode mode) {
+  return std::make_unique<basic_wait_scheduler>(std::vector{make_fifo_pool(mode)});
+}
+
 void basic_scheduler::run() {
   const unsigned freq = event_freq();
   unsigned pops = 0;

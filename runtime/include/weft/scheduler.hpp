@@ -98,6 +98,14 @@ class scheduler {
   /// idle_spin() rounds only pause; then the stream parks or yields its core per idle(). Returns
   /// true when run() must return now (a stacked scheduler hands control back to its parent).
   bool wait_for_work(unsigned& idle_rounds);
+  /// Appends `p` to pools() and attaches it to this scheduler's stream, as the runtime does when
+  /// a stream adopts an orphaned pool: it counts in attached_schedulers(), this stream becomes the
+  /// consumer of a single-consumer pool (and the producer of a single-producer one that has none),
+  /// and the pool is handed on like the others when the scheduler ends. Returns false, changing
+  /// nothing, if `p` is listed already or is a single-consumer pool another stream serves. Only
+  /// inside run(), on this scheduler's stream, and not while iterating pools(). Used by schedulers
+  /// whose set of pools grows while they run (randws finds its peers' pools this way).
+  bool add_pool(std::shared_ptr<pool> p);
 
  private:
   friend class detail::stream;

@@ -11,14 +11,27 @@ namespace weft {
 /// Pops from its pools in order (the first non-empty pool wins) and runs what it finds. When all
 /// pools are empty it follows its idle policy: by default it spins for config::idle_spin rounds,
 /// then gives its core away with sched_yield() between polls and never sleeps (Argobots' BASIC);
-/// with idle_policy{.park = true} it parks instead.
-class basic_scheduler final : public scheduler {
+/// with idle_policy{.park = true} it parks instead (that is basic_wait_scheduler).
+class basic_scheduler : public scheduler {
  public:
   explicit basic_scheduler(std::vector<std::shared_ptr<pool>> pools,
                            const idle_policy& idle = {.spin = {}, .park = false});
   /// A basic scheduler over one fresh FIFO pool of access mode `mode`.
   static std::unique_ptr<basic_scheduler> with_new_pool(access_mode mode = access_mode::mpsc);
   void run() override;
+};
+
+/// basic with a sleeping idle loop (Argobots' BASIC_WAIT; the registry's "basic_wait"): after
+/// idle().spin empty rounds (default config::idle_spin) the stream parks on a futex and costs no
+/// CPU until a unit is pushed into one of its pools, a unit is forwarded to it, or a request (join,
+/// stop, replacement) arrives; the push wakes it at once. A parked stream also wakes every 100 ms
+/// as a safety net.
+class basic_wait_scheduler final : public basic_scheduler {
+ public:
+  explicit basic_wait_scheduler(std::vector<std::shared_ptr<pool>> pools,
+                                const idle_policy& idle = {.spin = {}, .park = true});
+  /// A basic_wait scheduler over one fresh FIFO pool of access mode `mode`.
+  static std::unique_ptr<basic_wait_scheduler> with_new_pool(access_mode mode = access_mode::mpsc);
 };
 
 }  // namespace weft

@@ -1,0 +1,93 @@
+// Random work stealing: each stream owns a ws_pool, pushes locally, steals when it runs dry.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "weft/scheduler.hpp"
+#include "weft/schedulers/ws_pool.hpp"
+
+namespace weft {
+
+/// The streams that steal from each other. A randws_scheduler enlists its own pool in its group
+/// when it first runs; every member adds the pools enlisted so far to its pools() (with
+/// scheduler::add_pool) when it starts and, later, whenever the group has changed, at its next
+/// idle round. So members find each other whatever order they were created or started in, a
+/// stream parks on every member's pool (a push into any of them wakes it), and a member's pool
+/// stays served by the others after its stream has stopped or been given another scheduler.
+/// The group holds its pools weakly: a pool lives as long as some scheduler lists it.
+class randws_group {
+ public:
+  randws_group() = default;
+  randws_group(const randws_group&) = delete;
+  randws_group& operator=(const randws_group&) = delete;
+
+  /// The group of the registry's "randws" schedulers (WEFT_SCHED=randws): one per process for as
+  /// long as one of its schedulers lives; a new one after that (e.g. after finalize()).
+  static std::shared_ptr<randws_group> shared();
+
+  /// Adds `p` to the group (members find it at their next sync). Any thread.
+  void enlist(const std::shared_ptr<ws_pool>& p);
+  /// The pools enlisted and still alive.
+  std::vector<std::shared_ptr<ws_pool>> pools() const;
+  /// Bumped by every enlist().
+  std::uint64_t version() const noexcept { return version_.load(std::memory_order_acquire); }
+  /// Units the members took from each other's pools (steal_into batches, counted per unit).
+  std::uint64_t steals() const noexcept { return steals_.load(std::memory_order_relaxed); }
+
+ private:
+  friend class randws_scheduler;
+  mutable std::mutex mutex_;
+  std::vector<std::weak_ptr<ws_pool>> pools_;  // under mutex_
+  std::atomic<std::uint64_t> version_{0};
+  std::atomic<std::uint64_t> steals_{0};
+};
+
+/// Argobots' RANDWS with a work-stealing pool. pools()[0] is the scheduler's own ws_pool, the
+/// stream's main pool: units created on the stream go there (owner push, no atomic RMW). Loop:
+///  1. pop the own pool (FIFO);
+///  2. if it is empty, try every other pool once, starting at a random one: a member's ws_pool
+///     is robbed of up to half its units (at most steal_batch(); the first runs now, the rest go
+///     into the own pool), any other pool (adopted after a replacement, say) is popped;
+///  3. check_events() every event_freq() units and on every empty round; when a whole round found
+///     nothing, follow the idle policy (default: spin idle().spin rounds, then park until a push
+///     into any member's pool, an inbox delivery or a request).
+/// A unit pinned to another stream is forwarded there by the runtime when stolen, so pinning
+/// and stealing mix. Joining a randws stream waits until every pool it serves (all members'
+/// pools) is empty.
+class randws_scheduler final : public scheduler {
+ public:
+  explicit randws_scheduler(std::shared_ptr<randws_group> group,
+                            const idle_policy& idle = {.spin = {}, .park = true},
+                            std::size_t steal_batch = 32);
+  /// A scheduler over a fresh ws_pool in randws_group::shared() (the registry's "randws").
+  static std::unique_ptr<randws_scheduler> in_shared_group();
+
+  void run() override;
+
+  /// Its own pool (pools()[0]).
+  ws_pool& own_pool() const noexcept { return *own_; }
+  const std::shared_ptr<randws_group>& group() const noexcept { return group_; }
+  /// Units this scheduler took from other members' pools.
+  std::uint64_t steals() const noexcept { return steals_.load(std::memory_order_relaxed); }
+  /// Most units one steal takes.
+  std::size_t steal_batch() const noexcept { return batch_; }
+
+ private:
+  work_unit* steal();
+  void sync();
+
+  std::shared_ptr<randws_group> group_;
+  std::shared_ptr<ws_pool> own_;
+  std::size_t batch_;
+  bool enlisted_ = false;
+  std::uint64_t seen_version_ = 0;
+  std::vector<ws_pool*> victims_;  // per index of pools(): the ws_pool, or nullptr
+  std::uint64_t rng_;
+  std::atomic<std::uint64_t> steals_{0};
+};
+
+}  // namespace weft

@@ -1,0 +1,124 @@
+#include "weft/schedulers/randws_scheduler.hpp"
+
+#include <algorithm>
+
+#include "weft/error.hpp"
+
+namespace weft {
+
+std::shared_ptr<randws_group> randws_group::shared() {
+  // Leaked on purpose: a scheduler may be destroyed during static destruction.
+  static auto* mutex = new std::mutex;
+  static auto* current = new std::weak_ptr<randws_group>;
+  std::lock_guard lock(*mutex);
+  std::shared_ptr<randws_group> g = current->lock();
+  if (!g) {
+    g = std::make_shared<randws_group>();
+    *current = g;
+  }
+  return g;
+}
+
+void randws_group::enlist(const std::shared_ptr<ws_pool>& p) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(pools_, [](const std::weak_ptr<ws_pool>& w) { return w.expired(); });
+  pools_.push_back(p);
+  version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+std::vector<std::shared_ptr<ws_pool>> randws_group::pools() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<ws_pool>> out;
+  out.reserve(pools_.size());
+  for (const auto& w : pools_)
+    if (auto p = w.lock()) out.push_back(std::move(p));
+  return out;
+}
+
+namespace {
+
+std::shared_ptr<ws_pool> checked(std::shared_ptr<randws_group>& g) {
+  if (!g) throw error(errc::invalid_config, "weft: randws_scheduler needs a group");
+  return make_ws_pool();
+}
+
+}  // namespace
+
+randws_scheduler::randws_scheduler(std::shared_ptr<randws_group> group, const idle_policy& idle,
+                                   std::size_t steal_batch)
+    : scheduler({checked(group)}),
+      group_(std::move(group)),
+      own_(std::static_pointer_cast<ws_pool>(pools().front())),
+      batch_(std::max<std::size_t>(steal_batch, 1)),
+      rng_(reinterpret_cast<std::uintptr_t>(this) * 0x9E3779B97F4A7C15ull | 1) {
+  set_idle_policy(idle);
+}
+
+std::unique_ptr<randws_scheduler> randws_scheduler::in_shared_group() {
+  return std::make_unique<randws_scheduler>(randws_group::shared());
+}
+
+void randws_scheduler::sync() {
+  seen_version_ = group_->version();
+  for (auto& p : group_->pools())
+    if (p != own_) add_pool(std::move(p));  // false (ignored) when listed already
+}
+
+work_unit* randws_scheduler::steal() {
+  const auto& ps = pools();
+  const std::size_t n = ps.size();
+  if (n <= 1) return nullptr;
+  for (std::size_t i = victims_.size(); i < n; ++i)  // pools() only grows while we run
+    victims_.push_back(dynamic_cast<ws_pool*>(ps[i].get()));
+  // xorshift64
+  rng_ ^= rng_ << 13;
+  rng_ ^= rng_ >> 7;
+  rng_ ^= rng_ << 17;
+  const std::size_t others = n - 1;
+  const std::size_t start = static_cast<std::size_t>(rng_ % others);
+  for (std::size_t k = 0; k < others; ++k) {
+    const std::size_t i = 1 + (start + k) % others;
+    if (ws_pool* v = victims_[i]) {
+      std::size_t taken = 0;
+      if (work_unit* u = v->steal_into(*own_, batch_, &taken)) {
+        steals_.fetch_add(taken, std::memory_order_relaxed);
+        group_->steals_.fetch_add(taken, std::memory_order_relaxed);
+        return u;
+      }
+    } else if (work_unit* u = ps[i]->pop()) {
+      return u;
+    }
+  }
+  return nullptr;
+}
+
+void randws_scheduler::run() {
+  own_->claim(stream());
+  if (!enlisted_) {
+    group_->enlist(own_);
+    enlisted_ = true;
+  }
+  victims_.clear();  // pools() may have changed between two runs (attachment, replacement)
+  sync();
+  const unsigned freq = event_freq();
+  unsigned pops = 0;
+  unsigned idle = 0;
+  for (;;) {
+    work_unit* u = own_->pop();
+    if (!u) u = steal();
+    if (u) {
+      run_unit(u);
+      idle = 0;
+      if (++pops < freq) continue;
+      pops = 0;
+      if (check_events()) return;
+      continue;
+    }
+    pops = 0;
+    if (check_events()) return;
+    if (group_->version() != seen_version_) sync();
+    if (wait_for_work(idle)) return;
+  }
+}
+
+}  // namespace weft

@@ -1,0 +1,61 @@
+// An intrusive doubly linked list of work units through the pool hook, shared by the LIFO and
+// priority pools. Invariant: u->pool_holder == owner exactly while u is linked.
+#pragma once
+
+#include <atomic>
+
+#include "spinlock.hpp"
+#include "weft/pool.hpp"
+
+namespace weft::detail {
+
+class hook_list {
+ public:
+  void push_back(work_unit* u, pool* owner) noexcept {
+    u->pool_next = nullptr;
+    u->pool_prev = tail_;
+    u->pool_holder.store(owner, std::memory_order_relaxed);
+    (tail_ ? tail_->pool_next : head_) = u;
+    tail_ = u;
+  }
+  void push_front(work_unit* u, pool* owner) noexcept {
+    u->pool_prev = nullptr;
+    u->pool_next = head_;
+    u->pool_holder.store(owner, std::memory_order_relaxed);
+    (head_ ? head_->pool_prev : tail_) = u;
+    head_ = u;
+  }
+  work_unit* pop_front() noexcept {
+    work_unit* u = head_;
+    if (u) unlink(u);
+    return u;
+  }
+  void unlink(work_unit* u) noexcept {
+    (u->pool_prev ? u->pool_prev->pool_next : head_) = u->pool_next;
+    (u->pool_next ? u->pool_next->pool_prev : tail_) = u->pool_prev;
+    u->pool_next = u->pool_prev = nullptr;
+    u->pool_holder.store(nullptr, std::memory_order_relaxed);
+  }
+  bool empty() const noexcept { return head_ == nullptr; }
+
+ private:
+  work_unit* head_ = nullptr;
+  work_unit* tail_ = nullptr;
+};
+
+/// A spinlock that can be compiled away (private pools).
+template <bool Locked>
+class maybe_lock {
+ public:
+  void lock() noexcept {
+    if constexpr (Locked) l_.lock();
+  }
+  void unlock() noexcept {
+    if constexpr (Locked) l_.unlock();
+  }
+
+ private:
+  spinlock l_;
+};
+
+}  // namespace weft::detail

@@ -9,6 +9,7 @@
 #include "pool_access.hpp"
 #include "runtime_state.hpp"
 #include "spinlock.hpp"
+#include "unit_local.hpp"
 #include "weft/error.hpp"
 #include "weft/tasklet.hpp"
 #include "weft/ult.hpp"
@@ -114,6 +115,7 @@ void run_callable(work_unit* u) noexcept {
   }
   if (u->destroy) u->destroy(u);
   u->destroy = nullptr;
+  if (u->local_storage) run_local_destructors(u);  // ULT-local values (unit_local.cpp)
 }
 
 void free_unit(work_unit* u) noexcept {

@@ -1,0 +1,57 @@
+// A reusable barrier for a fixed number of parties (ULTs and external threads).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "weft/detail/sync.hpp"
+#include "weft/spinlock.hpp"
+#include "weft/wait_queue.hpp"
+
+namespace weft {
+
+/// `parties` callers meet: each arrive_and_wait() blocks until the last of them arrives, then all
+/// return and the barrier is ready for the next round (a new generation). Exactly one caller per
+/// round, the last to arrive, gets `true` (the "serial" one, as in ABT_barrier / pthread's
+/// PTHREAD_BARRIER_SERIAL_THREAD); it is the only one that does not block.
+///
+/// Tasklets may arrive only as the last party (errc::tasklet_cannot_block otherwise, and their
+/// arrival is not counted).
+class barrier {
+ public:
+  /// Throws errc::invalid_state when `parties` is 0.
+  explicit barrier(std::size_t parties);
+  barrier(const barrier&) = delete;
+  barrier& operator=(const barrier&) = delete;
+
+  /// Arrives and waits for the round to complete; true for the last arriver.
+  bool arrive_and_wait();
+  /// Same, giving up at `t`: nullopt on timeout, in which case the caller's arrival is withdrawn
+  /// (the round still needs `parties` arrivals). If the round completes at the same moment, the
+  /// caller gets false, as if it had not timed out.
+  template <class Clock, class Duration>
+  std::optional<bool> arrive_and_wait_until(const std::chrono::time_point<Clock, Duration>& t) {
+    const auto deadline = detail::to_steady(t);
+    return arrive(&deadline);
+  }
+  template <class Rep, class Period>
+  std::optional<bool> arrive_and_wait_for(const std::chrono::duration<Rep, Period>& d) {
+    const auto deadline = detail::deadline_after(d);
+    return arrive(&deadline);
+  }
+
+  std::size_t parties() const noexcept { return parties_; }
+
+ private:
+  std::optional<bool> arrive(const detail::sync_clock::time_point* deadline);
+
+  const std::size_t parties_;
+  spinlock lock_;
+  wait_queue queue_;
+  std::size_t arrived_ = 0;
+  std::uint64_t generation_ = 0;
+};
+
+}  // namespace weft

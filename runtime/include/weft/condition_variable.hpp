@@ -1,0 +1,171 @@
+// Condition variables for ULTs and external threads: condition_variable (over weft::mutex) and
+// condition_variable_any (over any lock whose unlock() does not block).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>  // std::cv_status
+#include <cstdint>
+#include <mutex>
+
+#include "weft/detail/sync.hpp"
+#include "weft/mutex.hpp"
+#include "weft/spinlock.hpp"
+#include "weft/wait_queue.hpp"
+
+namespace weft {
+
+namespace detail {
+
+/// The queue behind both condition variables. wait() enqueues the caller before it releases the
+/// user's lock, so a notify that follows the release cannot be missed.
+class cv_core {
+ public:
+  /// Blocks until notified or `deadline` (nullptr: none). `unlock_user` releases the user's lock
+  /// once the caller is queued (under the internal spinlock: it must not block); `relock_user`
+  /// takes it again on every way out, exceptions included. Returns timed_out if the deadline
+  /// passed first.
+  template <class Unlock, class Relock>
+  wait_status wait(Unlock&& unlock_user, Relock&& relock_user,
+                   const sync_clock::time_point* deadline) {
+    throw_if_tasklet("condition_variable::wait");  // before the user's lock is released
+    lock_.lock();
+    waiters_.fetch_add(1, std::memory_order_seq_cst);
+    waiter w;
+    unlock_user();
+    wait_status st;
+    try {
+      st = deadline ? queue_.wait_until(lock_, w, *deadline) : queue_.wait(lock_, w);
+    } catch (...) {  // a timer could not be allocated: nothing was queued
+      waiters_.fetch_sub(1, std::memory_order_relaxed);
+      lock_.unlock();
+      relock_user();
+      throw;
+    }
+    waiters_.fetch_sub(1, std::memory_order_relaxed);
+    relock_user();
+    return st;
+  }
+  void notify_one() noexcept {
+    if (waiters_.load(std::memory_order_seq_cst) == 0) return;
+    lock_.lock();
+    wakeup wk = queue_.take();
+    lock_.unlock();
+    wk();
+  }
+  void notify_all() noexcept {
+    if (waiters_.load(std::memory_order_seq_cst) == 0) return;
+    lock_.lock();
+    wake_all_locked(queue_);
+    lock_.unlock();
+  }
+
+ private:
+  spinlock lock_;
+  wait_queue queue_;
+  // Callers inside wait() (queued, or just woken): lets notify skip the lock when nobody waits.
+  std::atomic<std::uint32_t> waiters_{0};
+};
+
+}  // namespace detail
+
+/// A condition variable over std::unique_lock<weft::mutex>. Waiting ULTs block without blocking
+/// their stream. notify_one() wakes the longest-waiting waiter (FIFO); spurious wake-ups do not
+/// happen, but a woken waiter competes for the mutex like any other locker, so always re-check
+/// the condition (the predicate overloads do). Tasklets cannot wait (errc::tasklet_cannot_block,
+/// thrown with the lock still held). notify_* may be called from any context, lock held or not.
+class condition_variable {
+ public:
+  condition_variable() noexcept = default;
+  condition_variable(const condition_variable&) = delete;
+  condition_variable& operator=(const condition_variable&) = delete;
+
+  void notify_one() noexcept { core_.notify_one(); }
+  void notify_all() noexcept { core_.notify_all(); }
+
+  void wait(std::unique_lock<mutex>& lock) {
+    core_.wait([&] { lock.mutex()->unlock(); }, [&] { lock.mutex()->lock(); }, nullptr);
+  }
+  template <class Pred>
+  void wait(std::unique_lock<mutex>& lock, Pred pred) {
+    while (!pred()) wait(lock);
+  }
+  template <class Clock, class Duration>
+  std::cv_status wait_until(std::unique_lock<mutex>& lock,
+                            const std::chrono::time_point<Clock, Duration>& t) {
+    const auto deadline = detail::to_steady(t);
+    const wait_status st =
+        core_.wait([&] { lock.mutex()->unlock(); }, [&] { lock.mutex()->lock(); }, &deadline);
+    return st == wait_status::timed_out ? std::cv_status::timeout : std::cv_status::no_timeout;
+  }
+  /// Returns pred() as last evaluated: false only if the deadline passed with pred() false.
+  template <class Clock, class Duration, class Pred>
+  bool wait_until(std::unique_lock<mutex>& lock, const std::chrono::time_point<Clock, Duration>& t,
+                  Pred pred) {
+    while (!pred()) {
+      if (wait_until(lock, t) == std::cv_status::timeout) return pred();
+    }
+    return true;
+  }
+  template <class Rep, class Period>
+  std::cv_status wait_for(std::unique_lock<mutex>& lock,
+                          const std::chrono::duration<Rep, Period>& d) {
+    return wait_until(lock, detail::deadline_after(d));
+  }
+  template <class Rep, class Period, class Pred>
+  bool wait_for(std::unique_lock<mutex>& lock, const std::chrono::duration<Rep, Period>& d,
+                Pred pred) {
+    return wait_until(lock, detail::deadline_after(d), std::move(pred));
+  }
+
+ private:
+  detail::cv_core core_;
+};
+
+/// The same over any BasicLockable whose unlock() never blocks (weft::mutex, recursive_mutex
+/// held once, weft::spinlock, std::mutex, std::unique_lock of those, ...): the unlock runs while
+/// an internal spinlock is held.
+class condition_variable_any {
+ public:
+  condition_variable_any() noexcept = default;
+  condition_variable_any(const condition_variable_any&) = delete;
+  condition_variable_any& operator=(const condition_variable_any&) = delete;
+
+  void notify_one() noexcept { core_.notify_one(); }
+  void notify_all() noexcept { core_.notify_all(); }
+
+  template <class Lock>
+  void wait(Lock& lock) {
+    core_.wait([&] { lock.unlock(); }, [&] { lock.lock(); }, nullptr);
+  }
+  template <class Lock, class Pred>
+  void wait(Lock& lock, Pred pred) {
+    while (!pred()) wait(lock);
+  }
+  template <class Lock, class Clock, class Duration>
+  std::cv_status wait_until(Lock& lock, const std::chrono::time_point<Clock, Duration>& t) {
+    const auto deadline = detail::to_steady(t);
+    const wait_status st = core_.wait([&] { lock.unlock(); }, [&] { lock.lock(); }, &deadline);
+    return st == wait_status::timed_out ? std::cv_status::timeout : std::cv_status::no_timeout;
+  }
+  template <class Lock, class Clock, class Duration, class Pred>
+  bool wait_until(Lock& lock, const std::chrono::time_point<Clock, Duration>& t, Pred pred) {
+    while (!pred()) {
+      if (wait_until(lock, t) == std::cv_status::timeout) return pred();
+    }
+    return true;
+  }
+  template <class Lock, class Rep, class Period>
+  std::cv_status wait_for(Lock& lock, const std::chrono::duration<Rep, Period>& d) {
+    return wait_until(lock, detail::deadline_after(d));
+  }
+  template <class Lock, class Rep, class Period, class Pred>
+  bool wait_for(Lock& lock, const std::chrono::duration<Rep, Period>& d, Pred pred) {
+    return wait_until(lock, detail::deadline_after(d), std::move(pred));
+  }
+
+ private:
+  detail::cv_core core_;
+};
+
+}  // namespace weft

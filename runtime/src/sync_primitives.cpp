@@ -1,0 +1,170 @@
+// The out-of-line parts of barrier, counting_semaphore and rwlock.
+#include <mutex>
+
+#include "weft/barrier.hpp"
+#include "weft/error.hpp"
+#include "weft/rwlock.hpp"
+#include "weft/semaphore.hpp"
+#include "weft/this_unit.hpp"
+
+namespace weft {
+
+// --- barrier -------------------------------------------------------------------------------
+
+barrier::barrier(std::size_t parties) : parties_(parties) {
+  if (parties == 0) throw error(errc::invalid_state, "weft: a barrier needs at least one party");
+}
+
+bool barrier::arrive_and_wait() {
+  return *arrive(nullptr);
+}
+
+std::optional<bool> barrier::arrive(const detail::sync_clock::time_point* deadline) {
+  lock_.lock();
+  if (arrived_ + 1 == parties_) {
+    arrived_ = 0;
+    ++generation_;
+    detail::wake_all_locked(queue_);
+    lock_.unlock();
+    return true;
+  }
+  if (this_unit::is_tasklet()) {
+    lock_.unlock();
+    detail::throw_tasklet_cannot_block("barrier::arrive_and_wait");
+  }
+  ++arrived_;
+  const std::uint64_t generation = generation_;
+  waiter w;
+  if (detail::wait_releasing(queue_, lock_, w, deadline) == wait_status::notified) return false;
+  lock_.lock();
+  const bool completed = generation_ != generation;  // completed while we were timing out
+  if (!completed) --arrived_;
+  lock_.unlock();
+  if (completed) return false;
+  return std::nullopt;
+}
+
+// --- counting_semaphore --------------------------------------------------------------------
+
+namespace detail {
+
+bool semaphore_base::acquire_slow(const sync_clock::time_point* deadline) {
+  lock_.lock();
+  if (try_acquire()) {
+    lock_.unlock();
+    return true;
+  }
+  waiter w;
+  // release() hands the unit over when it takes us: a notified acquirer owns it.
+  return wait_releasing(queue_, lock_, w, deadline) == wait_status::notified;
+}
+
+void semaphore_base::release(std::ptrdiff_t n) {
+  if (n <= 0) return;
+  lock_.lock();
+  wakeup first = queue_.take();
+  if (first) {
+    --n;
+    // Several waiters: wake them under the lock, in queue order (the first one included).
+    while (n > 0) {
+      wakeup wk = queue_.take();
+      if (!wk) break;
+      --n;
+      first();  // no-op after the first call
+      wk();
+    }
+  }
+  if (n > 0) count_.fetch_add(n, std::memory_order_release);
+  lock_.unlock();
+  first();
+}
+
+}  // namespace detail
+
+// --- rwlock --------------------------------------------------------------------------------
+
+bool rwlock::try_lock() noexcept {
+  std::lock_guard g(lock_);
+  if (writer_ || readers_ != 0) return false;
+  writer_ = true;
+  return true;
+}
+
+bool rwlock::lock_until(const detail::sync_clock::time_point* deadline) {
+  lock_.lock();
+  if (!writer_ && readers_ == 0) {
+    writer_ = true;
+    lock_.unlock();
+    return true;
+  }
+  waiter w;
+  if (detail::wait_releasing(writers_q_, lock_, w, deadline) == wait_status::notified) {
+    return true;  // handed over: writer_ was set for us
+  }
+  // Timed out. Readers may have queued only because we were waiting: let them in.
+  lock_.lock();
+  if (!writer_) admit_locked();
+  lock_.unlock();
+  return false;
+}
+
+void rwlock::unlock() noexcept {
+  lock_.lock();
+  writer_ = false;
+  // Readers that queued behind us go first (phase-fair), then the next writer.
+  bool admitted = false;
+  while (wakeup wk = readers_q_.take()) {
+    ++readers_;
+    admitted = true;
+    wk();
+  }
+  wakeup next;
+  if (!admitted && (next = writers_q_.take())) writer_ = true;
+  lock_.unlock();
+  next();
+}
+
+bool rwlock::try_lock_shared() noexcept {
+  std::lock_guard g(lock_);
+  if (writer_ || !writers_q_.empty()) return false;
+  ++readers_;
+  return true;
+}
+
+bool rwlock::lock_shared_until(const detail::sync_clock::time_point* deadline) {
+  lock_.lock();
+  if (!writer_ && writers_q_.empty()) {
+    ++readers_;
+    lock_.unlock();
+    return true;
+  }
+  waiter w;
+  // Admitted readers are counted in readers_ by whoever woke them.
+  return detail::wait_releasing(readers_q_, lock_, w, deadline) == wait_status::notified;
+}
+
+void rwlock::unlock_shared() noexcept {
+  lock_.lock();
+  if (--readers_ == 0) admit_locked();
+  lock_.unlock();
+}
+
+void rwlock::admit_locked() noexcept {
+  if (readers_ == 0) {
+    if (wakeup wk = writers_q_.take()) {
+      writer_ = true;
+      wk();
+      return;
+    }
+  }
+  // Test emptiness with take(), never with empty() followed by take(): a waiter may time out
+  // in between.
+  if (writers_q_.empty()) {
+    while (wakeup wk = readers_q_.take()) {
+      ++readers_;
+      wk();
+    }
+  }
+}
+
+}  // namespace weft

@@ -62,6 +62,8 @@ class round_robin_scheduler final : public weft::scheduler {
         ++used_;
         run_unit(u);
         idle = 0;
+        // Stacked: hand control back to the parent as soon as the budget is spent.
+        if (stacked() && has_to_stop()) return;
         if (++pops < freq) continue;
         pops = 0;
         if (check_events()) return;

@@ -82,6 +82,8 @@ void prio_scheduler::run() {
     if (u) {
       run_unit(u);
       idle = 0;
+      // Stacked: hand control back to the parent as soon as the budget is spent.
+      if (stacked() && has_to_stop()) return;
       if (++pops < freq) continue;
       pops = 0;
       if (check_events()) return;

@@ -52,6 +52,12 @@ randws_scheduler::randws_scheduler(std::shared_ptr<randws_group> group, const id
       batch_(std::max<std::size_t>(steal_batch, 1)),
       rng_(reinterpret_cast<std::uintptr_t>(this) * 0x9E3779B97F4A7C15ull | 1) {
   set_idle_policy(idle);
+  group_->enlist(own_);
+}
+
+pool& randws_scheduler::migration_pool() noexcept {
+  if (has_stream()) own_->claim(stream());
+  return *own_;
 }
 
 std::unique_ptr<randws_scheduler> randws_scheduler::in_shared_group() {
@@ -94,10 +100,6 @@ work_unit* randws_scheduler::steal() {
 
 void randws_scheduler::run() {
   own_->claim(stream());
-  if (!enlisted_) {
-    group_->enlist(own_);
-    enlisted_ = true;
-  }
   victims_.clear();  // pools() may have changed between two runs (attachment, replacement)
   sync();
   const unsigned freq = event_freq();
@@ -109,6 +111,8 @@ void randws_scheduler::run() {
     if (u) {
       run_unit(u);
       idle = 0;
+      // Stacked: hand control back to the parent as soon as the budget is spent.
+      if (stacked() && has_to_stop()) return;
       if (++pops < freq) continue;
       pops = 0;
       if (check_events()) return;

@@ -88,6 +88,11 @@ class scheduler {
   bool has_to_stop() const noexcept;
   /// The stream running this scheduler.
   execution_stream& stream() const noexcept;
+  /// True while the scheduler is installed on a stream (from the stream's creation, or the
+  /// installation of a replacement, until it is replaced or freed) or runs stacked: stream() is
+  /// valid then, also outside run() (e.g. in migration_pool(), which the stream calls when it
+  /// attaches the scheduler).
+  bool has_stream() const noexcept { return stream_ != nullptr; }
   /// How many pops may pass between two check_events() calls (WEFT_EVENT_FREQ).
   unsigned event_freq() const noexcept;
   /// Spin iterations before an idle loop should give its core away (idle().spin, else

@@ -12,13 +12,16 @@
 
 namespace weft {
 
-/// The streams that steal from each other. A randws_scheduler enlists its own pool in its group
-/// when it first runs; every member adds the pools enlisted so far to its pools() (with
+/// The streams that steal from each other. A randws_scheduler enlists its own pool in its group;
+/// every member adds the pools enlisted so far to its pools() (with
 /// scheduler::add_pool) when it starts and, later, whenever the group has changed, at its next
 /// idle round. So members find each other whatever order they were created or started in, a
 /// stream parks on every member's pool (a push into any of them wakes it), and a member's pool
 /// stays served by the others after its stream has stopped or been given another scheduler.
-/// The group holds its pools weakly: a pool lives as long as some scheduler lists it.
+/// A scheduler enlists its pool when it is constructed (a scheduler that never runs leaves an
+/// empty pool that costs its peers a look per steal round, and that dies with it unless a peer
+/// synced meanwhile). The group holds its pools weakly: a pool lives as long as some scheduler
+/// lists it.
 class randws_group {
  public:
   randws_group() = default;
@@ -67,6 +70,10 @@ class randws_scheduler final : public scheduler {
   static std::unique_ptr<randws_scheduler> in_shared_group();
 
   void run() override;
+  /// The own pool. Called by the stream when it attaches the scheduler, which is when the
+  /// scheduler claims the pool for that stream (so the stream's pushes take the owner's path
+  /// before the scheduler first runs, e.g. on the primary stream).
+  pool& migration_pool() noexcept override;
 
   /// Its own pool (pools()[0]).
   ws_pool& own_pool() const noexcept { return *own_; }
@@ -83,7 +90,6 @@ class randws_scheduler final : public scheduler {
   std::shared_ptr<randws_group> group_;
   std::shared_ptr<ws_pool> own_;
   std::size_t batch_;
-  bool enlisted_ = false;
   std::uint64_t seen_version_ = 0;
   std::vector<ws_pool*> victims_;  // per index of pools(): the ws_pool, or nullptr
   std::uint64_t rng_;

@@ -1,0 +1,224 @@
+// randws: streams steal from each other under imbalance (checked with counters: the stream that
+// made the work is kept busy, so any unit that ran had to be stolen), pinned units stay on their
+// stream while the others are stolen, and groups of streams that come and go.
+#include <weft/schedulers/randws_scheduler.hpp>
+
+#include "test_support.hpp"
+
+namespace {
+
+using namespace weft_test;
+using namespace std::chrono_literals;
+
+class RandwsTest : public streams_test {
+ protected:
+  void SetUp() override {
+    weft::config cfg = test_config(GetParam());
+    cfg.scheduler = "randws";
+    init(cfg);
+  }
+  static weft::randws_scheduler& sched_of(weft::execution_stream& s) {
+    return dynamic_cast<weft::randws_scheduler&>(s.main_scheduler());
+  }
+};
+WEFT_INSTANTIATE_STREAMS(RandwsTest);
+
+/// Busy-waits on the calling stream (it runs nothing else meanwhile) until `pred()`.
+template <class Pred>
+bool hold_stream_until(Pred&& pred) {
+  const auto deadline = std::chrono::steady_clock::now() + hang_guard;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return pred();
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+TEST_P(RandwsTest, EveryStreamIsInOneGroupAndListsEveryPool) {
+  auto group = sched_of(stream(0)).group();
+  ASSERT_NE(group, nullptr);
+  for (int r = 0; r < streams(); ++r) {
+    auto& s = sched_of(stream(r));
+    EXPECT_EQ(s.group(), group);
+    EXPECT_EQ(&stream(r).main_pool(), &s.own_pool());
+    EXPECT_TRUE(wait_until([&] { return s.own_pool().owner() == &stream(r); })) << r;
+  }
+  // Each scheduler lists its peers' pools once it has run and synced with the group.
+  EXPECT_TRUE(
+      wait_until([&] { return group->pools().size() == static_cast<std::size_t>(streams()); }));
+  std::vector<weft::ult> us;
+  for (int r = 0; r < streams(); ++r) {
+    us.push_back(weft::ult::create_on(stream(r), [&, r] {
+      EXPECT_TRUE(wait_until([&] {
+        return sched_of(stream(r)).pools().size() >= static_cast<std::size_t>(streams());
+      }));
+    }));
+  }
+  for (auto& u : us) u.join();
+}
+
+/// Units made on stream `creator` while it stays busy: every one of them must be stolen.
+void imbalanced_fan_out(int streams, int creator) {
+  const std::size_t n = scaled(5000, 100);
+  std::vector<std::atomic<int>> ran_on(n);
+  std::atomic<std::size_t> done{0};
+  auto group = dynamic_cast<weft::randws_scheduler&>(
+                   weft::execution_stream::by_rank(creator)->main_scheduler())
+                   .group();
+  const std::uint64_t steals_before = group->steals();
+  std::atomic<bool> creator_ok{false};
+  std::atomic<int> made_on{-1};  // a thief may have taken the maker itself: it is the creator
+  weft::ult maker = weft::ult::create_on(*weft::execution_stream::by_rank(creator), [&] {
+    weft::execution_stream* me = weft::execution_stream::self();
+    made_on = me->rank();
+    std::vector<weft::ult> kids;
+    kids.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      // Into this stream's own pool (owner pushes).
+      kids.push_back(weft::ult::create([&, i] {
+        weft::this_unit::yield();
+        ran_on[i].store(weft::this_unit::stream()->rank() + 1);
+        done.fetch_add(1);
+      }));
+    }
+    if (streams > 1) {
+      // Keep this stream busy: the others can only get the work by stealing it.
+      creator_ok = hold_stream_until([&] { return done.load() == n; }) &&
+                   weft::execution_stream::self() == me;
+    } else {
+      creator_ok = true;
+    }
+    for (auto& k : kids) k.join();
+  });
+  maker.join();
+  EXPECT_TRUE(creator_ok.load());
+  EXPECT_EQ(done.load(), n);
+  std::size_t on_creator = 0, never = 0;
+  for (auto& r : ran_on) {
+    never += r.load() == 0;
+    on_creator += r.load() == made_on.load() + 1;
+  }
+  EXPECT_EQ(never, 0u);
+  if (streams > 1) {
+    EXPECT_EQ(on_creator, 0u) << "the creator stream was busy: nothing could run there";
+    EXPECT_GE(group->steals() - steals_before, n);
+    std::uint64_t thieves = 0;
+    for (int r = 0; r < streams; ++r) {
+      auto& s = dynamic_cast<weft::randws_scheduler&>(
+          weft::execution_stream::by_rank(r)->main_scheduler());
+      thieves += r != made_on.load() && s.steals() > 0;
+    }
+    EXPECT_GE(thieves, 1u);
+  } else {
+    EXPECT_EQ(group->steals(), steals_before);
+  }
+}
+
+TEST_P(RandwsTest, StealingHappensUnderImbalanceFromThePrimary) {
+  imbalanced_fan_out(streams(), 0);
+}
+
+TEST_P(RandwsTest, StealingHappensUnderImbalanceFromASecondary) {
+  imbalanced_fan_out(streams(), streams() - 1);
+}
+
+TEST_P(RandwsTest, PinnedUnitsStayOnTheirStreamWhileOthersAreStolen) {
+  // All units start in the primary's pool; the primary stays busy. Pinned ones run only on
+  // their stream (thieves that get them forward them there); the others run wherever stolen.
+  weft::execution_stream& pin = last_stream();
+  const std::size_t pinned = scaled(500, 20);
+  const std::size_t free_units = scaled(5000, 50);
+  std::atomic<bool> pins_set{false};
+  std::atomic<std::size_t> wrong{0}, pinned_runs{0}, pinned_done{0};
+  std::atomic<std::size_t> free_done{0}, free_elsewhere{0};
+  std::vector<weft::ult> us;
+  for (std::size_t i = 0; i < pinned; ++i) {
+    us.push_back(weft::ult::create([&] {
+      // The pin is set after create() returned: count only runs that began after it was seen.
+      wait_until([&] { return pins_set.load(); });
+      for (int y = 0; y < 5; ++y) {
+        weft::this_unit::yield();
+        pinned_runs++;
+        if (weft::this_unit::stream() != &pin) wrong++;
+      }
+      pinned_done++;
+    }));
+    us.back().pin_to(&pin);
+  }
+  for (std::size_t i = 0; i < free_units; ++i) {
+    us.push_back(weft::ult::create([&] {
+      weft::this_unit::yield();
+      if (weft::this_unit::stream() != &weft::execution_stream::primary()) free_elsewhere++;
+      free_done++;
+    }));
+  }
+  pins_set = true;
+  if (streams() > 1) {
+    EXPECT_TRUE(hold_stream_until(
+        [&] { return pinned_done.load() == pinned && free_done.load() == free_units; }));
+  }
+  for (auto& u : us) u.join();
+  EXPECT_EQ(wrong.load(), 0u);
+  EXPECT_EQ(pinned_runs.load(), pinned * 5);
+  EXPECT_EQ(free_done.load(), free_units);
+  if (streams() > 1) {
+    EXPECT_EQ(free_elsewhere.load(), free_units);
+    EXPECT_GT(sched_of(stream(0)).group()->steals(), 0u);
+  }
+}
+
+TEST_P(RandwsTest, StreamsJoinAndLeaveTheGroup) {
+  auto group = sched_of(stream(0)).group();
+  std::atomic<std::size_t> ran{0};
+  for (int round = 0; round < 3; ++round) {
+    scoped_stream extra;  // WEFT_SCHED's scheduler: another member of the shared group
+    auto& s = dynamic_cast<weft::randws_scheduler&>(extra->main_scheduler());
+    EXPECT_EQ(s.group(), group);
+    std::vector<weft::ult> us;
+    for (int i = 0; i < 200; ++i) {
+      us.push_back(weft::ult::create_on(i % 2 ? *extra : stream(i % streams()), [&] {
+        weft::this_unit::yield();
+        ran++;
+      }));
+    }
+    for (auto& u : us) u.join();
+  }
+  EXPECT_EQ(ran.load(), 600u);
+  // The freed streams' pools are still served by the remaining members: work pushed into one
+  // (here from outside) runs.
+  auto pools = group->pools();
+  ASSERT_GE(pools.size(), static_cast<std::size_t>(streams()));
+  std::atomic<int> late{0};
+  std::vector<weft::ult> us;
+  for (auto& p : pools)
+    for (int i = 0; i < 10; ++i) us.push_back(weft::ult::create(*p, [&] { late++; }));
+  for (auto& u : us) u.join();
+  EXPECT_EQ(late.load(), static_cast<int>(10 * pools.size()));
+}
+
+TEST_P(RandwsTest, APrivateGroupOnStreamsMadeByHand) {
+  auto group = std::make_shared<weft::randws_group>();
+  scoped_stream a(std::make_unique<weft::randws_scheduler>(group));
+  scoped_stream b(std::make_unique<weft::randws_scheduler>(group, weft::idle_policy{}, 4));
+  EXPECT_EQ(dynamic_cast<weft::randws_scheduler&>(b->main_scheduler()).steal_batch(), 4u);
+  EXPECT_NE(group, sched_of(stream(0)).group());
+  const std::size_t n = scaled(4000, 40);
+  std::atomic<std::size_t> done{0};
+  std::atomic<std::size_t> on_b{0};
+  weft::ult maker = weft::ult::create_on(*a, [&] {
+    std::vector<weft::ult> kids;
+    for (std::size_t i = 0; i < n; ++i) {
+      kids.push_back(weft::ult::create([&] {
+        on_b += weft::this_unit::stream() == &*b;
+        done++;
+      }));
+    }
+    EXPECT_TRUE(hold_stream_until([&] { return done.load() == n; }));
+    for (auto& k : kids) k.join();
+  });
+  maker.join();
+  EXPECT_EQ(on_b.load(), n);  // a was busy: b stole everything
+  EXPECT_GE(group->steals(), n);
+}
+
+}  // namespace

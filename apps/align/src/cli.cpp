@@ -1,0 +1,341 @@
+#include "cli.hpp"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <new>
+#include <optional>
+#include <ostream>
+#include <weft/error.hpp>
+
+#include "generator.hpp"
+#include "mapper.hpp"
+#include "progress.hpp"
+#include "seqio.hpp"
+
+namespace align {
+namespace {
+
+constexpr const char* kUsage = R"(usage:
+  weft-align map [options] REFERENCES QUERIES    best hit of every query, as TSV
+  weft-align gen [options] --ref-out FILE --query-out FILE
+  weft-align --help
+
+map: every query (FASTA or FASTQ) is aligned with edlib against every reference (FASTA); plain
+or gzip input, "-" for stdin. Output columns: query, reference, distance, start, end [, cigar].
+  -o, --output FILE      write here (atomically: nothing is left on error); default stdout
+  --backend B            weft (default), omp (OpenMP, nested teams as in the seed), serial
+  --workers N            outer units over queries (default: one per stream / CPU)
+  --threads N            inner units over references, per worker (default 1)
+  --chunk N              queries per chunk for the workers (default 1)
+  --ref-chunk N          references per chunk for the threads (default 1)
+  --schedule S           static (round-robin chunks) or dynamic (default: chunk counter)
+  --unit U               weft: ult (default) or tasklet for the units that never wait
+  --streams N            weft: execution streams (default: WEFT_NUM_STREAMS or one per CPU)
+  --affinity A           weft: none, compact, scatter or a places list such as {0,1},{2,3}
+  --weft-sched NAME      weft: main scheduler of every stream (default basic)
+  --mode M               hw (infix, default), shw (prefix) or nw (global)
+  --max-dist K           edlib's k: report nothing above K (default -1, no limit)
+  --ties T               first (the lowest reference index, default) or all
+  --cigar                add the extended CIGAR (=, X, I, D) of each hit
+  --alphabet S           allowed residues, case-insensitive (default ACGT)
+  --progress P           auto (default: when stderr is a terminal), always, never
+  -q, --quiet            no progress bar
+  --stats                print one JSON line with the timing on stderr
+
+gen: random references and queries (mutated substrings, true origin in the header), seeded.
+  --ref-out FILE, --query-out FILE   where to write (".gz" suffix: gzip)
+  --seed N (1)  --refs N (100)  --ref-min L (1000)  --ref-max L (1000)
+  --queries N (100)  --qlen-min L (150)  --qlen-max L (150)  --error-rate R (0.05)
+  --fastq                            queries as FASTQ
+)";
+
+/// Walks the arguments of one subcommand, "--name value" or "--name=value".
+class arg_walker {
+ public:
+  explicit arg_walker(const std::vector<std::string>& args, std::size_t first)
+      : args_(args), i_(first) {}
+  bool done() const { return i_ >= args_.size(); }
+  /// The next argument; if it is an option, its name is returned and an inline "=value" kept.
+  std::string next() {
+    std::string a = args_[i_++];
+    inline_.reset();
+    if (a.size() > 2 && a.compare(0, 2, "--") == 0) {
+      if (auto eq = a.find('='); eq != std::string::npos) {
+        inline_ = a.substr(eq + 1);
+        a.resize(eq);
+      }
+    }
+    return a;
+  }
+  std::string value(const std::string& name) {
+    if (inline_) {
+      std::string v = *inline_;
+      inline_.reset();
+      return v;
+    }
+    if (i_ >= args_.size()) throw usage_error("option " + name + " needs a value");
+    return args_[i_++];
+  }
+  void no_value(const std::string& name) {
+    if (inline_) throw usage_error("option " + name + " takes no value");
+  }
+  long long integer(const std::string& name, long long lo, long long hi) {
+    std::string v = value(name);
+    long long x = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || x < lo || x > hi) {
+      throw usage_error("option " + name + ": expected an integer from " + std::to_string(lo) +
+                        " to " + std::to_string(hi) + ", got '" + v + "'");
+    }
+    return x;
+  }
+  double real(const std::string& name, double lo, double hi) {
+    std::string v = value(name);
+    double x = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || !(x >= lo && x <= hi)) {
+      throw usage_error("option " + name + ": expected a number from " + std::to_string(lo) +
+                        " to " + std::to_string(hi) + ", got '" + v + "'");
+    }
+    return x;
+  }
+  template <class E, std::size_t N>
+  E choice(const std::string& name, const std::pair<const char*, E> (&table)[N]) {
+    std::string v = value(name);
+    std::string names;
+    for (auto& [text, e] : table) {
+      if (v == text) return e;
+      names += names.empty() ? "" : ", ";
+      names += text;
+    }
+    throw usage_error("option " + name + ": expected one of " + names + ", got '" + v + "'");
+  }
+
+ private:
+  const std::vector<std::string>& args_;
+  std::size_t i_;
+  std::optional<std::string> inline_;
+};
+
+enum class progress_when { auto_, always, never };
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr_is_tty) {
+  map_options opt;
+  std::string output = "-";
+  std::string alphabet = "ACGT";
+  progress_when progress = progress_when::auto_;
+  bool stats = false;
+  std::vector<std::string> positional;
+  arg_walker w(args, 1);
+  while (!w.done()) {
+    std::string a = w.next();
+    if (a == "-o" || a == "--output") {
+      output = w.value(a);
+    } else if (a == "--backend") {
+      static const std::pair<const char*, backend> t[] = {
+          {"weft", backend::weft}, {"omp", backend::omp}, {"serial", backend::serial}};
+      opt.how = w.choice(a, t);
+    } else if (a == "--workers") {
+      opt.workers = static_cast<int>(w.integer(a, 1, 65536));
+    } else if (a == "--threads") {
+      opt.threads = static_cast<int>(w.integer(a, 1, 1024));
+    } else if (a == "--chunk") {
+      opt.chunk = static_cast<int>(w.integer(a, 1, std::numeric_limits<int>::max()));
+    } else if (a == "--ref-chunk") {
+      opt.ref_chunk = static_cast<int>(w.integer(a, 1, std::numeric_limits<int>::max()));
+    } else if (a == "--schedule") {
+      static const std::pair<const char*, schedule> t[] = {{"static", schedule::static_},
+                                                           {"dynamic", schedule::dynamic}};
+      opt.sched = w.choice(a, t);
+    } else if (a == "--unit") {
+      static const std::pair<const char*, unit_kind> t[] = {{"ult", unit_kind::ult},
+                                                            {"tasklet", unit_kind::tasklet}};
+      opt.unit = w.choice(a, t);
+    } else if (a == "--streams") {
+      opt.streams = static_cast<int>(w.integer(a, 1, 1024));
+    } else if (a == "--affinity") {
+      opt.affinity = w.value(a);
+      if (opt.affinity.empty()) throw usage_error("option --affinity: empty value");
+    } else if (a == "--weft-sched") {
+      opt.weft_sched = w.value(a);
+      if (opt.weft_sched.empty()) throw usage_error("option --weft-sched: empty value");
+    } else if (a == "--mode") {
+      static const std::pair<const char*, align_mode> t[] = {
+          {"hw", align_mode::hw}, {"shw", align_mode::shw}, {"nw", align_mode::nw}};
+      opt.mode = w.choice(a, t);
+    } else if (a == "--max-dist") {
+      opt.max_dist = static_cast<int>(w.integer(a, -1, std::numeric_limits<int>::max()));
+    } else if (a == "--ties") {
+      static const std::pair<const char*, ties> t[] = {{"first", ties::first}, {"all", ties::all}};
+      opt.tie_mode = w.choice(a, t);
+    } else if (a == "--cigar") {
+      w.no_value(a);
+      opt.cigar = true;
+    } else if (a == "--alphabet") {
+      alphabet = w.value(a);
+      if (alphabet.empty()) throw usage_error("option --alphabet: empty value");
+      for (char& c : alphabet) {
+        if (c <= ' ' || c >= 127 || c == '>' || c == '@')
+          throw usage_error("option --alphabet: '" + alphabet +
+                            "' has a character that cannot be a residue");
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+      }
+    } else if (a == "--progress") {
+      static const std::pair<const char*, progress_when> t[] = {{"auto", progress_when::auto_},
+                                                                {"always", progress_when::always},
+                                                                {"never", progress_when::never}};
+      progress = w.choice(a, t);
+    } else if (a == "-q" || a == "--quiet") {
+      w.no_value(a);
+      progress = progress_when::never;
+    } else if (a == "--stats") {
+      w.no_value(a);
+      stats = true;
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a.size() > 1 && a[0] == '-') {
+      throw usage_error("map: unknown option '" + a + "'");
+    } else {
+      positional.push_back(a);
+    }
+  }
+  if (positional.size() != 2)
+    throw usage_error("map: expected REFERENCES and QUERIES, got " +
+                      std::to_string(positional.size()) + " file name(s)");
+  if (positional[0] == "-" && positional[1] == "-")
+    throw usage_error("map: only one of REFERENCES and QUERIES can be stdin");
+
+  // Everything is read and checked before anything is aligned or written.
+  std::vector<record> refs = read_sequences(positional[0], alphabet);
+  std::vector<record> queries = read_sequences(positional[1], alphabet);
+
+  run_state state;
+  const bool show =
+      progress == progress_when::always || (progress == progress_when::auto_ && stderr_is_tty);
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<query_result> results;
+  {
+    progress_meter meter(show, state.done, queries.size());
+    results = map_all(refs, queries, opt, &state);
+    meter.stop();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  write_file_atomically(output, format_results(refs, queries, results, opt));
+  if (stats) {
+    char buf[640];
+    std::snprintf(
+        buf, sizeof buf,
+        "{\"backend\":\"%s\",\"workers\":%d,\"threads\":%d,\"chunk\":%d,\"ref_chunk\":%d,"
+        "\"schedule\":\"%s\",\"unit\":\"%s\",\"streams\":%d,\"mode\":\"%s\",\"queries\":%zu,"
+        "\"refs\":%zu,\"seconds\":%.6f,\"alignments_per_s\":%.1f,\"weft_sched\":\"%s\"}\n",
+        to_string(opt.how), state.workers, opt.threads, opt.chunk, opt.ref_chunk,
+        to_string(opt.sched), to_string(opt.unit), state.streams, to_string(opt.mode),
+        queries.size(), refs.size(), seconds,
+        seconds > 0 ? static_cast<double>(queries.size() * refs.size()) / seconds : 0.0,
+        json_escape(opt.weft_sched.empty() ? "default" : opt.weft_sched).c_str());
+    err << buf;
+  }
+  return 0;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int run_gen(const std::vector<std::string>& args) {
+  gen_options o;
+  std::string ref_out, query_out;
+  arg_walker w(args, 1);
+  while (!w.done()) {
+    std::string a = w.next();
+    if (a == "--ref-out") {
+      ref_out = w.value(a);
+    } else if (a == "--query-out") {
+      query_out = w.value(a);
+    } else if (a == "--seed") {
+      o.seed = static_cast<std::uint64_t>(w.integer(a, 0, std::numeric_limits<long long>::max()));
+    } else if (a == "--refs") {
+      o.refs = static_cast<int>(w.integer(a, 1, 100'000'000));
+    } else if (a == "--ref-min") {
+      o.ref_min = static_cast<int>(w.integer(a, 1, 1'000'000'000));
+    } else if (a == "--ref-max") {
+      o.ref_max = static_cast<int>(w.integer(a, 1, 1'000'000'000));
+    } else if (a == "--queries") {
+      o.queries = static_cast<int>(w.integer(a, 0, 100'000'000));
+    } else if (a == "--qlen-min") {
+      o.qlen_min = static_cast<int>(w.integer(a, 1, 1'000'000'000));
+    } else if (a == "--qlen-max") {
+      o.qlen_max = static_cast<int>(w.integer(a, 1, 1'000'000'000));
+    } else if (a == "--error-rate") {
+      o.error_rate = w.real(a, 0.0, 0.5);
+    } else if (a == "--fastq") {
+      w.no_value(a);
+      o.fastq = true;
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else {
+      throw usage_error("gen: unexpected argument '" + a + "'");
+    }
+  }
+  if (ref_out.empty() || query_out.empty())
+    throw usage_error("gen: both --ref-out and --query-out are needed");
+  if (ref_out == query_out) throw usage_error("gen: --ref-out and --query-out are the same file");
+  generated g = generate(o);
+  auto put = [](const std::string& path, const std::string& text) {
+    if (ends_with(path, ".gz")) {
+      write_gzip_atomically(path, text);
+    } else {
+      write_file_atomically(path, text);
+    }
+  };
+  put(ref_out, g.refs);
+  put(query_out, g.queries);
+  return 0;
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& err, bool stderr_is_tty) {
+  try {
+    if (args.empty()) throw usage_error("expected a command: map or gen (see --help)");
+    const std::string& cmd = args[0];
+    if (cmd == "map") return run_map(args, err, stderr_is_tty);
+    if (cmd == "gen") return run_gen(args);
+    if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    throw usage_error("unknown command '" + cmd + "' (expected map or gen; see --help)");
+  } catch (const usage_error& e) {
+    err << "weft-align: " << e.what() << "\n";
+    return 2;
+  } catch (const error& e) {
+    err << "weft-align: " << e.what() << "\n";
+    return 1;
+  } catch (const weft::error& e) {
+    err << "weft-align: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    err << "weft-align: out of memory\n";
+    return 1;
+  }
+}
+
+}  // namespace align

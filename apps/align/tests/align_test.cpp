@@ -1,0 +1,454 @@
+// weft-align: correctness against brute force, identical output for every parallel configuration
+// on weft, the generator's origins, gzip input, CIGARs, and every bad-input error.
+#include <weft/execution_stream.hpp>
+#include <weft/runtime.hpp>
+
+#include "cli.hpp"
+#include "progress.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using namespace align_test;
+using align::map_options;
+
+// ---------------------------------------------------------------------------------------------
+// Edit distances and best hits equal brute force
+
+TEST(AlignBruteForce, EdlibDistanceEqualsDynamicProgramming) {
+  data_set d = make_data(11, 12, 20, 90, 30, 10, 40, 0.15, 0);
+  for (align::align_mode mode :
+       {align::align_mode::nw, align::align_mode::shw, align::align_mode::hw}) {
+    for (int k : {-1, 5}) {
+      map_options opt;
+      opt.mode = mode;
+      opt.max_dist = k;
+      for (auto& q : d.queries) {
+        for (auto& r : d.refs) {
+          ASSERT_EQ(align::detail::distance(q, r, opt), brute_distance(q.seq, r.seq, mode, k))
+              << "mode " << align::to_string(mode) << " k " << k << " " << q.name << " vs "
+              << r.name;
+        }
+      }
+    }
+  }
+}
+
+void expect_brute(const data_set& d, const map_options& opt,
+                  const std::vector<align::query_result>& got) {
+  ASSERT_EQ(got.size(), d.queries.size());
+  for (std::size_t q = 0; q < d.queries.size(); ++q) {
+    align::query_result want = brute_best(d.refs, d.queries[q], opt);
+    EXPECT_EQ(got[q].dist, want.dist) << d.queries[q].name;
+    EXPECT_EQ(got[q].refs, want.refs) << d.queries[q].name;
+    EXPECT_EQ(got[q].details.size(), got[q].refs.size());
+  }
+}
+
+TEST(AlignBruteForce, BestHitsEqualBruteForceSerialAndWeft) {
+  data_set d = make_data(12, 15, 30, 120, 25, 15, 50, 0.1, 4);
+  for (align::ties t : {align::ties::first, align::ties::all}) {
+    for (align::align_mode mode : {align::align_mode::nw, align::align_mode::hw}) {
+      for (int k : {-1, 8}) {
+        map_options opt;
+        opt.tie_mode = t;
+        opt.mode = mode;
+        opt.max_dist = k;
+        opt.how = align::backend::serial;
+        expect_brute(d, opt, align::map_all(d.refs, d.queries, opt));
+        opt.how = align::backend::weft;
+        opt.streams = 2;
+        opt.workers = 2;
+        opt.threads = 2;
+        expect_brute(d, opt, align::map_all(d.refs, d.queries, opt));
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Identical output for every combination of workers, threads, chunks, schedule, unit kind and
+// stream count
+
+class AlignConfigs : public ::testing::TestWithParam<int> {};
+
+TEST_P(AlignConfigs, OutputIdenticalForEveryParallelConfiguration) {
+  const int streams = GetParam();
+  data_set d = make_data(13, 30, 40, 400, 24, 20, 60, 0.08, 6);
+  map_options base;
+  base.tie_mode = align::ties::all;
+  base.cigar = true;
+  base.how = align::backend::serial;
+  const std::string want =
+      align::format_results(d.refs, d.queries, align::map_all(d.refs, d.queries, base), base);
+
+  weft::config cfg;
+  cfg.num_streams = streams;
+  cfg.stack_size = 256 * 1024;
+  weft::runtime rt(cfg);  // map_all's own init nests inside this one
+  if (weft::execution_stream::count() != streams)
+    GTEST_SKIP() << "WEFT_NUM_STREAMS overrides the stream count";
+
+  int runs = 0;
+  for (int workers : {1, 3})
+    for (int threads : {1, 2, 4})
+      for (int chunk : {1, 4})
+        for (int ref_chunk : {1, 3})
+          for (auto sched : {align::schedule::static_, align::schedule::dynamic})
+            for (auto unit : {align::unit_kind::ult, align::unit_kind::tasklet}) {
+              map_options opt = base;
+              opt.how = align::backend::weft;
+              opt.workers = workers;
+              opt.threads = threads;
+              opt.chunk = chunk;
+              opt.ref_chunk = ref_chunk;
+              opt.sched = sched;
+              opt.unit = unit;
+              align::run_state st;
+              auto got = align::map_all(d.refs, d.queries, opt, &st);
+              ASSERT_EQ(align::format_results(d.refs, d.queries, got, opt), want)
+                  << "workers " << workers << " threads " << threads << " chunk " << chunk
+                  << " ref-chunk " << ref_chunk << " " << align::to_string(sched) << " "
+                  << align::to_string(unit) << " streams " << streams;
+              ASSERT_EQ(st.done.load(), d.queries.size());
+              ASSERT_EQ(st.streams, streams);
+              ++runs;
+            }
+  EXPECT_EQ(runs, 96);
+}
+
+INSTANTIATE_TEST_SUITE_P(Streams, AlignConfigs, ::testing::Values(1, 2, 4),
+                         [](const auto& info) { return "s" + std::to_string(info.param); });
+
+TEST(AlignConfigs, TiesFirstIsTheLowestReferenceIndex) {
+  data_set d = make_data(14, 10, 50, 50, 10, 30, 30, 0.0, 0);
+  // Every reference duplicated: each query ties between i and i + 10.
+  std::size_t n = d.refs.size();
+  for (std::size_t i = 0; i < n; ++i) d.refs.push_back(d.refs[i]);
+  map_options opt;
+  opt.streams = 2;
+  opt.threads = 2;
+  opt.ref_chunk = 1;
+  auto first = align::map_all(d.refs, d.queries, opt);
+  opt.tie_mode = align::ties::all;
+  auto all = align::map_all(d.refs, d.queries, opt);
+  for (std::size_t q = 0; q < d.queries.size(); ++q) {
+    ASSERT_EQ(first[q].refs.size(), 1u);
+    ASSERT_EQ(all[q].refs.size(), 2u);
+    EXPECT_EQ(all[q].refs[1], all[q].refs[0] + n);
+    EXPECT_EQ(first[q].refs[0], all[q].refs[0]);
+    EXPECT_EQ(first[q].dist, 0);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The generator
+
+TEST(AlignGenerator, KnownOriginsAreFound) {
+  align::gen_options g;
+  g.seed = 2024;
+  g.refs = 30;
+  g.ref_min = 200;
+  g.ref_max = 2000;  // lengths vary 10x
+  g.queries = 40;
+  g.qlen_min = 80;
+  g.qlen_max = 150;
+  g.error_rate = 0.06;
+  align::generated text = align::generate(g);
+  temp_dir dir;
+  auto refs = align::read_sequences(dir.write("r.fa", text.refs), "ACGT");
+  auto queries = align::read_sequences(dir.write("q.fa", text.queries), "ACGT");
+  ASSERT_EQ(refs.size(), 30u);
+  ASSERT_EQ(queries.size(), 40u);
+  map_options opt;  // hw (infix): a read against the reference it came from
+  opt.streams = 2;
+  opt.threads = 2;
+  auto res = align::map_all(refs, queries, opt);
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    align::origin o = align::parse_origin(queries[q].desc);
+    ASSERT_FALSE(o.ref.empty());
+    ASSERT_EQ(res[q].refs.size(), 1u) << queries[q].name;
+    EXPECT_EQ(refs[res[q].refs[0]].name, o.ref) << queries[q].name << " " << queries[q].desc;
+    EXPECT_LE(res[q].dist, o.edits) << queries[q].name;
+    EXPECT_LE(std::abs(res[q].details[0].start - o.pos), o.edits) << queries[q].name;
+  }
+}
+
+TEST(AlignGenerator, SeededAndReproducible) {
+  align::gen_options g;
+  g.refs = 5;
+  g.queries = 5;
+  auto a = align::generate(g), b = align::generate(g);
+  EXPECT_EQ(a.refs, b.refs);
+  EXPECT_EQ(a.queries, b.queries);
+  g.seed = 2;
+  auto c = align::generate(g);
+  EXPECT_NE(a.refs, c.refs);
+  g.fastq = true;
+  auto fq = align::generate(g);
+  EXPECT_EQ(fq.queries[0], '@');
+  temp_dir dir;
+  EXPECT_EQ(align::read_sequences(dir.write("q.fq", fq.queries), "ACGT").size(), 5u);
+  // Skewed lengths: log-uniform between the bounds.
+  g.refs = 200;
+  g.ref_min = 100;
+  g.ref_max = 10000;
+  auto refs = align::read_sequences(dir.write("r.fa", align::generate(g).refs), "ACGT");
+  std::size_t lo = SIZE_MAX, hi = 0;
+  for (auto& r : refs) lo = std::min(lo, r.seq.size()), hi = std::max(hi, r.seq.size());
+  EXPECT_GE(lo, 100u);
+  EXPECT_LE(hi, 10000u);
+  EXPECT_GT(hi, 20 * lo);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command line, input formats, output
+
+struct cli_result {
+  int status;
+  std::string err;
+};
+
+cli_result cli(std::vector<std::string> args) {
+  std::ostringstream err;
+  int status = align::run_cli(args, err, false);
+  return {status, err.str()};
+}
+
+TEST(AlignCli, GzipFastqAndStdinGiveTheSameOutput) {
+  temp_dir dir;
+  align::gen_options g;
+  g.refs = 8;
+  g.queries = 12;
+  g.ref_min = 100;
+  g.ref_max = 300;
+  g.qlen_min = g.qlen_max = 40;
+  auto fa = align::generate(g);
+  g.fastq = true;
+  auto fq = align::generate(g);
+  std::string refs = dir.write("r.fa", fa.refs), queries = dir.write("q.fa", fa.queries);
+  align::write_gzip_atomically(dir.file("r.fa.gz"), fa.refs);
+  align::write_gzip_atomically(dir.file("q.fq.gz"), fq.queries);
+  ASSERT_EQ(cli({"map", "--streams", "2", "-o", dir.file("plain.tsv"), refs, queries}).status, 0);
+  ASSERT_EQ(cli({"map", "--streams", "2", "-o", dir.file("gz.tsv"), dir.file("r.fa.gz"),
+                 dir.file("q.fq.gz")})
+                .status,
+            0);
+  std::string plain = slurp(dir.file("plain.tsv"));
+  EXPECT_EQ(plain, slurp(dir.file("gz.tsv")));
+  EXPECT_EQ(plain.substr(0, plain.find('\n')), "#query\treference\tdistance\tstart\tend");
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), '\n'), 13);
+  // Lower case and CRLF line ends are accepted.
+  std::string crlf;
+  for (char c : fa.refs) {
+    if (c == '\n') crlf += '\r';
+    crlf += (c == 'A' ? 'a' : c);  // no 'A' in the headers ("ref", "len=")
+  }
+  ASSERT_EQ(cli({"map", "--streams", "2", "-o", dir.file("crlf.tsv"), dir.write("crlf.fa", crlf),
+                 queries})
+                .status,
+            0);
+  EXPECT_EQ(plain, slurp(dir.file("crlf.tsv")));
+}
+
+TEST(AlignCli, CigarMatchesDistanceAndLengths) {
+  data_set d = make_data(15, 10, 60, 200, 20, 30, 60, 0.1, 0);
+  for (auto mode : {align::align_mode::nw, align::align_mode::hw}) {
+    map_options opt;
+    opt.mode = mode;
+    opt.cigar = true;
+    opt.streams = 2;
+    opt.threads = 2;
+    auto res = align::map_all(d.refs, d.queries, opt);
+    for (std::size_t q = 0; q < d.queries.size(); ++q) {
+      const auto& h = res[q].details.at(0);
+      const std::string& ref = d.refs[res[q].refs[0]].seq;
+      int eq = 0, x = 0, ins = 0, del = 0, n = 0;
+      for (char c : h.cigar) {
+        if (c >= '0' && c <= '9') {
+          n = n * 10 + (c - '0');
+          continue;
+        }
+        (c == '=' ? eq : c == 'X' ? x : c == 'I' ? ins : del) += n;
+        n = 0;
+      }
+      EXPECT_EQ(x + ins + del, res[q].dist) << h.cigar;
+      EXPECT_EQ(eq + x + ins, static_cast<int>(d.queries[q].seq.size())) << h.cigar;
+      EXPECT_EQ(eq + x + del, h.end - h.start + 1) << h.cigar;
+      if (mode == align::align_mode::nw) {
+        EXPECT_EQ(h.start, 0);
+        EXPECT_EQ(h.end + 1, static_cast<int>(ref.size()));
+      }
+    }
+  }
+}
+
+TEST(AlignCli, NoHitWithinMaxDistIsReported) {
+  temp_dir dir;
+  std::string refs = dir.write("r.fa", ">r1\nAAAAAAAAAAAA\n>r2\nCCCCCCCCCCCC\n");
+  std::string queries = dir.write("q.fa", ">near\nAAAAAAAAAAAT\n>far\nGGGGGGGGGGGG\n");
+  ASSERT_EQ(cli({"map", "--streams", "1", "--mode", "nw", "--max-dist", "2", "--cigar", "-o",
+                 dir.file("o.tsv"), refs, queries})
+                .status,
+            0);
+  EXPECT_EQ(slurp(dir.file("o.tsv")),
+            "#query\treference\tdistance\tstart\tend\tcigar\n"
+            "near\tr1\t1\t0\t11\t11=1X\n"
+            "far\t*\t-1\t-1\t-1\t*\n");
+}
+
+TEST(AlignCli, ProgressBarFormat) {
+  std::string s = align::format_progress(250, 1000, 5.0, 20);
+  EXPECT_EQ(s.substr(0, 22), "[#####...............]");
+  EXPECT_NE(s.find("250/1000 queries"), std::string::npos) << s;
+  EXPECT_NE(s.find(" 25%"), std::string::npos) << s;
+  EXPECT_NE(s.find("50.0 q/s"), std::string::npos) << s;
+  EXPECT_NE(s.find("ETA 0:15"), std::string::npos) << s;
+  EXPECT_NE(align::format_progress(1000, 1000, 65.0, 20).find("done in 1:05"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input: a clear error naming the file and line, exit status 1 (2 for the command line),
+// and nothing written
+
+struct bad_case {
+  const char* name;
+  const char* refs;  // nullptr: a file that does not exist
+  const char* queries;
+  const char* expect;  // substring of the message; "{r}" / "{q}" stand for the file names
+};
+
+std::string expand(std::string s, const std::string& r, const std::string& q) {
+  for (auto [key, val] : {std::pair{"{r}", r}, std::pair{"{q}", q}}) {
+    for (std::size_t p; (p = s.find(key)) != std::string::npos;) s.replace(p, 3, val);
+  }
+  return s;
+}
+
+TEST(AlignBadInput, EachCaseNamesFileAndLineAndWritesNothing) {
+  const char* good_refs = ">r1 first\nACGTACGTAC\nGGTTAACC\n>r2\nTTTTGGGGCCCCAAAA\n";
+  const char* good_q = ">q1\nACGTAC\n";
+  const bad_case cases[] = {
+      {"missing file", nullptr, good_q, "{r}: cannot open: No such file or directory"},
+      {"empty refs", "", good_q, "{r}: no sequences (empty input)"},
+      {"blank-only queries", good_refs, "\n\n  \n", "{q}:3: expected a FASTA ('>') or FASTQ"},
+      {"sequence before header", "ACGT\n>r1\nACGT\n", good_q, "{r}:1: expected a FASTA ('>') or"},
+      {"record without sequence", ">r1\nACGT\n>r2\n>r3\nAC\n", good_q,
+       "{r}:3: record 'r2' has no sequence"},
+      {"last record without sequence", good_refs, ">q1\nACGT\n>q2\n",
+       "{q}:3: record 'q2' has no sequence"},
+      {"empty name", ">\nACGT\n", good_q, "{r}:1: empty sequence name"},
+      {"character outside alphabet", good_refs, ">q1\nACGT\nACXT\n",
+       "{q}:3: character 'X' (column 3) is not in the alphabet ACGT"},
+      {"digit in reference", ">r1\nACGT\n>r2\nAC1GT\n", good_q,
+       "{r}:4: character '1' (column 3) is not in the alphabet ACGT"},
+      {"space inside sequence", good_refs, ">q1\nAC GT\n",
+       "{q}:2: character ' ' (space) (column 3) is not in the alphabet"},
+      {"fastq missing plus", good_refs, "@q1\nACGT\nIIII\nIIII\n",
+       "{q}:3: expected the '+' separator line of record 'q1'"},
+      {"fastq quality length", good_refs, "@q1\nACGT\n+\nIII\n",
+       "{q}:4: quality string of record 'q1' has 3 characters, its sequence 4"},
+      {"fastq truncated", good_refs, "@q1\nACGT\n+\nIIII\n@q2\nACGT\n",
+       "{q}:5: truncated FASTQ record 'q2': the input ends before its '+' line"},
+      {"fastq bad header", good_refs, "@q1\nACGT\n+\nIIII\nq2\nACGT\n+\nIIII\n",
+       "{q}:5: expected a FASTQ header starting with '@'"},
+      {"fastq bad character", good_refs, "@q1\nACGU\n+\nIIII\n", "{q}:2: character 'U' (column 4)"},
+      {"binary junk", good_refs, "\x01\x02\x03",
+       "{q}:1: expected a FASTA ('>') or FASTQ ('@') "
+       "header, found byte 0x01"},
+  };
+  for (const bad_case& c : cases) {
+    temp_dir dir;
+    std::string r = c.refs ? dir.write("refs.fa", c.refs) : dir.file("absent.fa");
+    std::string q = dir.write("queries.fa", c.queries);
+    std::string out = dir.file("out.tsv");
+    cli_result res = cli({"map", "--streams", "1", "-o", out, r, q});
+    EXPECT_EQ(res.status, 1) << c.name;
+    std::string want = "weft-align: " + expand(c.expect, r, q);
+    EXPECT_EQ(res.err.substr(0, want.size()), want) << c.name << "\n got: " << res.err;
+    EXPECT_FALSE(fs::exists(out)) << c.name;
+    // Nothing half-written: only the inputs are in the directory.
+    for (auto& e : dir.entries()) EXPECT_TRUE(e == "refs.fa" || e == "queries.fa") << e;
+  }
+}
+
+TEST(AlignBadInput, ExistingOutputIsKeptOnError) {
+  temp_dir dir;
+  std::string out = dir.write("out.tsv", "previous\n");
+  std::string r = dir.write("r.fa", ">r\nACGT\n");
+  std::string q = dir.write("q.fa", ">q\nACGZ\n");
+  EXPECT_EQ(cli({"map", "-o", out, r, q}).status, 1);
+  EXPECT_EQ(slurp(out), "previous\n");
+  EXPECT_EQ(cli({"map", "--streams", "1", "-o", out, r, r}).status, 0);
+  EXPECT_NE(slurp(out), "previous\n");
+  EXPECT_EQ(dir.entries().size(), 3u);  // no temporary left behind
+}
+
+TEST(AlignBadInput, TruncatedGzip) {
+  temp_dir dir;
+  align::gen_options g;
+  g.refs = 50;
+  align::write_gzip_atomically(dir.file("r.fa.gz"), align::generate(g).refs);
+  std::string gz = slurp(dir.file("r.fa.gz"));
+  std::string r = dir.write("cut.fa.gz", gz.substr(0, gz.size() / 2));
+  std::string q = dir.write("q.fa", ">q\nACGT\n");
+  cli_result res = cli({"map", "--streams", "1", "-o", dir.file("o.tsv"), r, q});
+  EXPECT_EQ(res.status, 1);
+  EXPECT_NE(res.err.find(r + ": cannot read after line"), std::string::npos) << res.err;
+  EXPECT_FALSE(fs::exists(dir.file("o.tsv")));
+}
+
+TEST(AlignBadInput, BadOptionValues) {
+  temp_dir dir;
+  std::string r = dir.write("r.fa", ">r\nACGT\n");
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"map", "--workers", "0", r, r},
+       "option --workers: expected an integer from 1 to 65536, got '0'"},
+      {{"map", "--threads", "two", r, r},
+       "option --threads: expected an integer from 1 to 1024, got 'two'"},
+      {{"map", "--chunk=-3", r, r}, "option --chunk: expected an integer from 1 to"},
+      {{"map", "--ref-chunk", "", r, r}, "option --ref-chunk: expected an integer"},
+      {{"map", "--streams", "4x", r, r},
+       "option --streams: expected an integer from 1 to 1024, got '4x'"},
+      {{"map", "--max-dist", "-2", r, r}, "option --max-dist: expected an integer from -1 to"},
+      {{"map", "--schedule", "guided", r, r},
+       "option --schedule: expected one of static, dynamic, got 'guided'"},
+      {{"map", "--unit", "fiber", r, r},
+       "option --unit: expected one of ult, tasklet, got 'fiber'"},
+      {{"map", "--mode", "local", r, r}, "option --mode: expected one of hw, shw, nw, got 'local'"},
+      {{"map", "--ties", "none", r, r}, "option --ties: expected one of first, all"},
+      {{"map", "--backend", "tbb", r, r}, "option --backend: expected one of weft, omp, serial"},
+      {{"map", "--progress", "sometimes", r, r},
+       "option --progress: expected one of auto, always, never"},
+      {{"map", "--alphabet", "AC GT", r, r}, "option --alphabet: 'AC GT' has a character"},
+      {{"map", "--cigar=yes", r, r}, "option --cigar takes no value"},
+      {{"map", "--frobnicate", r, r}, "map: unknown option '--frobnicate'"},
+      {{"map", r, r, "--workers"}, "option --workers needs a value"},
+      {{"map", r}, "map: expected REFERENCES and QUERIES, got 1 file name(s)"},
+      {{"map", "-", "-"}, "map: only one of REFERENCES and QUERIES can be stdin"},
+      {{"align", r, r}, "unknown command 'align'"},
+      {{}, "expected a command: map or gen"},
+      {{"gen", "--refs", "0", "--ref-out", "a", "--query-out", "b"},
+       "option --refs: expected an integer from 1"},
+      {{"gen", "--error-rate", "0.9", "--ref-out", "a", "--query-out", "b"},
+       "option --error-rate: expected a number from 0"},
+      {{"gen", "--ref-out", "a"}, "gen: both --ref-out and --query-out are needed"},
+      {{"gen", "--ref-min", "500", "--ref-max", "100", "--ref-out", "a", "--query-out", "b"},
+       "gen: need 1 <= --ref-min <= --ref-max"},
+  };
+  for (auto& [args, want] : cases) {
+    cli_result res = cli(args);
+    EXPECT_EQ(res.status, 2) << want;
+    EXPECT_EQ(res.err.substr(0, 12 + want.size()), "weft-align: " + want) << res.err;
+  }
+  // A bad WEFT_* setting reaches the user as weft's own message.
+  cli_result res = cli({"map", "--affinity", "{0,", "-o", dir.file("o.tsv"), r, r});
+  EXPECT_EQ(res.status, 1);
+  EXPECT_NE(res.err.find("--affinity"), std::string::npos) << res.err;
+  res = cli({"map", "--weft-sched", "no-such-scheduler", "-o", dir.file("o.tsv"), r, r});
+  EXPECT_EQ(res.status, 1);
+  EXPECT_NE(res.err.find("no-such-scheduler"), std::string::npos) << res.err;
+  EXPECT_FALSE(fs::exists(dir.file("o.tsv")));
+}
+
+}  // namespace

@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -226,6 +227,13 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
   run_state state;
   const bool show =
       progress == progress_when::always || (progress == progress_when::auto_ && stderr_is_tty);
+  auto cpu_seconds = [] {
+    rusage ru{};
+    ::getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+  };
+  const double cpu0 = cpu_seconds();
   auto t0 = std::chrono::steady_clock::now();
   std::vector<query_result> results;
   {
@@ -242,10 +250,11 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
         buf, sizeof buf,
         "{\"backend\":\"%s\",\"workers\":%d,\"threads\":%d,\"chunk\":%d,\"ref_chunk\":%d,"
         "\"schedule\":\"%s\",\"unit\":\"%s\",\"streams\":%d,\"mode\":\"%s\",\"queries\":%zu,"
-        "\"refs\":%zu,\"seconds\":%.6f,\"alignments_per_s\":%.1f,\"weft_sched\":\"%s\"}\n",
+        "\"refs\":%zu,\"seconds\":%.6f,\"cpu_seconds\":%.6f,\"alignments_per_s\":%.1f,"
+        "\"weft_sched\":\"%s\"}\n",
         to_string(opt.how), state.workers, opt.threads, opt.chunk, opt.ref_chunk,
         to_string(opt.sched), to_string(opt.unit), state.streams, to_string(opt.mode),
-        queries.size(), refs.size(), seconds,
+        queries.size(), refs.size(), seconds, cpu,
         seconds > 0 ? static_cast<double>(queries.size() * refs.size()) / seconds : 0.0,
         json_escape(opt.weft_sched.empty() ? "default" : opt.weft_sched).c_str());
     err << buf;

@@ -243,6 +243,7 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu = cpu_seconds() - cpu0;
   write_file_atomically(output, format_results(refs, queries, results, opt));
   if (stats) {
     char buf[640];

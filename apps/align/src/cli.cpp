@@ -37,7 +37,7 @@ or gzip input, "-" for stdin. Output columns: query, reference, distance, start,
   --unit U               weft: ult (default) or tasklet for the units that never wait
   --streams N            weft: execution streams (default: WEFT_NUM_STREAMS or one per CPU)
   --affinity A           weft: none, compact, scatter or a places list such as {0,1},{2,3}
-  --weft-sched NAME      weft: main scheduler of every stream (default basic)
+  --weft-sched NAME      weft: main scheduler of every stream (default basic_wait)
   --mode M               hw (infix, default), shw (prefix) or nw (global)
   --max-dist K           edlib's k: report nothing above K (default -1, no limit)
   --ties T               first (the lowest reference index, default) or all
@@ -257,7 +257,7 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
         to_string(opt.sched), to_string(opt.unit), state.streams, to_string(opt.mode),
         queries.size(), refs.size(), seconds, cpu,
         seconds > 0 ? static_cast<double>(queries.size() * refs.size()) / seconds : 0.0,
-        json_escape(opt.weft_sched.empty() ? "default" : opt.weft_sched).c_str());
+        json_escape(state.weft_sched).c_str());
     err << buf;
   }
   return 0;

@@ -257,7 +257,9 @@ std::vector<query_result> map_weft(const std::vector<record>& refs,
   try {
     if (!opt.affinity.empty())
       cfg.affinity = weft::affinity_policy::parse(opt.affinity, "--affinity");
-    if (!opt.weft_sched.empty()) cfg.scheduler = opt.weft_sched;
+    // Idle streams park rather than poll: the mapper's tails and lopsided configurations leave
+    // streams idle, and on a shared machine a polling stream takes CPU from everyone else.
+    cfg.scheduler = opt.weft_sched.empty() ? "basic_wait" : opt.weft_sched;
     rt = std::make_unique<weft::runtime>(cfg);  // nested (cfg ignored) if already initialised
   } catch (const weft::error& e) {
     throw error(e.what());
@@ -278,6 +280,7 @@ std::vector<query_result> map_weft(const std::vector<record>& refs,
   if (progress) {
     progress->workers = job.workers;
     progress->streams = static_cast<int>(job.lanes.size());
+    progress->weft_sched = weft::current_config().scheduler;
   }
 
   // A worker waits for its inner units, so it must be a ULT; with one thread per worker nothing

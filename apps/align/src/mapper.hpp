@@ -54,8 +54,9 @@ struct query_result {
 /// and what the run actually used.
 struct run_state {
   std::atomic<std::uint64_t> done{0};
-  int workers = 0;  ///< outer units (threads for OpenMP) actually used
-  int streams = 0;  ///< weft execution streams (0 for the other backends)
+  int workers = 0;         ///< outer units (threads for OpenMP) actually used
+  int streams = 0;         ///< weft execution streams (0 for the other backends)
+  std::string weft_sched;  ///< weft's main scheduler (empty for the other backends)
 };
 
 /// Maps every query; results are in query order and do not depend on the parallel configuration.

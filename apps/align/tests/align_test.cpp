@@ -3,6 +3,8 @@
 #include <weft/execution_stream.hpp>
 #include <weft/runtime.hpp>
 
+#include <tuple>
+
 #include "cli.hpp"
 #include "progress.hpp"
 #include "test_util.hpp"
@@ -70,10 +72,10 @@ TEST(AlignBruteForce, BestHitsEqualBruteForceSerialAndWeft) {
 // Identical output for every combination of workers, threads, chunks, schedule, unit kind and
 // stream count
 
-class AlignConfigs : public ::testing::TestWithParam<int> {};
+class AlignConfigs : public ::testing::TestWithParam<std::tuple<int, const char*>> {};
 
 TEST_P(AlignConfigs, OutputIdenticalForEveryParallelConfiguration) {
-  const int streams = GetParam();
+  const int streams = std::get<0>(GetParam());
   data_set d = make_data(13, 30, 40, 400, 24, 20, 60, 0.08, 6);
   map_options base;
   base.tie_mode = align::ties::all;
@@ -85,9 +87,11 @@ TEST_P(AlignConfigs, OutputIdenticalForEveryParallelConfiguration) {
   weft::config cfg;
   cfg.num_streams = streams;
   cfg.stack_size = 256 * 1024;
+  cfg.scheduler = std::get<1>(GetParam());
   weft::runtime rt(cfg);  // map_all's own init nests inside this one
-  if (weft::execution_stream::count() != streams)
-    GTEST_SKIP() << "WEFT_NUM_STREAMS overrides the stream count";
+  if (weft::execution_stream::count() != streams ||
+      weft::current_config().scheduler != cfg.scheduler)
+    GTEST_SKIP() << "WEFT_NUM_STREAMS or WEFT_SCHED overrides the configuration";
 
   int runs = 0;
   for (int workers : {1, 3})
@@ -117,8 +121,16 @@ TEST_P(AlignConfigs, OutputIdenticalForEveryParallelConfiguration) {
   EXPECT_EQ(runs, 96);
 }
 
-INSTANTIATE_TEST_SUITE_P(Streams, AlignConfigs, ::testing::Values(1, 2, 4),
-                         [](const auto& info) { return "s" + std::to_string(info.param); });
+// basic: per-stream FIFO pools, idle streams poll; basic_wait: idle streams park (weft-align's
+// default); randws: idle streams steal queued units from the others.
+INSTANTIATE_TEST_SUITE_P(Streams, AlignConfigs,
+                         ::testing::Values(std::tuple{1, "basic"}, std::tuple{2, "basic"},
+                                           std::tuple{4, "basic"}, std::tuple{2, "basic_wait"},
+                                           std::tuple{4, "randws"}),
+                         [](const auto& info) {
+                           return std::string(std::get<1>(info.param)) + "_s" +
+                                  std::to_string(std::get<0>(info.param));
+                         });
 
 TEST(AlignConfigs, TiesFirstIsTheLowestReferenceIndex) {
   data_set d = make_data(14, 10, 50, 50, 10, 30, 30, 0.0, 0);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "weft/error.hpp"
+#include "weft/rm_protocol.hpp"
 
 namespace weft {
 
@@ -223,6 +224,23 @@ void config::apply_environment() {
     idle_spin = static_cast<unsigned>(parse_integer("WEFT_IDLE_SPIN", v, 0, 1 << 24));
   }
   if (const char* v = env("WEFT_PRINT_CONFIG")) print = parse_bool("WEFT_PRINT_CONFIG", v);
+  const char* host = env("ABT_ENV_POWER_EVENT_HOSTNAME");
+  const char* port = env("ABT_ENV_POWER_EVENT_PORT");
+  if (host || port) {
+    if (!host || !port) {
+      throw error(errc::invalid_config,
+                  "weft: ABT_ENV_POWER_EVENT_HOSTNAME and ABT_ENV_POWER_EVENT_PORT must be set "
+                  "together");
+    }
+    const std::string h(trim(host));
+    resource_manager = "tcp:" + (h.find(':') != std::string::npos ? "[" + h + "]" : h) + ":" +
+                       std::string(trim(port));
+    (void)rm::parse_address(resource_manager, "ABT_ENV_POWER_EVENT_HOSTNAME/PORT");
+  }
+  if (const char* v = env("WEFT_RM")) {
+    resource_manager = std::string(trim(v));
+    (void)rm::parse_address(resource_manager, "WEFT_RM");
+  }
 }
 
 void config::validate() const {
@@ -239,6 +257,7 @@ void config::validate() const {
   if (affinity.how == affinity_policy::kind::places && affinity.places.empty()) {
     throw error(errc::invalid_config, "weft: an explicit affinity needs at least one place");
   }
+  if (!resource_manager.empty()) (void)rm::parse_address(resource_manager, "resource_manager");
 }
 
 std::string config::describe() const {
@@ -249,7 +268,8 @@ std::string config::describe() const {
       << "scheduler = " << scheduler << "\n"
       << "event_freq = " << event_freq << "\n"
       << "idle_spin = " << idle_spin << "\n"
-      << "print = " << (print ? 1 : 0) << "\n";
+      << "print = " << (print ? 1 : 0) << "\n"
+      << "resource_manager = " << (resource_manager.empty() ? "none" : resource_manager) << "\n";
   return out.str();
 }
 

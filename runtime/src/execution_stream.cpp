@@ -179,12 +179,25 @@ scheduler& execution_stream::main_scheduler() const noexcept {
   return *impl(*this).sched_;
 }
 
-pool& execution_stream::main_pool() const noexcept {
-  return *impl(*this).main_pool_.load(std::memory_order_acquire);
+namespace {
+pool& live_pool(const std::atomic<pool*>& p, int rank) {
+  pool* q = p.load(std::memory_order_acquire);
+  if (!q) {
+    // A freed stream (free(), or a shrink event) keeps its object until finalize, so a stale
+    // reference reaches here instead of freed memory.
+    throw error(errc::invalid_state,
+                "weft: execution stream " + std::to_string(rank) + " has been freed");
+  }
+  return *q;
+}
+}  // namespace
+
+pool& execution_stream::main_pool() const {
+  return live_pool(impl(*this).main_pool_, impl(*this).rank_);
 }
 
-pool& execution_stream::migration_pool() const noexcept {
-  return *impl(*this).migration_pool_.load(std::memory_order_acquire);
+pool& execution_stream::migration_pool() const {
+  return live_pool(impl(*this).migration_pool_, impl(*this).rank_);
 }
 
 void execution_stream::adopt_orphaned_pools() {

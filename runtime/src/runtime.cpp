@@ -10,7 +10,9 @@
 #include <iostream>
 #include <mutex>
 
+#include "events.hpp"
 #include "overflow.hpp"
+#include "rm_client.hpp"
 #include "runtime_state.hpp"
 #include "sanitizer.hpp"
 #include "stream.hpp"
@@ -161,6 +163,10 @@ void init(const config& cfg_in) {
     detail::install_overflow_handler();
     detail::start_primary(*r);
     for (int i = 1; i < r->cfg.num_streams; ++i) execution_stream::create();
+    if (!r->cfg.resource_manager.empty()) {
+      r->rm = std::make_unique<detail::rm_client>(
+          rm::parse_address(r->cfg.resource_manager, "resource_manager"));
+    }
   } catch (...) {
     if (detail::g_runtime) {
       for (detail::stream* s : r->streams) {
@@ -194,6 +200,10 @@ void finalize() {
                 "called init)");
   }
   lock.unlock();  // units still running may need to create streams or query the runtime
+
+  // 0. No new shrink/expand requests; the resource-manager connection closes.
+  detail::close_events();
+  r.rm.reset();
 
   // 1. Secondary streams finish their queued work and end; the primary keeps running its units
   //    while it waits (wait_terminated yields).

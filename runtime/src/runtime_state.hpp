@@ -5,6 +5,8 @@
 #include <sched.h>
 
 #include <atomic>
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -12,12 +14,20 @@
 #include "topology.hpp"
 #include "unit_cache.hpp"
 #include "weft/config.hpp"
+#include "weft/events.hpp"
 #include "weft/pool.hpp"
 
 namespace weft::detail {
 
 class stream;
 struct timer_node;
+class rm_client;
+
+/// A registered pair of event callbacks.
+struct event_entry {
+  event_kind kind;
+  event_callbacks callbacks;
+};
 
 struct runtime_state {
   config cfg;
@@ -46,6 +56,19 @@ struct runtime_state {
   // Timers of stopped streams, taken over by the next stream that checks its events.
   std::vector<timer_node*> orphan_timers;  // under orphan_mutex
   std::atomic<bool> has_orphan_timers{false};
+  // True while rt().orphans may hold units; streams then serve them (stream::serve_orphans).
+  std::atomic<bool> has_orphans{false};
+
+  // Shrink/expand events (events.cpp).
+  std::mutex callbacks_mutex;  // held while callbacks run, so removal waits for them
+  std::map<callback_id, event_entry> callbacks;
+  callback_id next_callback = 1;
+  std::mutex events_mutex;
+  std::deque<std::shared_ptr<resize_state>> events;  // under events_mutex
+  bool event_in_progress = false;                    // under events_mutex
+  bool events_closed = false;                        // under events_mutex (finalize)
+  std::atomic<bool> events_pending{false};           // events non-empty and none in progress
+  std::unique_ptr<rm_client> rm;                     // the resource-manager connection
 };
 
 /// Blocks of unit ids handed out so far; process-wide, so ids stay unique across re-inits.

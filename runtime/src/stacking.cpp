@@ -107,6 +107,7 @@ struct detail_stacking {
         if (detail::pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel) == 1) {
           detail::pool_access::consumer(*p).store(nullptr, std::memory_order_release);
           detail::rt().orphans.push_back(p);
+          detail::rt().has_orphans.store(true, std::memory_order_relaxed);
           orphaned = true;
         }
       }

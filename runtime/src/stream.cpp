@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "events.hpp"
 #include "futex.hpp"
 #include "overflow.hpp"
 #include "pool_access.hpp"
@@ -203,21 +204,50 @@ void stream::shut_down_scheduling() {
     }
     if (pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel) == 1) {
       rt().orphans.push_back(p);
+      rt().has_orphans.store(true, std::memory_order_relaxed);
     }
   }
 }
 
-void stream::adopt_orphans() {
+void stream::adopt_orphans(bool busy_only) {
   std::lock_guard lock(rt().orphan_mutex);
-  for (const auto& p : rt().orphans) {
+  auto& orphans = rt().orphans;
+  for (auto it = orphans.begin(); it != orphans.end();) {
+    const auto& p = *it;
+    if (busy_only && p->empty()) {
+      ++it;
+      continue;
+    }
     pool_access::attached(*p).fetch_add(1, std::memory_order_acq_rel);
     if (single_consumer(p->access()))
       pool_access::consumer(*p).store(this, std::memory_order_release);
     if (single_producer(p->access()))
       pool_access::producer(*p).store(this, std::memory_order_release);
     sched_->pools_.push_back(p);
+    it = orphans.erase(it);
   }
-  rt().orphans.clear();
+  rt().has_orphans.store(!orphans.empty(), std::memory_order_relaxed);
+}
+
+void stream::serve_orphans() {
+  runtime_state& r = rt();
+  work_unit* u = nullptr;
+  {
+    // A racy look first: most of the time the orphans (pools of freed streams) are empty.
+    std::unique_lock lock(r.orphan_mutex, std::try_to_lock);
+    if (!lock) return;
+    if (r.orphans.empty()) {
+      r.has_orphans.store(false, std::memory_order_relaxed);
+      return;
+    }
+    // Popping under the orphan lock keeps single-consumer pools single-consumer: whichever
+    // stream serves them, one pops at a time, and never while the owner runs (it has stopped).
+    for (const auto& p : r.orphans) {
+      if (p->empty()) continue;
+      if ((u = p->pop())) break;
+    }
+  }
+  if (u) run_unit(u);
 }
 
 void stream::wait_terminated() {
@@ -298,6 +328,7 @@ bool stream::has_work() const noexcept {
   if (inbox_.load(std::memory_order_relaxed) || pinned_head_) return true;
   if (requests_.load(std::memory_order_relaxed)) return true;
   if (rt().has_orphan_timers.load(std::memory_order_relaxed)) return true;
+  if (rt().events_pending.load(std::memory_order_relaxed)) return true;
   for (const auto& p : sched_->pools())
     if (!p->empty()) return true;
   return false;
@@ -384,10 +415,16 @@ bool stream::check_events(bool main) {
     if (!pinned_head_) pinned_tail_ = nullptr;
     run_unit(u);
   }
-  if (main && (requests_.load(std::memory_order_relaxed) & request_adopt)) {
-    requests_.fetch_and(~request_adopt, std::memory_order_acq_rel);
-    adopt_orphans();
+  if (main && (requests_.load(std::memory_order_relaxed) & (request_adopt | request_adopt_busy)))
+      [[unlikely]] {
+    const std::uint32_t r =
+        requests_.fetch_and(~(request_adopt | request_adopt_busy), std::memory_order_acq_rel);
+    adopt_orphans(!(r & request_adopt));
   }
+  if (main && rt().events_pending.load(std::memory_order_relaxed)) [[unlikely]]
+    handle_events(*this);
+  if (rt().has_orphans.load(std::memory_order_relaxed)) [[unlikely]]
+    serve_orphans();
   return has_to_stop();
 }
 

@@ -55,10 +55,11 @@ struct switch_record {
 
 /// Requests to a stream, handled by its scheduler through has_to_stop()/check_events().
 enum stream_request : std::uint32_t {
-  request_join = 1u << 0,     // finish once every pool is empty
-  request_stop = 1u << 1,     // finish at the next check, leave units in the pools
-  request_replace = 1u << 2,  // return so that the next scheduler can be installed
-  request_adopt = 1u << 3,    // take over orphaned pools
+  request_join = 1u << 0,        // finish once every pool is empty
+  request_stop = 1u << 1,        // finish at the next check, leave units in the pools
+  request_replace = 1u << 2,     // return so that the next scheduler can be installed
+  request_adopt = 1u << 3,       // take over orphaned pools
+  request_adopt_busy = 1u << 4,  // take over the orphaned pools that hold units (expand)
 };
 
 /// Requests to a stacked scheduler (scheduler::stack_requests_).
@@ -144,8 +145,10 @@ class stream final : public execution_stream {
   void shut_down_scheduling();
   /// Re-attaches the scheduler's pools (first start and revive).
   void attach_pools();
-  /// Takes over every orphaned pool into the main scheduler.
-  void adopt_orphans();
+  /// Takes over every orphaned pool (busy_only: those holding units) into the main scheduler.
+  void adopt_orphans(bool busy_only = false);
+  /// Runs one unit from an orphaned pool, if one holds any and no other stream is at it.
+  void serve_orphans();
   /// After free(): drops the scheduler (and its pools) and the caches; the object itself lives on
   /// (closed inbox) until finalize.
   void release_resources() noexcept;

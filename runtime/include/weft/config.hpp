@@ -45,6 +45,11 @@ struct config {
   unsigned idle_spin = 256;
   /// Print the effective configuration to stderr at init. WEFT_PRINT_CONFIG=1.
   bool print = false;
+  /// The resource manager to connect to for shrink/expand events (see events.hpp and
+  /// rm_protocol.hpp): "unix:/path/to.sock" or "tcp:127.0.0.1:PORT"; empty (the default) means
+  /// none. WEFT_RM; Argobots' ABT_ENV_POWER_EVENT_HOSTNAME and ABT_ENV_POWER_EVENT_PORT are
+  /// accepted too (WEFT_RM wins).
+  std::string resource_manager;
 
   /// Overrides the fields whose WEFT_* variable is set. Throws weft::error(errc::invalid_config)
   /// naming the variable and its value when one is malformed; nothing is ignored silently.

@@ -60,10 +60,13 @@ class execution_stream {
   void set_main_scheduler(std::unique_ptr<scheduler> next);
   /// The installed main scheduler.
   scheduler& main_scheduler() const noexcept;
-  /// The first pool of the main scheduler: where create() without a pool puts units.
-  pool& main_pool() const noexcept;
-  /// The main scheduler's migration_pool(): where units migrating to this stream go.
-  pool& migration_pool() const noexcept;
+  /// The first pool of the main scheduler: where create() without a pool puts units. Throws
+  /// errc::invalid_state once the stream was freed (by free() or a shrink event), so code racing
+  /// with a shrink gets an error rather than a dangling pool.
+  pool& main_pool() const;
+  /// The main scheduler's migration_pool(): where units migrating to this stream go. Throws like
+  /// main_pool().
+  pool& migration_pool() const;
   /// Asks this stream to take over every orphaned pool: at its next check_events() they are
   /// appended to its main scheduler's pools, units and all.
   void adopt_orphaned_pools();

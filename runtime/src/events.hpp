@@ -1,0 +1,35 @@
+// Shrink/expand events: the runtime's side (events.cpp).
+#pragma once
+
+#include <string>
+
+#include "weft/events.hpp"
+#include "weft/spinlock.hpp"
+#include "weft/wait_queue.hpp"
+
+namespace weft::detail {
+
+class stream;
+
+/// What a request asks, in terms of the target count or ranks.
+enum class resize_op { shrink, stop_rank, expand, set_count };
+
+/// The shared state of a resize_request.
+struct resize_state {
+  resize_op op;
+  int value;
+  spinlock lock;
+  wait_queue waiters;
+  bool done = false;  // under lock
+  resize_result result;
+};
+
+/// Called by check_events() of a main scheduler when events are pending: takes the next request,
+/// if no other is in progress, and starts handling it on stream `here`.
+void handle_events(stream& here) noexcept;
+/// finalize(): answers queued requests with an error and refuses new ones.
+void close_events() noexcept;
+/// Queues a request (also used by the resource-manager connection).
+resize_request post_resize(resize_op op, int value);
+
+}  // namespace weft::detail

@@ -1,0 +1,216 @@
+#include "rm_client.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "events.hpp"
+#include "weft/error.hpp"
+#include "weft/execution_stream.hpp"
+
+namespace weft::detail {
+
+namespace {
+
+/// Connects a socket to `a`; returns the fd or -1 with errno set.
+int connect_to(const rm::address& a) {
+  if (a.fam == rm::address::family::unix_socket) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::strncpy(sa.sun_path, a.path.c_str(), sizeof sa.sun_path - 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+      const int e = errno;
+      ::close(fd);
+      errno = e;
+      return -1;
+    }
+    return fd;
+  }
+  const bool v6 = a.host.find(':') != std::string::npos;
+  int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int rc;
+  if (v6) {
+    sockaddr_in6 sa{};
+    sa.sin6_family = AF_INET6;
+    sa.sin6_port = htons(static_cast<std::uint16_t>(a.port));
+    ::inet_pton(AF_INET6, a.host.c_str(), &sa.sin6_addr);
+    rc = ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  } else {
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<std::uint16_t>(a.port));
+    ::inet_pton(AF_INET, a.host.c_str(), &sa.sin_addr);
+    rc = ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  }
+  if (rc != 0) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+bool send_line(int fd, std::string line) {
+  line += '\n';
+  std::size_t sent = 0;
+  while (sent < line.size()) {
+    const ssize_t n = ::send(fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+rm_client::rm_client(rm::address address) : address_(std::move(address)) {
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) {
+    throw error(errc::resource,
+                std::string("weft: resource manager: eventfd: ") + std::strerror(errno));
+  }
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (...) {
+    ::close(wake_fd_);
+    throw;
+  }
+}
+
+rm_client::~rm_client() {
+  stopping_.store(true, std::memory_order_release);
+  const std::uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+  if (thread_.joinable()) thread_.join();
+  ::close(wake_fd_);
+}
+
+bool rm_client::pause(int ms) noexcept {
+  pollfd p{wake_fd_, POLLIN, 0};
+  ::poll(&p, 1, ms);
+  return !stopping_.load(std::memory_order_acquire);
+}
+
+void rm_client::run() noexcept {
+  const std::string where = address_.to_string();
+  bool reported = false;
+  while (!stopping_.load(std::memory_order_acquire)) {
+    const int fd = connect_to(address_);
+    if (fd < 0) {
+      if (!reported) {
+        std::fprintf(stderr, "weft: rm: cannot connect to %s (%s); retrying every second\n",
+                     where.c_str(), std::strerror(errno));
+        reported = true;
+      }
+      if (!pause(1000)) break;
+      continue;
+    }
+    reported = false;
+    const bool again = serve(fd);
+    ::close(fd);
+    if (!again) break;
+    if (!pause(1000)) break;
+  }
+}
+
+bool rm_client::serve(int fd) noexcept {
+  rm::hello h;
+  h.pid = ::getpid();
+  h.streams = execution_stream::count();
+  h.name = program_invocation_short_name;
+  if (!send_line(fd, rm::format_hello(h))) return true;
+  std::string buf;
+  bool discarding = false;  // inside an oversized line, until its '\n'
+  char chunk[512];
+  for (;;) {
+    pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return true;
+    }
+    if (stopping_.load(std::memory_order_acquire)) return false;
+    const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;  // the manager went away: reconnect later
+    buf.append(chunk, static_cast<std::size_t>(n));
+    for (;;) {
+      const auto nl = buf.find('\n');
+      if (nl == std::string::npos) {
+        if (buf.size() >= rm::max_line) {
+          if (!discarding) {
+            std::fprintf(stderr, "weft: rm: rejected a line longer than %zu bytes\n", rm::max_line);
+            const int count = execution_stream::count();
+            if (!send_line(fd, rm::format_reply({false, count, "line too long"}))) return true;
+          }
+          discarding = true;
+          buf.clear();
+        }
+        break;
+      }
+      std::string line = buf.substr(0, nl);
+      buf.erase(0, nl + 1);
+      if (discarding) {
+        discarding = false;  // the tail of the oversized line, already answered
+        continue;
+      }
+      bool quit = false;
+      std::string reply = answer(line, quit);
+      if (stopping_.load(std::memory_order_acquire)) return false;
+      if (!send_line(fd, reply)) return true;
+      if (quit) return false;
+    }
+  }
+}
+
+std::string rm_client::answer(std::string_view line, bool& quit) noexcept {
+  try {
+    std::string why;
+    auto cmd = rm::parse_command(line, why);
+    if (!cmd) {
+      std::fprintf(stderr, "weft: rm: bad message: %s\n", why.c_str());
+      return rm::format_reply({false, execution_stream::count(), why});
+    }
+    resize_request req;
+    switch (cmd->kind) {
+      case rm::command_kind::count:
+        return rm::format_reply({true, execution_stream::count(), {}});
+      case rm::command_kind::quit:
+        quit = true;
+        return rm::format_reply({true, execution_stream::count(), {}});
+      case rm::command_kind::shrink:
+        req = post_resize(resize_op::shrink, cmd->value);
+        break;
+      case rm::command_kind::stop:
+        req = post_resize(resize_op::stop_rank, cmd->value);
+        break;
+      case rm::command_kind::expand:
+        req = post_resize(resize_op::expand, cmd->value);
+        break;
+      case rm::command_kind::set:
+        req = post_resize(resize_op::set_count, cmd->value);
+        break;
+    }
+    while (!req.wait_for(std::chrono::milliseconds(100))) {
+      if (stopping_.load(std::memory_order_acquire)) return {};
+    }
+    const resize_result r = req.wait();
+    return rm::format_reply({r.ok, r.streams, r.message});
+  } catch (const std::exception& e) {
+    return rm::format_reply({false, 0, e.what()});
+  }
+}
+
+}  // namespace weft::detail

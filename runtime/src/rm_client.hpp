@@ -1,0 +1,39 @@
+// The connection to a resource manager (WEFT_RM): a kernel thread of its own, outside every
+// execution stream, so that serving it never stalls one.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "weft/rm_protocol.hpp"
+
+namespace weft::detail {
+
+/// Connects to the manager (retrying every second while it is not there), says hello, and
+/// answers its commands one by one: each resize becomes a request handled by the streams, and
+/// its outcome is the reply. Destruction disconnects and joins the thread promptly, even while a
+/// request is in progress (its reply is then not sent).
+class rm_client {
+ public:
+  explicit rm_client(rm::address address);
+  ~rm_client();
+  rm_client(const rm_client&) = delete;
+  rm_client& operator=(const rm_client&) = delete;
+
+ private:
+  void run() noexcept;
+  /// One session over a connected socket; returns false when the manager said quit.
+  bool serve(int fd) noexcept;
+  /// Handles one line; returns the reply, or an empty string for quit's after-reply close.
+  std::string answer(std::string_view line, bool& quit) noexcept;
+  /// Sleeps up to `ms` unless woken for shutdown; returns false when shutting down.
+  bool pause(int ms) noexcept;
+
+  rm::address address_;
+  int wake_fd_ = -1;  // eventfd: destruction writes it to interrupt poll()
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace weft::detail

@@ -296,7 +296,7 @@ void replace_under_load(weft::execution_stream& s, int rounds) {
     // More work arrives while the replacement is pending, in whatever the main pool is.
     for (int i = 0; i < 8; ++i) {
       weft::tasklet::create_on(s, [&] {
-        tasklets.fetch_add(1, std::memory_order_relaxed);
+        tasklets.fetch_add(1, std::memory_order_release);  // pairs with the load below
       }).detach();
     }
     ASSERT_TRUE(wait_until([&] { return &s.main_pool() == fresh.get(); }))

@@ -5,8 +5,9 @@
 
 namespace weft {
 
-/// Tells the core we are spinning (PAUSE on x86, YIELD on AArch64).
-inline void cpu_relax() noexcept {
+/// Tells the core we are spinning (PAUSE on x86, YIELD on AArch64). The parenthesised name keeps
+/// a function-like cpu_relax macro (Boost.Fiber defines one) from expanding here.
+inline void(cpu_relax)() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #elif defined(__aarch64__)

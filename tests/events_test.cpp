@@ -5,7 +5,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <weft/condition_variable.hpp>
 #include <weft/events.hpp>
+#include <weft/mutex.hpp>
 #include <weft/rm_protocol.hpp>
 
 #include <random>
@@ -264,8 +266,8 @@ TEST_P(EventsTest, RequestsFromUltsAndExternalThreads) {
   EXPECT_EQ(weft::execution_stream::count(), streams());
 }
 
-/// Rounds of shrink and expand while units run, yield, sleep (pending timed waits) and wait on
-/// each other; every unit must run exactly once.
+/// Rounds of shrink and expand while units run, yield, sleep (pending timed waits), block on a
+/// mutex and wait on a condition variable; every unit must run exactly once.
 TEST_P(EventsTest, ShrinkAndExpandUnderLoadLoseNothing) {
   // 100 rounds of 1000 units (the 10^5 units per round is WEFT_EVENTS_STRESS_UNITS=100000:
   // about 10^7 units in all, minutes on a 2-core machine, so not the default of the suite).
@@ -273,6 +275,10 @@ TEST_P(EventsTest, ShrinkAndExpandUnderLoadLoseNothing) {
   std::size_t per_round = scaled(1000, 100);
   if (const char* v = std::getenv("WEFT_EVENTS_STRESS_UNITS")) per_round = std::stoul(v);
   std::vector<std::atomic<int>> runs(per_round * static_cast<std::size_t>(rounds));
+  weft::mutex m;
+  weft::condition_variable cv;
+  long under_lock = 0;  // guarded by m
+  long expected_under_lock = 0;
   for (int round = 0; round < rounds; ++round) {
     std::vector<weft::unit_handle> hs;
     hs.reserve(per_round);
@@ -284,9 +290,17 @@ TEST_P(EventsTest, ShrinkAndExpandUnderLoadLoseNothing) {
       if (i % 4 == 0) {
         hs.push_back(weft::tasklet::create_on(*s, [&slot] { slot.fetch_add(1); }));
       } else {
-        hs.push_back(weft::ult::create_on(*s, [&slot, i] {
+        if (i % 5 == 1) ++expected_under_lock;
+        hs.push_back(weft::ult::create_on(*s, [&, i] {
           weft::this_unit::yield();
           if (i % 97 == 1) weft::this_unit::sleep_for(200us);
+          if (i % 5 == 1) {
+            // Blocks on a contended mutex; every 50th also waits on a condition variable that
+            // only times out (a pending timed wait while its stream may be stopped).
+            std::unique_lock lock(m);
+            ++under_lock;
+            if (i % 50 == 1) cv.wait_for(lock, 100us);
+          }
           weft::this_unit::yield();
           slot.fetch_add(1);
         }));
@@ -304,6 +318,8 @@ TEST_P(EventsTest, ShrinkAndExpandUnderLoadLoseNothing) {
   std::size_t bad = 0;
   for (auto& r : runs) bad += r.load() != 1;
   EXPECT_EQ(bad, 0u);
+  std::lock_guard lock(m);
+  EXPECT_EQ(under_lock, expected_under_lock);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# End-to-end check of weft-rm against a weft process (registered with ctest):
+#   weft_rm_test.sh WEFT_RM_BINARY DEMO_BINARY
+# Starts the elastic demo connected to a fresh socket, sets it to 1 stream and back to 2 with
+# one-shot weft-rm invocations, sends a bad command (usage error, exit 2), and checks the replies.
+set -euo pipefail
+rmtool=$1
+demo=$2
+dir=$(mktemp -d /tmp/weft-rm-test-XXXXXX)
+sock=$dir/rm.sock
+out=$dir/out
+trap 'kill $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
+WEFT_NUM_STREAMS=2 WEFT_RM=unix:$sock "$demo" 30 >/dev/null 2>&1 &
+pid=$!
+"$rmtool" --socket "unix:$sock" --timeout 60 --pid $pid set 1 | tee "$out"
+grep -q "ok streams=1" "$out"
+# The socket of a one-shot weft-rm is gone after it exits (a fresh one is made each time).
+[[ ! -e $sock ]]
+"$rmtool" --socket "unix:$sock" --timeout 60 --pid $pid set 2 | tee "$out"
+grep -q "ok streams=2" "$out"
+"$rmtool" --socket "unix:$sock" --timeout 60 --pid $pid stop 0 | tee "$out" && exit 1
+grep -q "error streams=2" "$out"
+rc=0
+"$rmtool" --socket "unix:$sock" bogus 1 2>/dev/null || rc=$?
+[[ $rc == 2 ]]
+rc=0
+"$rmtool" --socket "tcp:10.0.0.1:7000" count 2>/dev/null || rc=$?
+[[ $rc == 2 ]]
+"$rmtool" --socket "unix:$sock" --timeout 60 --pid $pid quit | tee "$out"
+grep -q "ok streams=2" "$out"
+echo "weft-rm end-to-end: ok"

@@ -4,9 +4,10 @@
 #   B  chunk size 1..64 at workers=ncpu      uniform references: the tail of big chunks
 #   C  workers x threads, chunk 1            skewed references (100-10000 bp, 100x): the tail of
 #                                            static schedules when alignments differ in cost
-# Variants: weft dynamic (ULTs), weft dynamic (tasklets), weft static, weft dynamic on the
-# work-stealing scheduler (randws), weft dynamic with unpinned streams (--affinity none, like the
-# OpenMP threads); all weft variants but randws run the basic_wait scheduler. OpenMP static
+# Variants: weft dynamic (ULTs), weft dynamic (tasklets), weft static, and on request weft
+# dynamic on the work-stealing scheduler (weft-dyn-randws) and with unpinned streams
+# (weft-dyn-nopin, --affinity none, like the OpenMP threads); all weft variants but randws run
+# the basic_wait scheduler. OpenMP static
 # (schedule(static,1) nowait), OpenMP dynamic (schedule(dynamic,1) nowait), and OpenMP dynamic
 # with OMP_WAIT_POLICY=passive (libgomp's default spins, which costs once threads outnumber CPUs).
 #
@@ -23,7 +24,9 @@
 #                gnuplot is installed
 #   --quick      small inputs and one repetition (a smoke test, not a measurement)
 #   --replot     only redo the table, JSON and plots from an existing raw.tsv in --out
-# Environment: REPS (default 5), ALIGN_SCALE (multiplies the number of queries, default 1).
+# Environment: REPS (default 5), ALIGN_SCALE (multiplies the number of queries, default 1),
+# VARIANTS (space-separated subset or superset of the variants below; weft-dyn-randws and
+# weft-dyn-nopin are not run by default), FULL=1 (two more workers x threads shapes in A).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
@@ -48,14 +51,16 @@ ncpu=$(nproc)
 reps=${REPS:-5}
 raw=$out/raw.tsv
 results=$out/results.tsv
-variants=(weft-dyn weft-dyn-tasklet weft-static weft-dyn-randws weft-dyn-nopin omp-static omp-dyn
-  omp-dyn-passive)
+# shellcheck disable=SC2206  # VARIANTS is a space-separated list
+variants=(${VARIANTS:-weft-dyn weft-dyn-tasklet weft-static omp-static omp-dyn omp-dyn-passive})
 
-# The points: "dataset experiment workers threads chunk".
+# The points: "dataset experiment workers threads chunk". FULL=1 adds more shapes.
 points=()
-for p in "1 1" "1 2" "2 1" "2 2" "4 1" "2 4" "4 2" "8 1"; do points+=("uniform A $p 1"); done
-for c in 1 4 16 64; do points+=("uniform B $ncpu 1 $c"); done
-for p in "1 1" "2 1" "1 2" "2 2" "4 2" "8 1"; do points+=("skewed C $p 1"); done
+shapes=("1 1" "2 1" "1 2" "2 2" "4 2" "8 1")
+((${FULL:-0})) && shapes+=("4 1" "2 4")
+for p in "${shapes[@]}"; do points+=("uniform A $p 1"); done
+for c in 1 16 64; do points+=("uniform B $ncpu 1 $c"); done
+for p in "2 1" "1 2" "2 2" "4 2"; do points+=("skewed C $p 1"); done
 
 measure() {
   if [[ ! -f $build/CMakeCache.txt ]]; then

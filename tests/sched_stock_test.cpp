@@ -163,19 +163,23 @@ void replace_under_load(int streams, Make make, const std::string& what) {
   // Let the load get going, then swap every stream's scheduler (the primary's included).
   ASSERT_TRUE(wait_until([&] { return switches.load() > static_cast<long>(n); }));
   std::vector<weft::scheduler*> installed;
+  std::vector<weft::pool*> first_pools;
   for (int r = 0; r < streams; ++r) {
     auto next = make();
     installed.push_back(next.get());
+    first_pools.push_back(next->pools().front().get());
     weft::execution_stream::by_rank(r)->set_main_scheduler(std::move(next));
   }
   for (auto& u : us) u.join();
   t.expect_once();
   EXPECT_EQ(switches.load(), static_cast<long>(n) * yields);
-  // Every replacement got installed.
+  // Every replacement got installed. main_pool() may be read while the stream swaps schedulers
+  // (it is published once the new one is attached); main_scheduler() only after that.
   for (int r = 0; r < streams; ++r) {
     weft::execution_stream& s = *weft::execution_stream::by_rank(r);
-    EXPECT_TRUE(wait_until([&] { return &s.main_scheduler() == installed[r]; }))
+    EXPECT_TRUE(wait_until([&] { return &s.main_pool() == first_pools[r]; }))
         << what << ": stream " << r;
+    EXPECT_EQ(&s.main_scheduler(), installed[r]) << what << ": stream " << r;
   }
 }
 

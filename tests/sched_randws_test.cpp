@@ -131,8 +131,8 @@ TEST_P(RandwsTest, PinnedUnitsStayOnTheirStreamWhileOthersAreStolen) {
   // All units start in the primary's pool; the primary stays busy. Pinned ones run only on
   // their stream (thieves that get them forward them there); the others run wherever stolen.
   weft::execution_stream& pin = last_stream();
-  const std::size_t pinned = scaled(500, 20);
-  const std::size_t free_units = scaled(5000, 50);
+  const std::size_t pinned = scaled(300, 20);
+  const std::size_t free_units = scaled(3000, 50);
   std::atomic<bool> pins_set{false};
   std::atomic<std::size_t> wrong{0}, pinned_runs{0}, pinned_done{0};
   std::atomic<std::size_t> free_done{0}, free_elsewhere{0};

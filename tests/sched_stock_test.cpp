@@ -90,7 +90,7 @@ TEST_P(StockTest, EveryStreamRunsTheSelectedScheduler) {
 
 TEST_P(StockTest, EveryUnitRunsExactlyOnce) {
   // ULTs on every stream that yield and spawn nested ULTs and tasklets on their own stream.
-  const std::size_t outer = scaled(2000, 20);
+  const std::size_t outer = scaled(1000, 20);
   const std::size_t per = 4;  // nested units per outer ULT
   tally t(outer * (1 + per));
   std::vector<weft::ult> us;
@@ -120,7 +120,7 @@ TEST_P(StockTest, EveryUnitRunsExactlyOnce) {
 }
 
 TEST_P(StockTest, DetachedUnitsAllRunBeforeFinalizeReturns) {
-  const std::size_t n = scaled(5000, 50);
+  const std::size_t n = scaled(3000, 50);
   tally t(n);
   for (std::size_t i = 0; i < n; ++i) {
     weft::ult::create_on(stream(static_cast<int>(i % streams())), [&t, i] {
@@ -145,7 +145,7 @@ TEST_P(StockTest, SelectedThroughWeftSched) {
 /// that each ULT ran to its end once.
 template <class Make>
 void replace_under_load(int streams, Make make, const std::string& what) {
-  const std::size_t n = scaled(2000, 40);
+  const std::size_t n = scaled(1000, 40);
   const int yields = 20;
   tally t(n);
   std::atomic<long> switches{0};

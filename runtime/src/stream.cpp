@@ -205,6 +205,9 @@ void stream::shut_down_scheduling() {
     if (pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel) == 1) {
       rt().orphans.push_back(p);
       rt().has_orphans.store(true, std::memory_order_relaxed);
+      // Orphans are served at check_events(); the primary never stops, so make sure it looks
+      // (a parked primary would otherwise wait for its park limit).
+      if (!p->empty() && rt().primary && rt().primary != this) rt().primary->unpark();
     }
   }
 }

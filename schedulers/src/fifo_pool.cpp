@@ -10,42 +10,14 @@
 #include "pool_access.hpp"
 #include "spinlock.hpp"
 #include "stream.hpp"
+#include "unit_list.hpp"
 
 namespace weft {
 
 namespace {
 
-/// The list both pools share. Invariant: u->pool_holder == owner exactly while u is linked.
-class unit_list {
- public:
-  void push_back(work_unit* u, pool* owner) noexcept {
-    u->pool_next = nullptr;
-    u->pool_prev = tail_;
-    u->pool_holder.store(owner, std::memory_order_relaxed);
-    if (tail_) {
-      tail_->pool_next = u;
-    } else {
-      head_ = u;
-    }
-    tail_ = u;
-  }
-  work_unit* pop_front() noexcept {
-    work_unit* u = head_;
-    if (u) unlink(u);
-    return u;
-  }
-  void unlink(work_unit* u) noexcept {
-    (u->pool_prev ? u->pool_prev->pool_next : head_) = u->pool_next;
-    (u->pool_next ? u->pool_next->pool_prev : tail_) = u->pool_prev;
-    u->pool_next = u->pool_prev = nullptr;
-    u->pool_holder.store(nullptr, std::memory_order_relaxed);
-  }
-  bool empty() const noexcept { return head_ == nullptr; }
-
- private:
-  work_unit* head_ = nullptr;
-  work_unit* tail_ = nullptr;
-};
+/// The list every FIFO pool threads through the units' pool hook (unit_list.hpp).
+using unit_list = detail::hook_list;
 
 /// One stream pushes and pops: not a single atomic instruction.
 class private_fifo_pool final : public pool {

@@ -58,7 +58,9 @@ class execution_stream {
   /// then `next` runs. Pools only the old scheduler used are appended to next's pools, so their
   /// units (and later wake-ups addressed to them) are not lost.
   void set_main_scheduler(std::unique_ptr<scheduler> next);
-  /// The installed main scheduler.
+  /// The installed main scheduler. Call it from the stream's own units, or while no replacement
+  /// (set_main_scheduler) is pending: the stream swaps it without synchronising with other
+  /// threads. main_pool() is safe from anywhere.
   scheduler& main_scheduler() const noexcept;
   /// The first pool of the main scheduler: where create() without a pool puts units. Throws
   /// errc::invalid_state once the stream was freed (by free() or a shrink event), so code racing

@@ -29,16 +29,6 @@ INSTANTIATE_TEST_SUITE_P(, SyncChannelCapacityTest,
                                   std::to_string(std::get<1>(info.param));
                          });
 
-template <class F>
-std::optional<weft::errc> in_tasklet(weft::execution_stream& s, F body) {
-  weft::tasklet t = weft::tasklet::create_on(s, std::move(body));
-  return errc_of([&] { t.join(); });
-}
-
-bool blocked(const weft::ult& u) {
-  return wait_until([&] { return u.state() == weft::unit_state::blocked; });
-}
-
 TEST_P(SyncChannelCapacityTest, ProducersAndConsumersAgreeOnChecksums) {
   weft::channel<std::uint64_t> ch(capacity());
   const int producers_per_stream = 2;

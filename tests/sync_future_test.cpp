@@ -15,16 +15,6 @@ class SyncFutureTest : public streams_test {};
 WEFT_INSTANTIATE_STREAMS(SyncFutureTest);
 
 template <class F>
-std::optional<weft::errc> in_tasklet(weft::execution_stream& s, F body) {
-  weft::tasklet t = weft::tasklet::create_on(s, std::move(body));
-  return errc_of([&] { t.join(); });
-}
-
-bool blocked(const weft::ult& u) {
-  return wait_until([&] { return u.state() == weft::unit_state::blocked; });
-}
-
-template <class F>
 std::optional<std::future_errc> future_errc_of(F&& f) {
   try {
     f();

@@ -15,18 +15,6 @@ using namespace std::chrono_literals;
 class SyncMutexTest : public streams_test {};
 WEFT_INSTANTIATE_STREAMS(SyncMutexTest);
 
-/// Runs `body` in a tasklet on `s`; returns the weft condition join() rethrows (nullopt: none).
-template <class F>
-std::optional<weft::errc> in_tasklet(weft::execution_stream& s, F body) {
-  weft::tasklet t = weft::tasklet::create_on(s, std::move(body));
-  return errc_of([&] { t.join(); });
-}
-
-/// Waits until the ULT behind `u` is blocked (in a wait queue).
-bool blocked(const weft::ult& u) {
-  return wait_until([&] { return u.state() == weft::unit_state::blocked; });
-}
-
 // ---------------------------------------------------------------------------------------------
 // mutex
 

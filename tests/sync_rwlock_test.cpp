@@ -14,16 +14,6 @@ using namespace std::chrono_literals;
 class SyncRwlockTest : public streams_test {};
 WEFT_INSTANTIATE_STREAMS(SyncRwlockTest);
 
-template <class F>
-std::optional<weft::errc> in_tasklet(weft::execution_stream& s, F body) {
-  weft::tasklet t = weft::tasklet::create_on(s, std::move(body));
-  return errc_of([&] { t.join(); });
-}
-
-bool blocked(const weft::ult& u) {
-  return wait_until([&] { return u.state() == weft::unit_state::blocked; });
-}
-
 // ---------------------------------------------------------------------------------------------
 // rwlock
 

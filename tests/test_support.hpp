@@ -223,6 +223,18 @@ bool wait_until(Pred&& pred) {
   }
 }
 
+/// Runs `body` in a tasklet on `s`; returns the weft condition join() rethrows (nullopt: none).
+template <class F>
+std::optional<weft::errc> in_tasklet(weft::execution_stream& s, F body) {
+  weft::tasklet t = weft::tasklet::create_on(s, std::move(body));
+  return errc_of([&] { t.join(); });
+}
+
+/// Waits until the ULT behind `u` is blocked (in a wait queue); false after hang_guard.
+inline bool blocked(const weft::ult& u) {
+  return wait_until([&] { return u.state() == weft::unit_state::blocked; });
+}
+
 /// The number of CPUs in the calling thread's affinity mask.
 inline int affinity_cpu_count() {
   cpu_set_t set;

@@ -1,0 +1,154 @@
+// What the translation units of weft's Argobots layer (libweft-abt) share: the handle structs of
+// the core objects, the mapping of C++ exceptions to ABT error codes, the calling-context query
+// and the initialisation check. Internal: not installed.
+//
+// Contract for every ABT_* entry point: it never lets an exception escape (C callers cannot
+// catch), checks ensure_initialized() first where Argobots does, and maps misuse to Argobots'
+// error codes. Handles of core objects are plain pointers: ABT_thread/ABT_task are the weft
+// work_unit itself (no allocation beyond weft's own descriptor), ABT_xstream/ABT_sched/ABT_pool
+// point at the structs below, created and freed by the ABT layer.
+#pragma once
+
+#include <abt.h>
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "weft/execution_stream.hpp"
+#include "weft/pool.hpp"
+#include "weft/scheduler.hpp"
+#include "weft/ult.hpp"
+#include "weft/work_unit.hpp"
+
+namespace abt {
+
+// ------------------------------------------------------------------------------------------
+// Errors and context
+// ------------------------------------------------------------------------------------------
+
+/// ABT_SUCCESS between the first ABT_init and the last ABT_finalize, ABT_ERR_UNINITIALIZED
+/// otherwise. Cheap: one load.
+int ensure_initialized() noexcept;
+
+/// The ABT error code for the exception being handled; call only inside a catch block.
+/// weft::error conditions map as follows: not_initialized -> ABT_ERR_UNINITIALIZED, resource ->
+/// ABT_ERR_MEM, unsupported -> ABT_ERR_FEATURE_NA, invalid_config -> ABT_ERR_INV_ARG,
+/// primary_stream -> ABT_ERR_INV_XSTREAM, not_in_ult/tasklet_cannot_block -> `context_error`,
+/// every other condition -> `fallback`. std::bad_alloc -> ABT_ERR_MEM; anything else ->
+/// `fallback`.
+int current_exception_code(int fallback, int context_error = ABT_ERR_INV_XSTREAM) noexcept;
+
+/// Runs `f` (which returns an ABT code) and turns any exception into a code as above.
+template <class F>
+int guarded(int fallback, F&& f) noexcept {
+  try {
+    return f();
+  } catch (...) {
+    return current_exception_code(fallback);
+  }
+}
+
+/// Who is calling: Argobots' calling contexts. `scheduler` is a stream's scheduler loop (a user
+/// scheduler's run callback), which Argobots runs as a ULT; weft runs it outside any work unit.
+enum class context { external, primary_ult, ult, tasklet, scheduler };
+
+/// The calling context. Lock-free; valid from any thread.
+context calling_context() noexcept;
+
+/// True when the caller is a ULT (primary ULT included): it may block by switching away.
+inline bool caller_can_block() noexcept {
+  const context c = calling_context();
+  return c == context::ult || c == context::primary_ult;
+}
+
+/// The primary ULT's descriptor, recorded by ABT_init (nullptr when not initialised by it).
+weft::work_unit* primary_unit() noexcept;
+
+// ------------------------------------------------------------------------------------------
+// Work units
+// ------------------------------------------------------------------------------------------
+
+/// ABT_thread and ABT_task are the weft descriptor.
+inline weft::work_unit* unit_of(ABT_thread t) noexcept {
+  return reinterpret_cast<weft::work_unit*>(t);
+}
+inline ABT_thread handle_of(weft::work_unit* u) noexcept {
+  return reinterpret_cast<ABT_thread>(u);
+}
+
+/// Flags of thread_ext::flags.
+enum thread_flag : std::uint32_t {
+  flag_unnamed = 1u << 0,         // created without a handle: frees itself
+  flag_not_migratable = 1u << 1,  // ABT_thread_set_migratable(false)
+  flag_cancel = 1u << 2,          // ABT_thread_cancel requested
+  flag_started = 1u << 3,         // the entry began to run
+};
+
+/// What the ABT layer keeps per work unit it created, in the descriptor's callable storage (the
+/// unit itself is created with a C entry, so weft does not use that storage). Trivially
+/// destructible: it stays readable until the descriptor is freed.
+struct thread_ext {
+  static constexpr std::uint32_t magic_value = 0x41425454;  // "ABTT"
+  std::uint32_t magic;
+  std::atomic<std::uint32_t> flags;
+  void (*migration_cb)(ABT_thread, void*);
+  void* migration_arg;
+  ABT_pool last_pool;  // the ABT pool the unit was last put in by the ABT layer
+};
+static_assert(sizeof(thread_ext) <= weft::detail::inline_callable_size);
+
+/// The ABT extension of `u`, or nullptr for units the ABT layer did not create (the primary ULT,
+/// units made with weft's C++ API, stacked schedulers).
+thread_ext* ext_of(weft::work_unit* u) noexcept;
+
+// ------------------------------------------------------------------------------------------
+// Keys (ABT_key) are weft::local_key values; see key.cpp.
+// ------------------------------------------------------------------------------------------
+
+}  // namespace abt
+
+// ------------------------------------------------------------------------------------------
+// Core handle structs (global namespace: they complete abt.h's opaque types)
+// ------------------------------------------------------------------------------------------
+
+/// A pool handle: a share of the weft pool plus what Argobots attaches to a pool.
+struct ABT_pool_opaque {
+  std::shared_ptr<weft::pool> pool;
+  ABT_pool_access access = ABT_POOL_ACCESS_MPSC;
+  bool automatic = false;
+  bool user_defined = false;  // built from ABT_pool_user_def / ABT_pool_def
+  bool wraps_native = false;  // made by the ABT layer for a pool weft created (see pool.cpp)
+  int id = 0;
+  std::atomic<void*> data{nullptr};
+  std::atomic<int> sched_refs{0};  // ABT schedulers that list this pool
+};
+
+/// A scheduler handle. Before it is installed, the ABT layer owns the weft scheduler; once it is
+/// a stream's main scheduler the stream owns it, once stacked (ABT_pool_add_sched) the stacking
+/// ULT shares it.
+struct ABT_sched_opaque {
+  std::unique_ptr<weft::scheduler> owned;       // until installed
+  std::shared_ptr<weft::scheduler> stacked;     // while stacked
+  weft::scheduler* sched = nullptr;             // the scheduler, while alive
+  std::vector<ABT_pool> pools;                  // as the user gave them (ABT-level view)
+  ABT_sched_def def{};                          // user-defined schedulers (def.run != nullptr)
+  ABT_sched_predef predef = ABT_SCHED_DEFAULT;  // predefined ones
+  bool automatic = false;
+  std::atomic<void*> data{nullptr};
+  ABT_xstream xstream = nullptr;  // the stream whose main scheduler it is, if any
+  weft::ult stacking_unit;        // the ULT that runs it stacked, if any
+  int event_freq = 0;             // ABT_sched_basic_freq, 0: the configured default
+};
+
+/// An execution stream handle. The primary stream's lives from ABT_init to ABT_finalize; the
+/// others from ABT_xstream_create to ABT_xstream_free.
+struct ABT_xstream_opaque {
+  weft::execution_stream* stream = nullptr;  // nullptr once freed
+  ABT_sched main_sched = nullptr;
+  int rank = 0;
+  bool primary = false;
+};

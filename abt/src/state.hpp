@@ -1,0 +1,37 @@
+// The process-wide state of the ABT layer (between ABT_init and the last ABT_finalize).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <vector>
+
+#include "abt_internal.hpp"
+
+namespace abt {
+
+/// Registry of the ABT-level objects, so that weft objects can be mapped back to their handles
+/// and every handle still alive at the last ABT_finalize is released.
+struct layer_state {
+  std::atomic<int> init_count{0};
+  bool owns_runtime = false;  // ABT_init initialised weft (false: weft::init came first)
+  std::atomic<weft::work_unit*> primary_unit{nullptr};
+  std::size_t default_stack_size = 0;
+  unsigned event_freq = 64;
+  int max_xstreams = 0;  // 0: no limit
+
+  std::mutex mutex;                   // guards everything below
+  std::vector<ABT_xstream> xstreams;  // by rank (nullptr: free)
+  std::vector<ABT_pool> pools;        // every live pool handle
+  std::vector<ABT_sched> scheds;      // every live scheduler handle
+  int next_pool_id = 0;
+};
+
+/// The layer's state (a never-destroyed singleton).
+layer_state& state() noexcept;
+
+/// The entry every ABT-created work unit runs (see thread.cpp): checks cancellation, then calls
+/// the C function with its argument.
+void invoke_entry(weft::work_unit* u);
+
+}  // namespace abt

@@ -514,9 +514,12 @@ typedef void (*ABT_tool_task_callback_fn)(ABT_task, ABT_xstream, uint64_t event,
 
 /* Statically allocated synchronisation objects. A *_memory object set to its initialiser is a
  * ready object; ABT_*_MEMORY_GET_HANDLE turns its address into a handle that lives as long as
- * the memory and must not be freed. Its contents are private. */
-typedef struct {
+ * the memory and must not be freed (ABT_*_free refuses it). Its contents are private. Unlike
+ * Argobots' (a struct of 16 ints), these are unions with a pointer member, so that the memory
+ * is aligned for the object inside; the initialisers are written the same way. */
+typedef union {
   int dummy[16];
+  void* weft_align; /* keeps the memory pointer-aligned for the object inside */
 } ABT_mutex_memory;
 /* A plain (non-recursive) mutex. */
 #define ABT_MUTEX_INITIALIZER                          \
@@ -530,8 +533,9 @@ typedef struct {
   }
 #define ABT_MUTEX_MEMORY_GET_HANDLE(p_mutex_memory) ((ABT_mutex)(p_mutex_memory))
 
-typedef struct {
+typedef union {
   int dummy[16];
+  void* weft_align; /* keeps the memory pointer-aligned for the object inside */
 } ABT_cond_memory;
 #define ABT_COND_INITIALIZER                           \
   {                                                    \
@@ -540,8 +544,9 @@ typedef struct {
 #define ABT_COND_MEMORY_GET_HANDLE(p_cond_memory) ((ABT_cond)(p_cond_memory))
 
 /* A statically initialised eventual holds no value buffer: set it with nbytes 0. */
-typedef struct {
+typedef union {
   int dummy[16];
+  void* weft_align; /* keeps the memory pointer-aligned for the object inside */
 } ABT_eventual_memory;
 #define ABT_EVENTUAL_INITIALIZER                       \
   {                                                    \
@@ -556,9 +561,10 @@ int ABT_xstream_barrier_create(uint32_t num_waiters,
 int ABT_xstream_barrier_free(ABT_xstream_barrier* barrier) ABT_API_PUBLIC;
 int ABT_xstream_barrier_wait(ABT_xstream_barrier barrier) ABT_API_PUBLIC;
 
-/* Mutex. lock blocks a ULT (other units run meanwhile) and spins elsewhere; lock_high/low are
- * priority hints; unlock_se hands the lock to a waiter and yields to it; unlock_de hands it
- * over without yielding. */
+/* Mutex. lock blocks a ULT (other units of its stream run meanwhile) or an external thread
+ * (futex), and spins in a tasklet; spinlock busy-waits in every context. lock_high/low are
+ * priority hints and unlock_se/de hand-over hints, which weft, like Argobots 1.2, treats as
+ * lock and unlock. */
 int ABT_mutex_create(ABT_mutex* newmutex) ABT_API_PUBLIC;
 int ABT_mutex_create_with_attr(ABT_mutex_attr attr, ABT_mutex* newmutex) ABT_API_PUBLIC;
 int ABT_mutex_free(ABT_mutex* mutex) ABT_API_PUBLIC;

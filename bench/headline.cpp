@@ -30,41 +30,21 @@
 #include <string_view>
 #include <vector>
 
+#include "filter.hpp"
+#include "machine.hpp"
 #include "workloads.hpp"
 
 namespace {
 
-// --- Trials and the 002 filter ---
+using weft_bench::describe_machine;
+using weft_bench::json_string;
+using weft_bench::local_date;
+using weft_bench::machine;
 
-struct trial_summary {
-  double median_ns = 0;
-  double min_ns = 0;
-  std::size_t kept = 0;
-  std::size_t trials = 0;
-  std::int64_t units_per_trial = 0;
-};
+// --- Trials ---
 
-double median_of_sorted(const std::vector<double>& v) {
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/// Applies the filter to ns-per-unit trial times and summarises what is left.
-trial_summary filter_trials(std::vector<double> ns, std::int64_t units_per_trial) {
-  trial_summary s;
-  s.trials = ns.size();
-  s.units_per_trial = units_per_trial;
-  ns.erase(ns.begin());  // the first trial pays for first-call setup
-  std::sort(ns.begin(), ns.end());
-  const double limit = 1.8 * median_of_sorted(ns);
-  const auto spikes =
-      static_cast<std::size_t>(ns.end() - std::upper_bound(ns.begin(), ns.end(), limit));
-  ns.resize(ns.size() - std::min(spikes, ns.size() / 10));  // sorted: the largest go first
-  s.kept = ns.size();
-  s.median_ns = median_of_sorted(ns);
-  s.min_ns = ns.front();
-  return s;
-}
+using weft_bench::filter_trials;
+using weft_bench::trial_summary;
 
 /// A workload runs once per call and returns the units of work it did.
 using workload = std::function<std::int64_t()>;
@@ -162,48 +142,6 @@ trial_summary pthread_fan_out(const cpu_set_t& mask) {
   return measure(2, kTrials, [&] { return weft_bench::pthread_fan_out(threads, attr.get()); });
 }
 
-// --- The machine ---
-
-struct machine {
-  std::string cpu_model = "unknown";
-  double mhz = 0;
-  int online_cpus = 0;
-  int allowed_cpus = 0;
-  std::string governor = "unavailable";
-  std::string host = "unknown";
-};
-
-std::string trim(std::string s) {
-  const auto first = s.find_first_not_of(" \t\n");
-  const auto last = s.find_last_not_of(" \t\n");
-  return first == std::string::npos ? "" : s.substr(first, last - first + 1);
-}
-
-/// The value of the first "key : value" line of /proc/cpuinfo whose key is `key`.
-std::optional<std::string> cpuinfo_field(std::string_view key) {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);) {
-    const auto colon = line.find(':');
-    if (colon != std::string::npos && trim(line.substr(0, colon)) == key) {
-      return trim(line.substr(colon + 1));
-    }
-  }
-  return std::nullopt;
-}
-
-machine describe_machine(const cpu_set_t& mask) {
-  machine m;
-  if (auto model = cpuinfo_field("model name")) m.cpu_model = *model;
-  if (auto mhz = cpuinfo_field("cpu MHz")) m.mhz = std::strtod(mhz->c_str(), nullptr);
-  m.online_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  m.allowed_cpus = CPU_COUNT(&mask);
-  std::ifstream gov("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
-  if (std::string g; std::getline(gov, g) && !trim(g).empty()) m.governor = trim(g);
-  utsname u{};
-  if (uname(&u) == 0) m.host = u.nodename;
-  return m;
-}
-
 // --- Output ---
 
 std::string fixed(double v, int decimals = 1) {
@@ -241,32 +179,6 @@ void print_table(const machine& m, const std::vector<row>& rows, const trial_sum
       "%zu/%zu trials kept);\nthe threads may run on every usable CPU, not only the primary "
       "stream's\n",
       kPthreadFanOut, fixed(pthreads.min_ns, 0).c_str(), pthreads.kept, pthreads.trials);
-}
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string local_date() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
-  return buf;
 }
 
 /// One Google Benchmark aggregate entry: real_time is ns per unit, iterations the units per trial.

@@ -13,19 +13,9 @@
 
 #include <weft/weft.hpp>
 
+#include "unit_body.hpp"
+
 namespace weft_bench {
-
-/// Keeps the compiler from proving `p`'s pointee unused (what benchmark::DoNotOptimize does),
-/// without making the headline program depend on Google Benchmark.
-inline void escape(const void* p) {
-  asm volatile("" : : "g"(p) : "memory");
-}
-
-/// The body of every created unit: as little as possible, but not nothing.
-inline void unit_body() {
-  int x = 0;
-  escape(&x);
-}
 
 /// Creates `n` ULTs into `p` (the creator does not yield meanwhile), then joins them all.
 inline std::int64_t ult_fan_out(weft::pool& p, std::vector<weft::ult>& handles, std::int64_t n) {

@@ -1,0 +1,300 @@
+// weft_bench_collect: turns the peer programs' raw lines into the suite's results.
+//
+//   weft_bench_collect --json=FILE --csv=FILE [--memory-csv=FILE] [--context=KEY=VALUE ...]
+//                      [INPUT ...]
+//
+// Reads the "raw", "rss" and "skip" lines of bench/peer_harness.hpp's protocol from the INPUT files
+// (stdin when none; other lines are ignored), applies 002's filter (filter.hpp) to every raw case,
+// and writes:
+//   --json        Google Benchmark's JSON shape: one "median" and one "min" aggregate per case,
+//                 named PEER/BENCH/N/streams:S, real_time in ns per unit; memory cases as
+//                 iteration entries with maxrss_kb and bytes_per_unit counters
+//   --csv         peer,bench,n,streams,units_per_trial,median_ns,min_ns,kept,trials
+//   --memory-csv  peer,bench,n,streams,maxrss_kb,bytes_per_unit (RSS above the smallest N measured
+//                 for the same peer, bench and streams, per extra unit; empty for that smallest N)
+// and prints tables to stdout: ns per unit per bench and stream count, with the ratio weft/peer
+// (below 1: weft is faster). Exits 1 when an input cannot be read or holds a malformed line.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "filter.hpp"
+#include "machine.hpp"
+
+namespace {
+
+using weft_bench::json_string;
+
+struct case_key {
+  std::string peer, bench;
+  std::int64_t n = 0;
+  int streams = 1;
+  auto tie() const { return std::tie(bench, streams, n, peer); }
+  bool operator<(const case_key& o) const { return tie() < o.tie(); }
+};
+
+struct results {
+  std::map<case_key, weft_bench::trial_summary> times;
+  std::map<case_key, long> rss_kb;
+  std::vector<std::string> skips;
+};
+
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> f;
+  std::istringstream in(line);
+  for (std::string x; std::getline(in, x, '\t');) f.push_back(x);
+  return f;
+}
+
+/// Parses one input; returns false (after a message) on a malformed protocol line.
+bool read_input(std::istream& in, const std::string& name, results& r) {
+  int lineno = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    const std::vector<std::string> f = split_tabs(line);
+    if (f.empty()) continue;
+    try {
+      if (f[0] == "raw" && f.size() >= 7) {
+        case_key k{f[1], f[2], std::stoll(f[3]), std::stoi(f[4])};
+        const std::int64_t units = std::stoll(f[5]);
+        std::vector<double> ns;
+        for (std::size_t i = 6; i < f.size(); ++i) ns.push_back(std::stod(f[i]) / units);
+        r.times[k] = weft_bench::filter_trials(std::move(ns), units);
+      } else if (f[0] == "rss" && f.size() == 6) {
+        r.rss_kb[{f[1], f[2], std::stoll(f[3]), std::stoi(f[4])}] = std::stol(f[5]);
+      } else if (f[0] == "skip" && f.size() >= 4) {
+        r.skips.push_back(f[1] + " " + f[2] + ": " + f[3]);
+      } else if (f[0] == "raw" || f[0] == "rss" || f[0] == "skip") {
+        throw std::invalid_argument("wrong number of fields");
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "weft_bench_collect: " << name << ":" << lineno << ": malformed line ("
+                << e.what() << "): " << line << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Bytes per unit above the smallest N measured for the same peer, bench and streams; NaN for that
+/// smallest N (it is the baseline).
+double bytes_per_unit(const results& r, const case_key& k, long kb) {
+  const case_key* base = nullptr;
+  for (const auto& [other, v] : r.rss_kb) {
+    if (other.peer == k.peer && other.bench == k.bench && other.streams == k.streams &&
+        other.n < k.n && (!base || other.n < base->n)) {
+      base = &other;
+    }
+  }
+  if (!base) return std::nan("");
+  return static_cast<double>(kb - r.rss_kb.at(*base)) * 1024.0 / static_cast<double>(k.n - base->n);
+}
+
+std::string name_of(const case_key& k) {
+  return k.peer + "/" + k.bench + "/" + std::to_string(k.n) +
+         "/streams:" + std::to_string(k.streams);
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+/// A ratio with three significant digits (0.000123 and 1234 alike).
+std::string ratio(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+void write_json(std::ostream& out, const results& r,
+                const std::vector<std::pair<std::string, std::string>>& context) {
+  const cpu_set_t mask = [] {
+    cpu_set_t m;
+    CPU_ZERO(&m);
+    sched_getaffinity(0, sizeof m, &m);
+    return m;
+  }();
+  const weft_bench::machine m = weft_bench::describe_machine(mask);
+  out << "{\n  \"context\": {\n"
+      << "    \"date\": " << json_string(weft_bench::local_date()) << ",\n"
+      << "    \"host_name\": " << json_string(m.host) << ",\n"
+      << "    \"num_cpus\": " << m.online_cpus << ",\n"
+      << "    \"mhz_per_cpu\": " << static_cast<long>(m.mhz) << ",\n"
+      << "    \"cpu_scaling_enabled\": "
+      << (m.governor != "unavailable" && m.governor != "performance" ? "true" : "false") << ",\n"
+      << "    \"cpu_model\": " << json_string(m.cpu_model) << ",\n"
+      << "    \"scaling_governor\": " << json_string(m.governor) << ",\n"
+      << "    \"load_average_at_collect\": " << json_string(weft_bench::load_average()) << ",\n";
+  for (const auto& [k, v] : context)
+    out << "    " << json_string(k) << ": " << json_string(v) << ",\n";
+  out << "    \"method\": \"per case: warm-up runs, then timed trials; first trial dropped, trials "
+         "above 1.8x the median dropped (at most 10%); real_time is ns per unit, iterations the "
+         "units per trial\",\n"
+      << "    \"library_build_type\": \"release\"\n  },\n  \"benchmarks\": [";
+  bool first = true;
+  auto entry_start = [&] {
+    out << (first ? "\n" : ",\n");
+    first = false;
+  };
+  for (const auto& [k, s] : r.times) {
+    for (const char* agg : {"median", "min"}) {
+      entry_start();
+      out << "    {\"name\": " << json_string(name_of(k) + "_" + agg)
+          << ", \"run_name\": " << json_string(name_of(k))
+          << ", \"run_type\": \"aggregate\", \"repetitions\": " << s.kept
+          << ", \"threads\": 1, \"aggregate_name\": \"" << agg
+          << "\", \"aggregate_unit\": \"time\", \"iterations\": " << s.units_per_trial
+          << ", \"real_time\": " << fixed(agg[1] == 'e' ? s.median_ns : s.min_ns, 3)
+          << ", \"time_unit\": \"ns\", \"trials\": " << s.trials << "}";
+    }
+  }
+  for (const auto& [k, kb] : r.rss_kb) {
+    entry_start();
+    const double b = bytes_per_unit(r, k, kb);
+    out << "    {\"name\": " << json_string("memory/" + name_of(k))
+        << ", \"run_name\": " << json_string("memory/" + name_of(k))
+        << ", \"run_type\": \"iteration\", \"repetitions\": 1, \"threads\": 1, \"iterations\": 1"
+        << ", \"real_time\": 0, \"time_unit\": \"ns\", \"maxrss_kb\": " << kb;
+    if (!std::isnan(b)) out << ", \"bytes_per_unit\": " << fixed(b, 1);
+    out << "}";
+  }
+  out << "\n  ]\n}\n";
+}
+
+void write_csv(std::ostream& out, const results& r) {
+  out << "peer,bench,n,streams,units_per_trial,median_ns,min_ns,kept,trials\n";
+  for (const auto& [k, s] : r.times) {
+    out << k.peer << "," << k.bench << "," << k.n << "," << k.streams << "," << s.units_per_trial
+        << "," << fixed(s.median_ns, 2) << "," << fixed(s.min_ns, 2) << "," << s.kept << ","
+        << s.trials << "\n";
+  }
+}
+
+void write_memory_csv(std::ostream& out, const results& r) {
+  out << "peer,bench,n,streams,maxrss_kb,bytes_per_unit\n";
+  for (const auto& [k, kb] : r.rss_kb) {
+    const double b = bytes_per_unit(r, k, kb);
+    out << k.peer << "," << k.bench << "," << k.n << "," << k.streams << "," << kb << ","
+        << (std::isnan(b) ? "" : fixed(b, 1)) << "\n";
+  }
+}
+
+void print_tables(const results& r) {
+  std::set<std::pair<std::string, int>> groups;
+  std::set<std::string> peers;
+  for (const auto& [k, s] : r.times) {
+    groups.insert({k.bench, k.streams});
+    peers.insert(k.peer);
+  }
+  for (const auto& [bench, streams] : groups) {
+    std::vector<std::string> cols;
+    std::set<std::int64_t> ns;
+    for (const auto& [k, s] : r.times) {
+      if (k.bench != bench || k.streams != streams) continue;
+      ns.insert(k.n);
+      if (std::find(cols.begin(), cols.end(), k.peer) == cols.end()) cols.push_back(k.peer);
+    }
+    std::sort(cols.begin(), cols.end(), [](const std::string& a, const std::string& b) {
+      return std::make_pair(a.rfind("weft", 0) != 0, a) <
+             std::make_pair(b.rfind("weft", 0) != 0, b);
+    });
+    const std::string ref = "weft-ult";  // every bench has weft ULTs; tasklets are a column
+    std::printf("\n%s, %d stream%s: median ns per unit (ratio weft-ult/peer)\n", bench.c_str(),
+                streams, streams == 1 ? "" : "s");
+    std::printf("%10s", "N");
+    for (const auto& c : cols) std::printf("  %22s", c.c_str());
+    std::printf("\n");
+    for (std::int64_t n : ns) {
+      std::printf("%10lld", static_cast<long long>(n));
+      const auto refit = r.times.find({ref, bench, n, streams});
+      for (const auto& c : cols) {
+        const auto it = r.times.find({c, bench, n, streams});
+        std::string cell = "-";
+        if (it != r.times.end()) {
+          cell = fixed(it->second.median_ns, 1);
+          if (refit != r.times.end() && c != ref) {
+            cell += " (" + ratio(refit->second.median_ns / it->second.median_ns) + ")";
+          }
+        }
+        std::printf("  %22s", cell.c_str());
+      }
+      std::printf("\n");
+    }
+  }
+  if (!r.rss_kb.empty()) {
+    std::printf("\npeak RSS (MiB) and bytes per live unit above the smallest N\n");
+    for (const auto& [k, kb] : r.rss_kb) {
+      const double b = bytes_per_unit(r, k, kb);
+      std::printf("  %-34s %10.1f MiB  %s\n", name_of(k).c_str(), kb / 1024.0,
+                  !std::isnan(b) ? (fixed(b, 0) + " B/unit").c_str() : "(baseline)");
+    }
+  }
+  for (const auto& s : r.skips) std::printf("skipped: %s\n", s.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json, csv, memory_csv;
+  std::vector<std::pair<std::string, std::string>> context;
+  std::vector<std::string> inputs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--json=", 0) == 0) {
+      json = a.substr(7);
+    } else if (a.rfind("--csv=", 0) == 0) {
+      csv = a.substr(6);
+    } else if (a.rfind("--memory-csv=", 0) == 0) {
+      memory_csv = a.substr(13);
+    } else if (a.rfind("--context=", 0) == 0 && a.find('=', 10) != std::string::npos) {
+      const auto eq = a.find('=', 10);
+      context.emplace_back(a.substr(10, eq - 10), a.substr(eq + 1));
+    } else if (a.rfind("--", 0) == 0) {
+      std::fprintf(stderr,
+                   "usage: %s --json=FILE --csv=FILE [--memory-csv=FILE] [--context=K=V ...] "
+                   "[INPUT ...]\n",
+                   argv[0]);
+      return 2;
+    } else {
+      inputs.push_back(a);
+    }
+  }
+  results r;
+  if (inputs.empty()) {
+    if (!read_input(std::cin, "stdin", r)) return 1;
+  }
+  for (const auto& path : inputs) {
+    std::ifstream in(path);
+    if (!in) {
+      std::fprintf(stderr, "weft_bench_collect: cannot read %s\n", path.c_str());
+      return 1;
+    }
+    if (!read_input(in, path, r)) return 1;
+  }
+  auto write = [](const std::string& path, auto&& writer) {
+    if (path.empty()) return true;
+    std::ofstream out(path);
+    writer(out);
+    if (!out.flush()) {
+      std::fprintf(stderr, "weft_bench_collect: cannot write %s\n", path.c_str());
+      return false;
+    }
+    return true;
+  };
+  const bool ok = write(json, [&](std::ostream& o) { write_json(o, r, context); }) &&
+                  write(csv, [&](std::ostream& o) { write_csv(o, r); }) &&
+                  write(memory_csv, [&](std::ostream& o) { write_memory_csv(o, r); });
+  print_tables(r);
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The bench suite's smoke test (ctest bench.smoke): runs bench/run --smoke against an already built
+# tree and checks the shape of what it writes. Peers that are not installed (TBB, Go, clang/libomp,
+# gnuplot) must be skipped and named, never fail the run.
+#
+#   bench/smoke_test.sh BUILD_DIR RESULTS_DIR
+set -uo pipefail
+build=${1:?usage: smoke_test.sh BUILD_DIR RESULTS_DIR}
+results=${2:?usage: smoke_test.sh BUILD_DIR RESULTS_DIR}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+rm -rf "$results"
+fail() {
+  echo "smoke_test: $*" >&2
+  exit 1
+}
+
+bash "$here/run" --smoke --build-dir="$build" --results="$results" >"$results.out" 2>&1 ||
+  { cat "$results.out" >&2; fail "bench/run --smoke failed"; }
+
+csv=$results/results.csv
+[[ $(head -n 1 "$csv") == "peer,bench,n,streams,units_per_trial,median_ns,min_ns,kept,trials" ]] ||
+  fail "results.csv header"
+awk -F, 'NR > 1 && (NF != 9 || $6 <= 0 || $7 <= 0 || $7 > $6 || $8 < 1 || $8 > $9) { bad = 1 }
+         END { exit bad }' "$csv" || fail "results.csv has a malformed row"
+for need in "weft-ult,fanout,10,1," "weft-ult,fanout,100,1," "weft-tasklet,fanout,10,1," \
+            "weft-ult,chain,100,1," "weft-ult,yield,100,1," "weft-ult,yield_to,100,1," \
+            "pthread,fanout,10,1," "boost-fiber,chain,10,1," "weft-ult,units,8,1," \
+            "weft-ult,streams,10000,1,"; do
+  grep -q "^$need" "$csv" || fail "results.csv lacks a $need row"
+done
+[[ $(head -n 1 "$results/memory.csv") == "peer,bench,n,streams,maxrss_kb,bytes_per_unit" ]] ||
+  fail "memory.csv header"
+grep -q '^weft-ult,chain,100,1,[0-9][0-9]*,-\{0,1\}[0-9.][0-9.]*$' "$results/memory.csv" ||
+  fail "memory.csv lacks weft's chain with bytes per unit"
+
+json=$results/results.json
+grep -q '"context": {' "$json" && grep -q '"benchmarks": \[' "$json" || fail "results.json shape"
+grep -q '"name": "weft-ult/fanout/10/streams:1_median", "run_name": "weft-ult/fanout/10/streams:1", "run_type": "aggregate"' "$json" ||
+  fail "results.json lacks the median aggregate of weft's fan-out"
+medians=$(grep -c '"aggregate_name": "median"' "$json")
+rows=$(($(wc -l <"$csv") - 1))
+((medians == rows)) || fail "results.json has $medians medians for $rows CSV rows"
+if command -v python3 >/dev/null 2>&1; then
+  python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$json" || fail "results.json is not JSON"
+fi
+
+# Absent peers are named, not silently missing.
+for peer in tbb omp-libomp go; do
+  if ! grep -q "^$peer," "$csv"; then
+    grep -q "skipped: $peer all:" "$results/summary.txt" || fail "$peer neither ran nor was reported absent"
+  fi
+done
+grep -q '^machine: ' "$results/summary.txt" || fail "summary.txt lacks the machine"
+echo "smoke_test: ok ($rows cases; $(grep -c '^skipped' "$results/summary.txt") skip lines)"

@@ -79,6 +79,10 @@ bool execution_stream::is_primary() const noexcept {
   return impl(*this).primary_;
 }
 
+bool execution_stream::is_parked() const noexcept {
+  return impl(*this).is_parked();
+}
+
 stream_state execution_stream::state() const noexcept {
   return static_cast<stream_state>(impl(*this).state_.load(std::memory_order_acquire));
 }

@@ -134,6 +134,8 @@ class stream final : public execution_stream {
   void park(std::chrono::nanoseconds limit);
   /// Wakes the stream from park() (or makes its next park() return at once). Any thread.
   void unpark() noexcept;
+  /// True while the stream is inside park(). Any thread; may be stale.
+  bool is_parked() const noexcept { return parked_.load(std::memory_order_acquire); }
   /// True when the scheduler has something to do: queued units, inbox, pinned units, requests,
   /// due timers.
   bool has_work() const noexcept;

@@ -37,6 +37,9 @@ class execution_stream {
   bool is_primary() const noexcept;
   /// Current life-cycle state.
   stream_state state() const noexcept;
+  /// True while the stream sleeps waiting for work (its scheduler's idle policy parked it). A
+  /// diagnostic for monitoring and tests: it may be stale by the time the caller reads it.
+  bool is_parked() const noexcept;
   /// The CPUs this stream is bound to (empty when unbound).
   const std::vector<int>& cpus() const noexcept;
   /// The NUMA node its memory comes from (-1 when unknown).

@@ -1,0 +1,45 @@
+// The seven kernels of 002 in one shared-memory implementation per process:
+//   weft_loops_kernels_bench omp|weft P [KERNELS]
+// P workers (OpenMP threads, or weft ULTs over WEFT_NUM_STREAMS streams); KERNELS a comma list
+// of kernel names (default: all). Each kernel runs with n = 1 (8 B) and its large n; trials:
+// WEFT_LOOPS_TRIALS (default 100; mat-mat large: a third of it, at least 11).
+// Prints: impl kernel n p median_ms min_ms kept.
+#include "kernels_run.hpp"
+
+#include <weft/weft.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+namespace lk = loops_kernels;
+
+int main(int argc, char** argv) {
+  if (argc < 3 || (std::strcmp(argv[1], "omp") != 0 && std::strcmp(argv[1], "weft") != 0)) {
+    std::fprintf(stderr, "usage: %s omp|weft P [KERNELS]\n", argv[0]);
+    return 2;
+  }
+  const std::string impl = argv[1];
+  const int p = std::atoi(argv[2]);
+  const std::string only = argc > 3 ? std::string(",") + argv[3] + "," : "";
+  const char* t = std::getenv("WEFT_LOOPS_TRIALS");
+  const int trials = t && std::atoi(t) > 1 ? std::atoi(t) : 100;
+  std::unique_ptr<weft::runtime> rt;
+  if (impl == "weft") rt = std::make_unique<weft::runtime>();  // OpenMP runs without weft's streams
+  for (lk::kernel k : lk::all_kernels) {
+    if (!only.empty() && only.find(std::string(",") + lk::name(k) + ",") == std::string::npos)
+      continue;
+    for (std::int64_t n : {std::int64_t{1}, lk::large_n(k)}) {
+      const lk::problem pr{k, n, p};
+      const int tr = (k == lk::kernel::matmat && n > 1) ? std::max(11, trials / 3) : trials;
+      const lk::run_result r = impl == "weft" ? lk::run_weft(pr, tr) : lk::run_omp(pr, tr);
+      const lk::stats s = lk::filter_002(r.times);
+      std::printf("%-10s %-10s %8lld %3d %12.4f %12.4f %4d\n", impl.c_str(), lk::name(k),
+                  static_cast<long long>(n), p, s.median * 1e3, s.min * 1e3, s.kept);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

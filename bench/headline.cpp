@@ -1,5 +1,7 @@
 // weft_headline: the README's headline benchmark. ULT and tasklet create+join fan-outs, yield and
-// yield_to, against a pthread create+join fan-out, printed as a short table.
+// yield_to, against the peers that are cheap to have in the same process: a pthread create+join
+// fan-out, Boost.Fiber, OpenMP tasks (libgomp) and, when it was found at build time, oneTBB's
+// task_group, printed as a short table with the ratio peer time / weft time.
 //
 //   weft_headline [--json=FILE] [--streams=N]
 //
@@ -31,6 +33,7 @@
 #include <vector>
 
 #include "filter.hpp"
+#include "headline_peers.hpp"
 #include "machine.hpp"
 #include "workloads.hpp"
 
@@ -69,7 +72,14 @@ struct row {
   std::string label;  // for the table
   std::string name;   // for the JSON
   trial_summary weft;
-  bool create_join = false;  // compared with the pthread fan-out
+  std::string key;  // what the peers' figures are matched on: "fanout/N", "fanout-streams/N", ...
+};
+
+/// One peer's figure for one key.
+struct peer_figure {
+  std::string peer;  // column of the table
+  std::string key;   // as in row::key; "fanout/*" matches every fan-out row
+  trial_summary s;
 };
 
 constexpr std::int64_t kSmallFanOut = 10'000;
@@ -77,7 +87,9 @@ constexpr std::int64_t kLargeFanOut = 1'000'000;
 constexpr std::int64_t kYields = 10'000;  // per ULT and trial
 constexpr int kPthreadFanOut = 100;
 constexpr int kTrials = 100;
-constexpr int kLargeTrials = 21;  // 0.1-0.2 s each; 20 kept trials leave room for 2 spikes
+constexpr int kLargeTrials = 21;      // 0.1-0.2 s each; 20 kept trials leave room for 2 spikes
+constexpr int kPthreadTrials = 31;    // 15-30 ms each, more on a loaded machine
+constexpr int kPeerLargeTrials = 11;  // the peers' N = 10^6 fan-outs: 0.05-0.4 s each
 
 row ult_row(std::int64_t n, int trials) {
   weft::pool& p = weft::execution_stream::primary().main_pool();
@@ -86,7 +98,7 @@ row ult_row(std::int64_t n, int trials) {
   const trial_summary s =
       measure(2, trials, [&] { return weft_bench::ult_fan_out(p, handles, n); });
   return {"ULT create+join, N=" + std::to_string(n) + ", 1 stream",
-          "ult_create_join/" + std::to_string(n) + "/streams:1", s, true};
+          "ult_create_join/" + std::to_string(n) + "/streams:1", s, "fanout/" + std::to_string(n)};
 }
 
 /// Adds streams up to `total` for the duration of the row, then frees them, so that the other rows
@@ -103,7 +115,8 @@ row ult_all_streams_row(std::int64_t n, int total) {
   for (std::size_t i = 1; i < streams.size(); ++i) streams[i]->free();
   return {"ULT create+join, N=" + std::to_string(n) + ", " + std::to_string(total) +
               (total == 1 ? " stream" : " streams"),
-          "ult_create_join/" + std::to_string(n) + "/streams:" + std::to_string(total), s, true};
+          "ult_create_join/" + std::to_string(n) + "/streams:" + std::to_string(total), s,
+          "fanout-streams/" + std::to_string(n)};
 }
 
 row tasklet_row(std::int64_t n) {
@@ -113,13 +126,13 @@ row tasklet_row(std::int64_t n) {
   const trial_summary s =
       measure(2, kTrials, [&] { return weft_bench::tasklet_fan_out(p, handles, n); });
   return {"tasklet create+join, N=" + std::to_string(n), "tasklet_create_join/" + std::to_string(n),
-          s, true};
+          s, "fanout/" + std::to_string(n)};
 }
 
 row yield_row() {
   weft::pool& p = weft::execution_stream::primary().main_pool();
   const trial_summary s = measure(2, kTrials, [&] { return weft_bench::yield_pair(p, kYields); });
-  return {"yield (per yield)", "yield", s, false};
+  return {"yield (per yield)", "yield", s, "yield"};
 }
 
 /// yield_to on a private pool; std::nullopt when the pool did not become private or yield_to fell
@@ -133,13 +146,55 @@ std::optional<row> yield_to_row() {
     return std::max<std::int64_t>(handoffs, 1);
   });
   if (fell_back) return std::nullopt;
-  return row{"yield_to (per hand-off)", "yield_to", s, false};
+  return row{"yield_to (per hand-off)", "yield_to", s, "yield_to"};
 }
 
 trial_summary pthread_fan_out(const cpu_set_t& mask) {
   const weft_bench::pthread_attributes attr(mask);
   std::vector<pthread_t> threads(kPthreadFanOut);
-  return measure(2, kTrials, [&] { return weft_bench::pthread_fan_out(threads, attr.get()); });
+  return measure(2, kPthreadTrials,
+                 [&] { return weft_bench::pthread_fan_out(threads, attr.get()); });
+}
+
+/// The in-process peers (headline_peers.hpp), on the primary's CPU, at the rows' sizes.
+std::vector<peer_figure> measure_peers(const cpu_set_t& mask) {
+  std::vector<peer_figure> out;
+  out.push_back({"pthread", "fanout/*", pthread_fan_out(mask)});
+  const std::string small = "fanout/" + std::to_string(kSmallFanOut);
+  const std::string large = "fanout/" + std::to_string(kLargeFanOut);
+  weft_bench::fiber_peer fibers;
+  out.push_back(
+      {"Boost.Fiber", small, measure(2, kTrials, [&] { return fibers.fan_out(kSmallFanOut); })});
+  out.push_back(
+      {"Boost.Fiber", "yield", measure(2, kTrials, [&] { return fibers.yield_pair(kYields); })});
+#ifdef WEFT_HEADLINE_OPENMP
+  out.push_back(
+      {"OpenMP", small, measure(2, kTrials, [] { return weft_bench::omp_fan_out(kSmallFanOut); })});
+  out.push_back({"OpenMP", large, measure(2, kPeerLargeTrials, [] {
+                   return weft_bench::omp_fan_out(kLargeFanOut);
+                 })});
+#endif
+#ifdef WEFT_HEADLINE_TBB
+  tbb::task_arena arena(1);
+  out.push_back({"TBB", small, measure(2, kTrials, [&] {
+                   return weft_bench::tbb_fan_out(arena, kSmallFanOut);
+                 })});
+  out.push_back({"TBB", large, measure(2, kPeerLargeTrials, [&] {
+                   return weft_bench::tbb_fan_out(arena, kLargeFanOut);
+                 })});
+#endif
+  return out;
+}
+
+/// The figure of `peer` that applies to `key`, or nullptr.
+const peer_figure* find_peer(const std::vector<peer_figure>& peers, const std::string& peer,
+                             const std::string& key) {
+  for (const peer_figure& p : peers) {
+    if (p.peer != peer) continue;
+    if (p.key == key) return &p;
+    if (p.key == "fanout/*" && key.starts_with("fanout")) return &p;
+  }
+  return nullptr;
 }
 
 // --- Output ---
@@ -150,35 +205,54 @@ std::string fixed(double v, int decimals = 1) {
   return buf;
 }
 
-void print_table(const machine& m, const std::vector<row>& rows, const trial_summary& pthreads) {
-  std::printf("machine: %s, %d CPUs online (%d usable), governor %s\n", m.cpu_model.c_str(),
-              m.online_cpus, m.allowed_cpus, m.governor.c_str());
+void print_table(const machine& m, const std::vector<row>& rows,
+                 const std::vector<peer_figure>& peers) {
+  std::printf("machine: %s, %d CPUs online (%d usable), governor %s, load average %s\n",
+              m.cpu_model.c_str(), m.online_cpus, m.allowed_cpus, m.governor.c_str(),
+              weft_bench::load_average().c_str());
   std::printf("weft: 1 execution stream (more only in the \"streams\" row), affinity compact\n");
   std::printf(
       "ns per unit; median and min of the kept trials (first dropped, >1.8x median dropped, "
-      "at most 10%%)\n\n");
+      "at most 10%%)\n");
+  std::printf(
+      "peer columns: peer median / weft median, i.e. how many times faster weft is (below 1x: "
+      "slower)\n\n");
+  std::vector<std::string> columns;
+  for (const peer_figure& p : peers) {
+    if (std::find(columns.begin(), columns.end(), p.peer) == columns.end()) {
+      columns.push_back(p.peer);
+    }
+  }
   std::size_t width = std::string_view("benchmark").size();
   for (const row& r : rows) width = std::max(width, r.label.size());
   const int w = static_cast<int>(width);
-  std::printf("%-*s  %14s  %11s  %10s  %12s  %7s\n", w, "benchmark", "weft median ns",
-              "weft min ns", "pthread ns", "pthread/weft", "kept");
+  std::printf("%-*s  %11s  %8s  %7s", w, "benchmark", "weft median", "weft min", "kept");
+  for (const auto& c : columns) std::printf("  %11s", c.c_str());
+  std::printf("\n");
   for (const row& r : rows) {
     const std::string kept = std::to_string(r.weft.kept) + "/" + std::to_string(r.weft.trials);
-    std::string pthread_ns;
-    std::string ratio;
-    if (r.create_join) {
-      pthread_ns = fixed(pthreads.median_ns, 0);
-      ratio = fixed(pthreads.median_ns / r.weft.median_ns, 0) + "x";
+    std::printf("%-*s  %11s  %8s  %7s", w, r.label.c_str(), fixed(r.weft.median_ns).c_str(),
+                fixed(r.weft.min_ns).c_str(), kept.c_str());
+    for (const auto& c : columns) {
+      std::string cell;
+      if (const peer_figure* p = find_peer(peers, c, r.key)) {
+        const double x = p->s.median_ns / r.weft.median_ns;
+        cell = fixed(x, x >= 100 ? 0 : x >= 10 ? 1 : 2) + "x";
+      }
+      std::printf("  %11s", cell.c_str());
     }
-    std::printf("%-*s  %14s  %11s  %10s  %12s  %7s\n", w, r.label.c_str(),
-                fixed(r.weft.median_ns).c_str(), fixed(r.weft.min_ns).c_str(), pthread_ns.c_str(),
-                ratio.c_str(), kept.c_str());
+    std::printf("\n");
   }
-  std::printf(
-      "\npthread ns: pthread_create+pthread_join fan-out of N=%d, median per thread (min %s, "
-      "%zu/%zu trials kept);\nthe threads may run on every usable CPU, not only the primary "
-      "stream's\n",
-      kPthreadFanOut, fixed(pthreads.min_ns, 0).c_str(), pthreads.kept, pthreads.trials);
+  std::printf("\npeers, median (min) ns per unit, measured in this process:\n");
+  for (const peer_figure& p : peers) {
+    std::string what =
+        p.key == "fanout/*"
+            ? "create+join fan-out, N=" + std::to_string(kPthreadFanOut) + " (every usable CPU)"
+        : p.key == "yield" ? "yield, 2 fibers"
+                           : "create+join fan-out, N=" + p.key.substr(7) + ", 1 thread";
+    std::printf("  %-12s %-46s %12s (%s)\n", p.peer.c_str(), what.c_str(),
+                fixed(p.s.median_ns).c_str(), fixed(p.s.min_ns).c_str());
+  }
 }
 
 /// One Google Benchmark aggregate entry: real_time is ns per unit, iterations the units per trial.
@@ -199,7 +273,7 @@ void json_entry(std::ostream& out, const std::string& name, const trial_summary&
 }
 
 void write_json(const std::string& path, const char* executable, const machine& m,
-                const std::vector<row>& rows, const trial_summary& pthreads) {
+                const std::vector<row>& rows, const std::vector<peer_figure>& peers) {
   std::ostringstream out;
   out << "{\n  \"context\": {\n"
       << "    \"date\": " << json_string(local_date()) << ",\n"
@@ -220,9 +294,14 @@ void write_json(const std::string& path, const char* executable, const machine& 
     json_entry(out, r.name, r.weft, "median", r.weft.median_ns, false);
     json_entry(out, r.name, r.weft, "min", r.weft.min_ns, false);
   }
-  const std::string pthread_name = "pthread_create_join/" + std::to_string(kPthreadFanOut);
-  json_entry(out, pthread_name, pthreads, "median", pthreads.median_ns, false);
-  json_entry(out, pthread_name, pthreads, "min", pthreads.min_ns, true);
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    const peer_figure& p = peers[i];
+    const std::string key =
+        p.key == "fanout/*" ? "create_join/" + std::to_string(kPthreadFanOut) : p.key;
+    const std::string name = p.peer + "/" + key;
+    json_entry(out, name, p.s, "median", p.s.median_ns, false);
+    json_entry(out, name, p.s, "min", p.s.min_ns, i + 1 == peers.size());
+  }
   out << "  ]\n}\n";
   std::ofstream file(path);
   file << out.str();
@@ -277,10 +356,10 @@ int run(const options& opts, const char* executable) {
     return 1;
   }
   rows.push_back(*handoff);
-  const trial_summary pthreads = pthread_fan_out(mask);
+  const std::vector<peer_figure> peers = measure_peers(mask);
 
-  print_table(m, rows, pthreads);
-  if (!opts.json.empty()) write_json(opts.json, executable, m, rows, pthreads);
+  print_table(m, rows, peers);
+  if (!opts.json.empty()) write_json(opts.json, executable, m, rows, peers);
   return 0;
 }
 

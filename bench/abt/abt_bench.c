@@ -1,0 +1,167 @@
+/* abt_bench: create/join, yield and mutex costs written against abt.h alone (the Argobots 1.x
+ * API), so that the very same source builds against weft's Argobots-compatible layer (CMake target
+ * weft::abt; bench/run runs it) and against any Argobots installation (bench/abt/Makefile, with
+ * pkg-config argobots). See docs/benchmarks.md.
+ *
+ *   abt_bench [N [TRIALS]]     N units / yields / lock rounds per trial (default 10000), 21 trials
+ *
+ * Everything runs on the primary execution stream's main pool. Each case prints one line of
+ * bench/peer_harness.hpp's protocol ("raw PEER BENCH N 1 UNITS NS_TRIAL..."); weft_bench_collect
+ * applies 002's filter. PEER is ABT_BENCH_NAME ("abt" unless the build defines it) followed by
+ * -ult, -tasklet or -mutex:
+ *   fanout     N ULTs (tasklets) created with ABT_thread_create (ABT_task_create), then freed
+ *              (ABT_thread_free / ABT_task_free join them)
+ *   yield      two ULTs call ABT_thread_yield N times each
+ *   yield_to   two ULTs hand the stream to each other with ABT_thread_yield_to, N times each
+ *   lock       the primary ULT locks and unlocks an uncontended ABT_mutex N times
+ *   lock-yield two ULTs lock, yield while holding the lock, unlock, N times each (the other waits)
+ */
+#include <abt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef ABT_BENCH_NAME
+#define ABT_BENCH_NAME "abt"
+#endif
+
+static ABT_pool g_pool;
+static ABT_mutex g_mutex;
+static ABT_thread g_peer[2];
+static long g_rounds;
+
+static void check(int rc, const char* what) {
+  if (rc != ABT_SUCCESS) {
+    fprintf(stderr, "abt_bench: %s failed with error %d\n", what, rc);
+    exit(1);
+  }
+}
+
+static void unit_body(void* arg) {
+  volatile int x = 0;
+  (void)arg;
+  x = x + 1;
+}
+
+static void yield_body(void* arg) {
+  (void)arg;
+  for (long i = 0; i < g_rounds; ++i) check(ABT_thread_yield(), "ABT_thread_yield");
+}
+
+static void yield_to_body(void* arg) {
+  const int self = (int)(intptr_t)arg;
+  for (long i = 0; i < g_rounds; ++i) {
+    check(ABT_thread_yield_to(g_peer[1 - self]), "ABT_thread_yield_to");
+  }
+}
+
+static void lock_yield_body(void* arg) {
+  (void)arg;
+  for (long i = 0; i < g_rounds; ++i) {
+    check(ABT_mutex_lock(g_mutex), "ABT_mutex_lock");
+    check(ABT_thread_yield(), "ABT_thread_yield");
+    check(ABT_mutex_unlock(g_mutex), "ABT_mutex_unlock");
+  }
+}
+
+typedef long (*trial_fn)(long n, void* scratch);
+
+static long ult_fan_out(long n, void* scratch) {
+  ABT_thread* t = scratch;
+  for (long i = 0; i < n; ++i) {
+    check(ABT_thread_create(g_pool, unit_body, NULL, ABT_THREAD_ATTR_NULL, &t[i]),
+          "ABT_thread_create");
+  }
+  for (long i = 0; i < n; ++i) check(ABT_thread_free(&t[i]), "ABT_thread_free");
+  return n;
+}
+
+static long tasklet_fan_out(long n, void* scratch) {
+  ABT_task* t = scratch;
+  for (long i = 0; i < n; ++i) {
+    check(ABT_task_create(g_pool, unit_body, NULL, &t[i]), "ABT_task_create");
+  }
+  for (long i = 0; i < n; ++i) check(ABT_task_free(&t[i]), "ABT_task_free");
+  return n;
+}
+
+/* Two ULTs running `body` (given their index); both exist before either runs. */
+static long pair(long n, void (*body)(void*)) {
+  g_rounds = n;
+  for (int i = 0; i < 2; ++i) {
+    check(ABT_thread_create(g_pool, body, (void*)(intptr_t)i, ABT_THREAD_ATTR_NULL, &g_peer[i]),
+          "ABT_thread_create");
+  }
+  for (int i = 0; i < 2; ++i) check(ABT_thread_free(&g_peer[i]), "ABT_thread_free");
+  return 2 * n;
+}
+
+static long yields(long n, void* scratch) {
+  (void)scratch;
+  return pair(n, yield_body);
+}
+
+static long yield_tos(long n, void* scratch) {
+  (void)scratch;
+  return pair(n, yield_to_body);
+}
+
+static long locks(long n, void* scratch) {
+  (void)scratch;
+  for (long i = 0; i < n; ++i) {
+    check(ABT_mutex_lock(g_mutex), "ABT_mutex_lock");
+    check(ABT_mutex_unlock(g_mutex), "ABT_mutex_unlock");
+  }
+  return n;
+}
+
+static long lock_yields(long n, void* scratch) {
+  (void)scratch;
+  return pair(n, lock_yield_body);
+}
+
+/* One warm-up run, then `trials` timed ones, printed as a raw line. */
+static void run(const char* peer, const char* bench, long n, int trials, trial_fn fn,
+                void* scratch) {
+  long units = fn(n, scratch);
+  double* ns = malloc(sizeof(double) * (size_t)trials);
+  if (!ns) check(ABT_ERR_MEM, "malloc");
+  for (int i = 0; i < trials; ++i) {
+    const double start = ABT_get_wtime();
+    units = fn(n, scratch);
+    ns[i] = (ABT_get_wtime() - start) * 1e9;
+  }
+  printf("raw\t%s-%s\t%s\t%ld\t1\t%ld", ABT_BENCH_NAME, peer, bench, n, units);
+  for (int i = 0; i < trials; ++i) printf("\t%.0f", ns[i]);
+  printf("\n");
+  fflush(stdout);
+  free(ns);
+}
+
+int main(int argc, char** argv) {
+  const long n = argc > 1 ? atol(argv[1]) : 10000;
+  const int trials = argc > 2 ? atoi(argv[2]) : 21;
+  if (n < 1 || trials < 1) {
+    fprintf(stderr, "usage: %s [N [TRIALS]]\n", argv[0]);
+    return 2;
+  }
+  check(ABT_init(0, NULL), "ABT_init");
+  ABT_xstream self;
+  check(ABT_xstream_self(&self), "ABT_xstream_self");
+  check(ABT_xstream_get_main_pools(self, 1, &g_pool), "ABT_xstream_get_main_pools");
+  check(ABT_mutex_create(&g_mutex), "ABT_mutex_create");
+
+  void* scratch = malloc(sizeof(ABT_thread) * (size_t)n);
+  if (!scratch) check(ABT_ERR_MEM, "malloc");
+  run("ult", "fanout", n, trials, ult_fan_out, scratch);
+  run("tasklet", "fanout", n, trials, tasklet_fan_out, scratch);
+  run("ult", "yield", n, trials, yields, NULL);
+  run("ult", "yield_to", n, trials, yield_tos, NULL);
+  run("mutex", "lock", n, trials, locks, NULL);
+  run("mutex", "lock-yield", n, trials, lock_yields, NULL);
+  free(scratch);
+
+  check(ABT_mutex_free(&g_mutex), "ABT_mutex_free");
+  check(ABT_finalize(), "ABT_finalize");
+  return 0;
+}

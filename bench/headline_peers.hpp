@@ -1,0 +1,83 @@
+// The peers of the headline table that run in weft_headline's own process: Boost.Fiber, OpenMP
+// tasks (when the compiler has OpenMP: WEFT_HEADLINE_OPENMP) and oneTBB's task_group (when TBB was
+// found: WEFT_HEADLINE_TBB). Each runs on the calling thread only (one fiber scheduler, one OpenMP
+// thread, an arena of one), which weft has bound to the primary stream's CPU, so that it is
+// compared with weft's one-stream rows on the same core. Each workload returns the units it did.
+#pragma once
+
+#include <boost/fiber/all.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#ifdef WEFT_HEADLINE_OPENMP
+#include <omp.h>
+#endif
+#ifdef WEFT_HEADLINE_TBB
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
+#endif
+
+#include "unit_body.hpp"
+
+namespace weft_bench {
+
+/// Boost.Fiber workloads; fibers take pooled 16 KiB stacks (weft's default ULT stack size).
+class fiber_peer {
+ public:
+  /// Creates `n` fibers, then joins them all.
+  std::int64_t fan_out(std::int64_t n) {
+    fibers_.clear();
+    for (std::int64_t i = 0; i < n; ++i) {
+      fibers_.emplace_back(std::allocator_arg, stacks_, &unit_body);
+    }
+    for (auto& f : fibers_) f.join();
+    return n;
+  }
+  /// Two fibers yield `k` times each; returns the yields.
+  std::int64_t yield_pair(std::int64_t k) {
+    auto body = [k] {
+      for (std::int64_t i = 0; i < k; ++i) boost::this_fiber::yield();
+    };
+    boost::fibers::fiber a(std::allocator_arg, stacks_, body);
+    boost::fibers::fiber b(std::allocator_arg, stacks_, body);
+    a.join();
+    b.join();
+    return 2 * k;
+  }
+
+ private:
+  boost::fibers::pooled_fixedsize_stack stacks_{16 * 1024};
+  std::vector<boost::fibers::fiber> fibers_;
+};
+
+#ifdef WEFT_HEADLINE_OPENMP
+/// One OpenMP thread creates `n` tasks, then waits for them (taskwait). The region is entered per
+/// call; with one thread that costs well under a microsecond, against milliseconds of tasks.
+inline std::int64_t omp_fan_out(std::int64_t n) {
+#pragma omp parallel num_threads(1)
+#pragma omp single
+  {
+    for (std::int64_t i = 0; i < n; ++i) {
+#pragma omp task
+      unit_body();
+    }
+#pragma omp taskwait
+  }
+  return n;
+}
+#endif
+
+#ifdef WEFT_HEADLINE_TBB
+/// A task_group in an arena of one thread runs `n` tasks, then waits.
+inline std::int64_t tbb_fan_out(tbb::task_arena& arena, std::int64_t n) {
+  arena.execute([n] {
+    tbb::task_group g;
+    for (std::int64_t i = 0; i < n; ++i) g.run(&unit_body);
+    g.wait();
+  });
+  return n;
+}
+#endif
+
+}  // namespace weft_bench

@@ -151,4 +151,5 @@ struct ABT_xstream_opaque {
   ABT_sched main_sched = nullptr;
   int rank = 0;
   bool primary = false;
+  std::vector<int> cpus;  // the CPUs it is bound to (weft's place, or set_affinity's)
 };

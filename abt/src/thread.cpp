@@ -1,14 +1,654 @@
-// ABT_thread_*: work units created by the ABT layer.
-#include "abt_internal.hpp"
-#include "state.hpp"
+// ABT_thread_* and ABT_thread_attr_*: work units created through the ABT layer are weft
+// descriptors with a C entry; the layer's per-unit state (thread_ext) lives in the descriptor's
+// callable storage, so a create costs what weft's own create costs.
+#include <sched.h>
+
+#include <new>
+
+#include "units.hpp"
+#include "weft/error.hpp"
+#include "weft/runtime.hpp"
+#include "weft/tasklet.hpp"
+#include "weft/ult.hpp"
 
 namespace abt {
+
+namespace {
+
+/// A handle that borrows a unit without owning it (so its destructor does not join).
+struct borrowed_ult : weft::ult {
+  explicit borrowed_ult(weft::work_unit* u) noexcept : weft::ult(u) {}
+  ~borrowed_ult() { u_ = nullptr; }
+};
+struct borrowed_tasklet : weft::tasklet {
+  explicit borrowed_tasklet(weft::work_unit* u) noexcept : weft::tasklet(u) {}
+  ~borrowed_tasklet() { u_ = nullptr; }
+};
+
+}  // namespace
 
 void invoke_entry(weft::work_unit* u) {
   thread_ext* e = ext_of(u);
   // A unit cancelled before it started terminates without running (Argobots' cancellation).
   if (e->flags.fetch_or(flag_started, std::memory_order_acq_rel) & flag_cancel) return;
+  if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
   u->entry_fn(u->entry_arg);
+  if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
+}
+
+int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
+                const ABT_thread_attr_opaque* attr, ABT_thread* out) {
+  const std::size_t stack =
+      kind == weft::unit_kind::ult && attr && attr->stack_size ? attr->stack_size : 0;
+  weft::work_unit* u = weft::detail::allocate_unit(kind, stack);
+  std::uint32_t flags = out ? 0u : std::uint32_t{flag_unnamed};
+  if (attr && !attr->migratable) flags |= flag_not_migratable;
+  auto* e = ::new (static_cast<void*>(u->storage)) thread_ext;
+  e->magic = thread_ext::magic_value;
+  e->flags.store(flags, std::memory_order_relaxed);
+  e->migration_cb = attr ? attr->migration_cb : nullptr;
+  e->migration_arg = attr ? attr->migration_arg : nullptr;
+  e->last_pool = ph;
+  u->invoke = &invoke_entry;
+  u->destroy = nullptr;
+  u->entry_fn = fn;
+  u->entry_arg = arg;
+  if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_CREATE);
+  weft::detail::submit_unit(u, p);
+  if (out)
+    *out = handle_of(u);
+  else
+    weft::detail::detach_unit(u);
+  return ABT_SUCCESS;
+}
+
+int not_a_ult_code() noexcept {
+  const context c = calling_context();
+  return c == context::tasklet ? ABT_ERR_INV_THREAD : ABT_ERR_INV_XSTREAM;
+}
+
+int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
+  if (!u) return invalid_code;
+  weft::work_unit* self = weft::this_unit::current();
+  if (u == self) return invalid_code;
+  if (u == primary_unit()) return invalid_code;
+  thread_ext* e = ext_of(u);
+  if (e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed)) return invalid_code;
+  return guarded(ABT_ERR_THREAD, [&] {
+    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_JOIN);
+    const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+    if (w != weft::detail::join_done) {
+      const bool can_block = self && self->kind == weft::unit_kind::ult;
+      if (w == weft::detail::join_none && (can_block || !self)) {
+        weft::detail::check_join(u);
+        weft::detail::wait_unit(u);
+      } else {
+        // Another joiner already waits (weft takes one), or the caller is a tasklet, which
+        // cannot block: wait for the end by yielding or spinning, as Argobots does.
+        while (u->join_word.load(std::memory_order_acquire) != weft::detail::join_done) {
+          if (can_block)
+            weft::this_unit::yield();
+          else
+            sched_yield();
+        }
+      }
+    }
+    if (then_free) {
+      if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
+      weft::detail::discard_unit(u);
+    }
+    return ABT_SUCCESS;
+  });
+}
+
+void honour_cancel() {
+  weft::work_unit* self = weft::this_unit::current();
+  thread_ext* e = ext_of(self);
+  if (e && (e->flags.load(std::memory_order_acquire) & flag_cancel) &&
+      self->kind == weft::unit_kind::ult) {
+    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_CANCEL);
+    weft::this_unit::exit();
+  }
+}
+
+ABT_pool last_pool_of(weft::work_unit* u) {
+  weft::pool* home = u->home.load(std::memory_order_relaxed);
+  thread_ext* e = ext_of(u);
+  if (e && e->last_pool && e->last_pool->pool.get() == home) return e->last_pool;
+  ABT_pool h = find_pool(home);
+  if (e && h) e->last_pool = h;
+  return h;
+}
+
+ABT_thread_state state_of(const weft::work_unit* u) noexcept {
+  switch (u->state.load(std::memory_order_acquire)) {
+    case weft::unit_state::ready:
+      return ABT_THREAD_STATE_READY;
+    case weft::unit_state::running:
+      return ABT_THREAD_STATE_RUNNING;
+    case weft::unit_state::blocked:
+      return ABT_THREAD_STATE_BLOCKED;
+    default:
+      return ABT_THREAD_STATE_TERMINATED;
+  }
+}
+
+int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle) {
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (u == primary_unit()) return ABT_ERR_INV_THREAD;  // pinned to the primary stream
+  thread_ext* e = ext_of(u);
+  if (e && (e->flags.load(std::memory_order_acquire) & flag_not_migratable))
+    return ABT_ERR_MIGRATION_NA;
+  if (u->state.load(std::memory_order_acquire) == weft::unit_state::terminated)
+    return ABT_ERR_INV_THREAD;
+  if (u->home.load(std::memory_order_relaxed) == &target) return ABT_ERR_MIGRATION_TARGET;
+  return guarded(ABT_ERR_MIGRATION_NA, [&] {
+    if (u == weft::this_unit::current()) {
+      if (u->kind == weft::unit_kind::tasklet) return ABT_ERR_MIGRATION_NA;  // already running
+      if (e) e->last_pool = target_handle;
+      if (e && e->migration_cb) e->migration_cb(handle_of(u), e->migration_arg);
+      weft::this_unit::migrate_to(target);
+      return ABT_SUCCESS;
+    }
+    if (u->kind == weft::unit_kind::tasklet) {
+      if (e && (e->flags.load(std::memory_order_acquire) & flag_started))
+        return ABT_ERR_MIGRATION_NA;  // a tasklet moves only before it starts
+      borrowed_tasklet(u).migrate_to(target);
+    } else {
+      borrowed_ult(u).migrate_to(target);
+    }
+    if (e) e->last_pool = target_handle;
+    if (e && e->migration_cb) e->migration_cb(handle_of(u), e->migration_arg);
+    return ABT_SUCCESS;
+  });
 }
 
 }  // namespace abt
+
+using namespace abt;
+
+namespace {
+
+int create_thread(ABT_pool pool, void (*fn)(void*), void* arg, ABT_thread_attr attr,
+                  ABT_thread* out) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!pool) return ABT_ERR_INV_POOL;
+  if (!fn) return ABT_ERR_INV_ARG;
+  return guarded(ABT_ERR_MEM, [&] {
+    return create_unit(weft::unit_kind::ult, *pool->pool, pool, fn, arg, attr, out);
+  });
+}
+
+weft::pool* main_pool_of(ABT_xstream xs) {
+  return xs->stream ? &xs->stream->main_pool() : nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+int ABT_thread_create(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread_attr attr,
+                      ABT_thread* newthread) {
+  return create_thread(pool, thread_func, arg, attr, newthread);
+}
+
+int ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread_attr attr,
+                         ABT_thread* newthread) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!caller_can_block()) return not_a_ult_code();
+  ABT_thread t = ABT_THREAD_NULL;
+  // The unit is named here so that yield_to may use it; unnamed ones are detached after.
+  if (int rc = create_thread(pool, thread_func, arg, attr, &t)) return rc;
+  weft::work_unit* u = unit_of(t);
+  int rc = guarded(ABT_ERR_THREAD, [&] {
+    weft::this_unit::yield_to(u);
+    return ABT_SUCCESS;
+  });
+  if (newthread) {
+    *newthread = t;
+  } else {
+    ext_of(u)->flags.fetch_or(flag_unnamed, std::memory_order_acq_rel);
+    weft::detail::detach_unit(u);
+  }
+  return rc;
+}
+
+int ABT_thread_create_on_xstream(ABT_xstream xstream, void (*thread_func)(void*), void* arg,
+                                 ABT_thread_attr attr, ABT_thread* newthread) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (!thread_func) return ABT_ERR_INV_ARG;
+  return guarded(ABT_ERR_INV_XSTREAM, [&] {
+    weft::pool* p = main_pool_of(xstream);
+    return create_unit(weft::unit_kind::ult, *p, find_pool(p), thread_func, arg, attr, newthread);
+  });
+}
+
+int ABT_thread_create_many(int num_threads, ABT_pool* pool_list, void (**thread_func_list)(void*),
+                           void** arg_list, ABT_thread_attr attr, ABT_thread* newthread_list) {
+  if (int rc = ensure_initialized()) return rc;
+  if (num_threads < 0 || (num_threads > 0 && (!pool_list || !thread_func_list)))
+    return ABT_ERR_INV_ARG;
+  for (int i = 0; i < num_threads; ++i) {
+    int rc = create_thread(pool_list[i], thread_func_list[i], arg_list ? arg_list[i] : nullptr,
+                           attr, newthread_list ? &newthread_list[i] : nullptr);
+    if (rc) return rc;
+  }
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread* thread) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!thread || !*thread) return ABT_ERR_INV_THREAD;
+  if (!pool) return ABT_ERR_INV_POOL;
+  if (!thread_func) return ABT_ERR_INV_ARG;
+  weft::work_unit* u = unit_of(*thread);
+  if (u->state.load(std::memory_order_acquire) != weft::unit_state::terminated)
+    return ABT_ERR_INV_THREAD;
+  thread_ext* e = ext_of(u);
+  if (!e) return ABT_ERR_INV_THREAD;
+  // A revived unit is a fresh descriptor of the same kind, stack size and attributes: weft
+  // recycles descriptors through its caches, so this costs what the first create did.
+  ABT_thread_attr_opaque attr;
+  attr.stack_size = u->stack_size;
+  attr.migratable = !(e->flags.load(std::memory_order_relaxed) & flag_not_migratable);
+  attr.migration_cb = e->migration_cb;
+  attr.migration_arg = e->migration_arg;
+  const weft::unit_kind kind = u->kind;
+  if (int rc = join_unit(u, true, ABT_ERR_INV_THREAD)) return rc;
+  return guarded(ABT_ERR_MEM, [&] {
+    int rc = create_unit(kind, *pool->pool, pool, thread_func, arg, &attr, thread);
+    if (rc == ABT_SUCCESS && tool_active())
+      tool_event(unit_of(*thread), ABT_TOOL_EVENT_THREAD_REVIVE);
+    return rc;
+  });
+}
+
+int ABT_thread_revive_to(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread* thread) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!caller_can_block()) return not_a_ult_code();
+  if (int rc = ABT_thread_revive(pool, thread_func, arg, thread)) return rc;
+  return guarded(ABT_ERR_THREAD, [&] {
+    weft::this_unit::yield_to(unit_of(*thread));
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_thread_free(ABT_thread* thread) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!thread) return ABT_ERR_INV_ARG;
+  if (int rc = join_unit(unit_of(*thread), true, ABT_ERR_INV_THREAD)) return rc;
+  *thread = ABT_THREAD_NULL;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_free_many(int num_threads, ABT_thread* thread_list) {
+  if (num_threads < 0 || (num_threads > 0 && !thread_list)) return ABT_ERR_INV_ARG;
+  for (int i = 0; i < num_threads; ++i)
+    if (int rc = ABT_thread_free(&thread_list[i])) return rc;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_join(ABT_thread thread) {
+  if (int rc = ensure_initialized()) return rc;
+  return join_unit(unit_of(thread), false, ABT_ERR_INV_THREAD);
+}
+
+int ABT_thread_join_many(int num_threads, ABT_thread* thread_list) {
+  if (num_threads < 0 || (num_threads > 0 && !thread_list)) return ABT_ERR_INV_ARG;
+  for (int i = 0; i < num_threads; ++i)
+    if (int rc = ABT_thread_join(thread_list[i])) return rc;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_exit(void) {
+  if (int rc = ensure_initialized()) return rc;
+  const context c = calling_context();
+  if (c == context::primary_ult) return ABT_ERR_INV_THREAD;  // the primary ULT cannot end
+  if (c != context::ult) return not_a_ult_code();
+  weft::this_unit::exit();
+}
+
+int ABT_thread_cancel(ABT_thread thread) {
+  if (int rc = ensure_initialized()) return rc;
+  weft::work_unit* u = unit_of(thread);
+  if (!u || u == primary_unit()) return ABT_ERR_INV_THREAD;
+  thread_ext* e = ext_of(u);
+  if (!e) return ABT_ERR_INV_THREAD;
+  e->flags.fetch_or(flag_cancel, std::memory_order_acq_rel);
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_self(ABT_thread* thread) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!thread) return ABT_ERR_INV_ARG;
+  const context c = calling_context();
+  if (c == context::tasklet) return ABT_ERR_INV_THREAD;  // Argobots 1.x: use ABT_self_get_thread
+  if (c != context::ult && c != context::primary_ult) return ABT_ERR_INV_XSTREAM;
+  *thread = handle_of(weft::this_unit::current());
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_self_id(ABT_unit_id* id) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!id) return ABT_ERR_INV_ARG;
+  const context c = calling_context();
+  if (c == context::tasklet) return ABT_ERR_INV_THREAD;
+  if (c != context::ult && c != context::primary_ult) return ABT_ERR_INV_XSTREAM;
+  *id = weft::this_unit::id();
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_get_last_xstream(ABT_thread thread, ABT_xstream* xstream) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!xstream) return ABT_ERR_INV_ARG;
+  *xstream = xstream_handle(u->last_stream.load(std::memory_order_relaxed));
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_get_state(ABT_thread thread, ABT_thread_state* state) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!state) return ABT_ERR_INV_ARG;
+  *state = state_of(u);
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_get_last_pool(ABT_thread thread, ABT_pool* pool) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!pool) return ABT_ERR_INV_ARG;
+  *pool = last_pool_of(u);
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_get_last_pool_id(ABT_thread thread, int* id) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!id) return ABT_ERR_INV_ARG;
+  ABT_pool p = last_pool_of(u);
+  *id = p ? p->id : -1;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_get_unit(ABT_thread thread, ABT_unit* unit) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!unit) return ABT_ERR_INV_ARG;
+  ABT_unit mine = user_unit_of(u);
+  *unit = mine ? mine : reinterpret_cast<ABT_unit>(u);
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_set_associated_pool(ABT_thread thread, ABT_pool pool) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!pool) return ABT_ERR_INV_POOL;
+  if (u == primary_unit()) return ABT_ERR_INV_THREAD;
+  u->home.store(pool->pool.get(), std::memory_order_relaxed);
+  if (thread_ext* e = ext_of(u)) e->last_pool = pool;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_yield_to(ABT_thread thread) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!caller_can_block()) return not_a_ult_code();
+  weft::work_unit* u = unit_of(thread);
+  if (!u || u == weft::this_unit::current() || u->kind != weft::unit_kind::ult)
+    return ABT_ERR_INV_THREAD;
+  return guarded(ABT_ERR_THREAD, [&] {
+    weft::this_unit::yield_to(u);
+    honour_cancel();
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_thread_yield(void) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!caller_can_block()) return not_a_ult_code();
+  return guarded(ABT_ERR_THREAD, [&] {
+    if (tool_active()) tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD);
+    weft::this_unit::yield();
+    honour_cancel();
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_thread_resume(ABT_thread thread) {
+  if (int rc = ensure_initialized()) return rc;
+  weft::work_unit* u = unit_of(thread);
+  if (!u || u->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
+  if (!u->user_suspended.load(std::memory_order_acquire)) return ABT_ERR_THREAD;
+  return guarded(ABT_ERR_THREAD, [&] {
+    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RESUME);
+    weft::resume(u);
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_thread_migrate_to_xstream(ABT_thread thread, ABT_xstream xstream) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (xstream->stream->state() == weft::stream_state::terminated) return ABT_ERR_INV_XSTREAM;
+  return guarded(ABT_ERR_INV_XSTREAM, [&] {
+    weft::pool& p = xstream->stream->migration_pool();
+    return migrate_unit(unit_of(thread), p, find_pool(&p));
+  });
+}
+
+int ABT_thread_migrate_to_sched(ABT_thread thread, ABT_sched sched) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!sched) return ABT_ERR_INV_SCHED;
+  if (!sched->sched) return ABT_ERR_INV_SCHED;
+  weft::pool& p = sched->sched->migration_pool();
+  return migrate_unit(unit_of(thread), p, find_pool(&p));
+}
+
+int ABT_thread_migrate_to_pool(ABT_thread thread, ABT_pool pool) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!pool) return ABT_ERR_INV_POOL;
+  return migrate_unit(unit_of(thread), *pool->pool, pool);
+}
+
+int ABT_thread_migrate(ABT_thread thread) {
+  if (int rc = ensure_initialized()) return rc;
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  // Any other running stream; the next one after the unit's last, round robin.
+  weft::execution_stream* last = u->last_stream.load(std::memory_order_relaxed);
+  const int from = last ? last->rank() : -1;
+  layer_state& st = state();
+  ABT_xstream target = nullptr;
+  {
+    std::lock_guard lock(st.mutex);
+    const int n = static_cast<int>(st.xstreams.size());
+    for (int i = 1; i <= n && !target; ++i) {
+      ABT_xstream x = st.xstreams[static_cast<std::size_t>(((from < 0 ? 0 : from) + i) % n)];
+      if (x && x->stream && x->rank != from && x->stream->state() == weft::stream_state::running)
+        target = x;
+    }
+  }
+  if (!target) return ABT_ERR_MIGRATION_NA;
+  return ABT_thread_migrate_to_xstream(thread, target);
+}
+
+int ABT_thread_set_callback(ABT_thread thread, void (*cb_func)(ABT_thread, void*), void* cb_arg) {
+  thread_ext* e = ext_of(unit_of(thread));
+  if (!e) return ABT_ERR_INV_THREAD;
+  e->migration_cb = cb_func;
+  e->migration_arg = cb_arg;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_set_migratable(ABT_thread thread, ABT_bool migratable) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  thread_ext* e = ext_of(u);
+  if (!e) return u == primary_unit() ? ABT_ERR_INV_THREAD : ABT_ERR_FEATURE_NA;
+  if (migratable)
+    e->flags.fetch_and(~std::uint32_t{flag_not_migratable}, std::memory_order_acq_rel);
+  else
+    e->flags.fetch_or(flag_not_migratable, std::memory_order_acq_rel);
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_is_migratable(ABT_thread thread, ABT_bool* is_migratable) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!is_migratable) return ABT_ERR_INV_ARG;
+  thread_ext* e = ext_of(u);
+  const bool m =
+      e ? !(e->flags.load(std::memory_order_acquire) & flag_not_migratable) : u != primary_unit();
+  *is_migratable = m ? ABT_TRUE : ABT_FALSE;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_is_primary(ABT_thread thread, ABT_bool* is_primary) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!is_primary) return ABT_ERR_INV_ARG;
+  *is_primary = u == primary_unit() ? ABT_TRUE : ABT_FALSE;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_is_unnamed(ABT_thread thread, ABT_bool* is_unnamed) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!is_unnamed) return ABT_ERR_INV_ARG;
+  thread_ext* e = ext_of(u);
+  *is_unnamed =
+      e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed) ? ABT_TRUE : ABT_FALSE;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_equal(ABT_thread thread1, ABT_thread thread2, ABT_bool* result) {
+  if (!result) return ABT_ERR_INV_ARG;
+  *result = thread1 == thread2 ? ABT_TRUE : ABT_FALSE;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_get_stacksize(ABT_thread thread, size_t* stacksize) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!stacksize) return ABT_ERR_INV_ARG;
+  if (u->kind == weft::unit_kind::tasklet)
+    *stacksize = 0;
+  else
+    *stacksize = u->stack_size ? u->stack_size : state().default_stack_size;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_get_id(ABT_thread thread, ABT_unit_id* thread_id) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!thread_id) return ABT_ERR_INV_ARG;
+  *thread_id = u->id;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_set_arg(ABT_thread thread, void* arg) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!ext_of(u)) return ABT_ERR_INV_THREAD;  // weft's own units keep their callable there
+  u->entry_arg = arg;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_get_arg(ABT_thread thread, void** arg) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!arg) return ABT_ERR_INV_ARG;
+  *arg = ext_of(u) ? u->entry_arg : nullptr;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_get_thread_func(ABT_thread thread, void (**thread_func)(void*)) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!thread_func) return ABT_ERR_INV_ARG;
+  *thread_func = ext_of(u) ? u->entry_fn : nullptr;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr* attr) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!attr) return ABT_ERR_INV_ARG;
+  auto* a = new (std::nothrow) ABT_thread_attr_opaque;
+  if (!a) return ABT_ERR_MEM;
+  a->stack_size = u->kind == weft::unit_kind::ult
+                      ? (u->stack_size ? u->stack_size : state().default_stack_size)
+                      : 0;
+  if (thread_ext* e = ext_of(u)) {
+    a->migratable = !(e->flags.load(std::memory_order_relaxed) & flag_not_migratable);
+    a->migration_cb = e->migration_cb;
+    a->migration_arg = e->migration_arg;
+  } else {
+    a->migratable = u != primary_unit();
+  }
+  *attr = a;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_attr_create(ABT_thread_attr* newattr) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!newattr) return ABT_ERR_INV_ARG;
+  auto* a = new (std::nothrow) ABT_thread_attr_opaque;
+  if (!a) return ABT_ERR_MEM;
+  *newattr = a;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_attr_free(ABT_thread_attr* attr) {
+  if (!attr || !*attr) return ABT_ERR_INV_THREAD_ATTR;
+  delete *attr;
+  *attr = ABT_THREAD_ATTR_NULL;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_attr_set_stack(ABT_thread_attr attr, void* stackaddr, size_t stacksize) {
+  if (!attr) return ABT_ERR_INV_THREAD_ATTR;
+  if (stackaddr && (reinterpret_cast<std::uintptr_t>(stackaddr) & 7)) return ABT_ERR_INV_ARG;
+  attr->stack = stackaddr;  // recorded only: weft maps every ULT stack itself (docs/abt.md)
+  attr->stack_size = stacksize;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_attr_get_stack(ABT_thread_attr attr, void** stackaddr, size_t* stacksize) {
+  if (!attr) return ABT_ERR_INV_THREAD_ATTR;
+  if (!stackaddr || !stacksize) return ABT_ERR_INV_ARG;
+  *stackaddr = attr->stack;
+  *stacksize = attr->stack_size ? attr->stack_size : state().default_stack_size;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_attr_set_stacksize(ABT_thread_attr attr, size_t stacksize) {
+  if (!attr) return ABT_ERR_INV_THREAD_ATTR;
+  attr->stack_size = stacksize;
+  attr->stack = nullptr;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_attr_get_stacksize(ABT_thread_attr attr, size_t* stacksize) {
+  if (!attr) return ABT_ERR_INV_THREAD_ATTR;
+  if (!stacksize) return ABT_ERR_INV_ARG;
+  *stacksize = attr->stack_size ? attr->stack_size : state().default_stack_size;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_attr_set_callback(ABT_thread_attr attr, void (*cb_func)(ABT_thread, void*),
+                                 void* cb_arg) {
+  if (!attr) return ABT_ERR_INV_THREAD_ATTR;
+  attr->migration_cb = cb_func;
+  attr->migration_arg = cb_arg;
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_attr_set_migratable(ABT_thread_attr attr, ABT_bool is_migratable) {
+  if (!attr) return ABT_ERR_INV_THREAD_ATTR;
+  attr->migratable = is_migratable != ABT_FALSE;
+  return ABT_SUCCESS;
+}
+
+}  // extern "C"

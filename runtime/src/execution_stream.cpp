@@ -18,21 +18,36 @@ execution_stream& execution_stream::create() {
 }
 
 execution_stream& execution_stream::create(std::unique_ptr<scheduler> main_scheduler) {
+  return create(std::move(main_scheduler), -1);
+}
+
+execution_stream& execution_stream::create(std::unique_ptr<scheduler> main_scheduler,
+                                           int wanted_rank) {
   detail::runtime_state& r = rt();
   if (!main_scheduler) throw error(errc::invalid_state, "weft: a stream needs a scheduler");
   if (main_scheduler->stream_ || main_scheduler->stacked_) {
     throw error(errc::invalid_state, "weft: the scheduler already runs on a stream");
   }
+  if (wanted_rank < -1) {
+    throw error(errc::invalid_state, "weft: invalid stream rank " + std::to_string(wanted_rank));
+  }
   detail::stream* s;
   {
     std::lock_guard lock(r.streams_mutex);
     int rank = 0;
-    while (rank < static_cast<int>(r.streams.size()) && r.streams[static_cast<std::size_t>(rank)])
-      ++rank;
+    if (wanted_rank < 0) {  // -1 from create(sched): the lowest free rank
+      while (rank < static_cast<int>(r.streams.size()) && r.streams[static_cast<std::size_t>(rank)])
+        ++rank;
+    } else {
+      rank = wanted_rank;
+      if (rank < static_cast<int>(r.streams.size()) && r.streams[static_cast<std::size_t>(rank)])
+        throw error(errc::invalid_state, "weft: stream rank " + std::to_string(rank) + " is taken");
+    }
     std::vector<int> cpus = detail::place_of(rank);
     const int node = detail::topology::numa_node_of(cpus);
     s = new detail::stream(rank, false, std::move(main_scheduler), std::move(cpus), node);
-    if (rank == static_cast<int>(r.streams.size())) r.streams.push_back(nullptr);
+    if (rank >= static_cast<int>(r.streams.size()))
+      r.streams.resize(static_cast<std::size_t>(rank) + 1, nullptr);
     r.streams[static_cast<std::size_t>(rank)] = s;
   }
   s->attach_pools();
@@ -120,6 +135,16 @@ void execution_stream::join() {
 
 void execution_stream::stop() {
   finish(impl(*this), detail::request_stop, "stop");
+}
+
+void execution_stream::request_exit() {
+  detail::stream& s = impl(*this);
+  if (s.primary_) {
+    throw error(errc::primary_stream, "weft: request_exit is not allowed on the primary stream");
+  }
+  if (s.state() == stream_state::terminated) return;
+  s.state_.store(static_cast<std::uint32_t>(stream_state::terminating), std::memory_order_release);
+  s.request(detail::request_stop);
 }
 
 void execution_stream::revive() {

@@ -235,6 +235,13 @@ void check_join(work_unit* u) {
 }
 
 void join_unit(work_unit* u) {
+  wait_unit(u);
+  std::exception_ptr e = std::move(u->error);
+  free_unit(u);
+  if (e) std::rethrow_exception(e);
+}
+
+void wait_unit(work_unit* u) {
   std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
   if (w != join_done) {
     stream* s = current_stream();
@@ -254,9 +261,6 @@ void join_unit(work_unit* u) {
     // Synchronise with complete(): everything the unit did happens before what follows.
     (void)u->join_word.load(std::memory_order_acquire);
   }
-  std::exception_ptr e = std::move(u->error);
-  free_unit(u);
-  if (e) std::rethrow_exception(e);
 }
 
 void join_unit_noexcept(work_unit* u) noexcept {

@@ -45,6 +45,10 @@ key_registry& registry() {
   return *r;
 }
 
+}  // namespace
+
+/// One unit's (or thread's) values, indexed by key. Outside the anonymous namespace: local_key
+/// names it in its private helpers.
 struct local_table {
   struct entry {
     void* value = nullptr;
@@ -52,6 +56,8 @@ struct local_table {
   };
   std::vector<entry> entries;
 };
+
+namespace {
 
 /// Runs the destructors of `t`'s values (the table stays installed meanwhile, so destructors may
 /// use local storage).
@@ -98,6 +104,14 @@ local_table** table_slot() noexcept {
   work_unit* u = this_unit::current();
   if (u && !is_primary_unit(u)) return reinterpret_cast<local_table**>(&u->local_storage);
   return thread_table_slot();
+}
+
+/// Where the table of unit `u` lives as seen from the caller; nullptr for the primary ULT read
+/// from another thread (its table is a thread-local of the primary thread).
+local_table** table_slot_of(const work_unit& u) noexcept {
+  if (&u == this_unit::current()) return table_slot();
+  if (is_primary_unit(&u)) return nullptr;
+  return reinterpret_cast<local_table**>(&const_cast<work_unit&>(u).local_storage);
 }
 
 }  // namespace
@@ -154,7 +168,15 @@ void local_key::destroy() {
 }
 
 void* local_key::get() const noexcept {
-  local_table* t = *detail::table_slot();
+  return get_from(*detail::table_slot());
+}
+
+void* local_key::get_for(const work_unit& u) const noexcept {
+  local_table** slot = detail::table_slot_of(u);
+  return slot ? get_from(*slot) : nullptr;
+}
+
+void* local_key::get_from(detail::local_table* t) const noexcept {
   if (!t || index_ >= t->entries.size()) return nullptr;
   const local_table::entry& e = t->entries[index_];
   if (e.generation != generation_ || !e.value) return nullptr;
@@ -164,11 +186,23 @@ void* local_key::get() const noexcept {
 }
 
 void local_key::set(void* value) const {
+  set_in(detail::table_slot(), value);
+}
+
+void local_key::set_for(work_unit& u, void* value) const {
+  local_table** slot = detail::table_slot_of(u);
+  if (!slot) {
+    throw error(errc::unsupported,
+                "weft: the primary ULT's local values can only be set from the primary thread");
+  }
+  set_in(slot, value);
+}
+
+void local_key::set_in(detail::local_table** slot, void* value) const {
   key_slot* s = valid() ? detail::registry().find(index_) : nullptr;
   if (!s || s->generation.load(std::memory_order_acquire) != generation_) {
     throw error(errc::invalid_state, "weft: local_key::set on an invalid or deleted key");
   }
-  local_table** slot = detail::table_slot();
   if (!*slot) *slot = new local_table;
   local_table& t = **slot;
   if (index_ >= t.entries.size()) t.entries.resize(index_ + 1);

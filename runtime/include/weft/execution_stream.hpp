@@ -22,6 +22,10 @@ class execution_stream {
   static execution_stream& create();
   /// Creates a stream running `main_scheduler`.
   static execution_stream& create(std::unique_ptr<scheduler> main_scheduler);
+  /// Creates a stream of rank `rank` (and the place of that rank) running `main_scheduler`
+  /// (Argobots' ABT_xstream_create_with_rank); -1 picks the lowest free rank, as create(sched).
+  /// Throws errc::invalid_state if `rank` is taken by a live stream or below -1.
+  static execution_stream& create(std::unique_ptr<scheduler> main_scheduler, int rank);
   /// The stream the calling thread runs on, or nullptr on an external thread.
   static execution_stream* self() noexcept;
   /// The primary stream.
@@ -52,6 +56,10 @@ class execution_stream {
   /// and waits for the thread to exit. Pools no other scheduler uses become orphaned (see
   /// adopt_orphaned_pools) and keep their units. Not for the primary.
   void stop();
+  /// Asks the stream to finish like stop(), without waiting: the only way a stream's own units
+  /// can end it (Argobots' ABT_xstream_exit). join(), stop() or free() wait for the end later.
+  /// Not for the primary (errc::primary_stream).
+  void request_exit();
   /// Restarts a terminated stream with its scheduler (and the pools it still holds).
   void revive();
   /// Destroys a terminated stream; the reference dangles afterwards.

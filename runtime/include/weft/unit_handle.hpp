@@ -17,7 +17,8 @@ namespace detail {
 
 /// Takes a descriptor from the calling stream's cache (no lock, no syscall once warm).
 work_unit* allocate_unit(unit_kind kind, std::size_t stack_size);
-/// Returns a never-submitted descriptor to the cache (used when constructing the callable threw).
+/// Returns a never-submitted descriptor to the cache (used when constructing the callable threw),
+/// or a terminated one that wait_unit() returned.
 void discard_unit(work_unit* u) noexcept;
 /// Makes a new unit ready in `p`, routing the push through the pool's access mode.
 void submit_unit(work_unit* u, pool& p);
@@ -27,6 +28,11 @@ pool& default_pool();
 /// Waits for `u` to terminate (blocking a ULT, futex-waiting an external thread), frees it and
 /// rethrows what escaped it. The caller has passed check_join(u).
 void join_unit(work_unit* u);
+/// Waits for `u` to terminate like join_unit, but leaves it allocated (terminated, its error
+/// kept): the caller frees it later with discard_unit(). For layers whose join and free are
+/// separate calls (the Argobots C API). The caller has passed check_join(u); afterwards
+/// u->join_word is join_done, so later waits return at once.
+void wait_unit(work_unit* u);
 /// Throws if the caller may not join `u` (a unit joining itself; a tasklet joining a unit that
 /// has not finished).
 void check_join(work_unit* u);

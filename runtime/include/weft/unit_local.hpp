@@ -5,7 +5,13 @@
 #include <cstdint>
 #include <utility>
 
+#include "weft/work_unit.hpp"
+
 namespace weft {
+
+namespace detail {
+struct local_table;
+}
 
 /// A destructor for the values stored under a key; called with the (non-null) value.
 using local_destructor = void (*)(void*);
@@ -43,10 +49,21 @@ class local_key {
   /// std::bad_alloc). Throws errc::invalid_state for an invalid or deleted key. Any context.
   void set(void* value) const;
 
+  /// The value of unit `u` under this key, for code that manages other units (Argobots'
+  /// ABT_thread_get_specific). Racy if `u` sets its own value meanwhile. The primary ULT's values
+  /// live in its thread: from another thread they read as nullptr.
+  void* get_for(const work_unit& u) const noexcept;
+  /// Sets the value of unit `u` (not running a destructor on the old one). Racy if `u` uses
+  /// the key meanwhile. Throws errc::invalid_state for an invalid or deleted key, and
+  /// errc::unsupported for the primary ULT from another thread.
+  void set_for(work_unit& u, void* value) const;
+
   bool valid() const noexcept { return generation_ != 0; }
   friend bool operator==(const local_key&, const local_key&) = default;
 
  private:
+  void* get_from(detail::local_table* t) const noexcept;
+  void set_in(detail::local_table** slot, void* value) const;
   local_key(std::uint32_t index, std::uint32_t generation) noexcept
       : index_(index), generation_(generation) {}
   std::uint32_t index_ = 0;

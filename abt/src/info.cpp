@@ -1,0 +1,254 @@
+// ABT_info_*: configuration queries and human-readable dumps of the layer's objects.
+#include <string>
+
+#include "units.hpp"
+#include "weft/runtime.hpp"
+
+using namespace abt;
+
+namespace {
+
+const char* predef_name(ABT_sched s) {
+  if (s->def.run) return "user-defined";
+  switch (s->predef) {
+    case ABT_SCHED_PRIO:
+      return "PRIO";
+    case ABT_SCHED_RANDWS:
+      return "RANDWS";
+    case ABT_SCHED_BASIC_WAIT:
+      return "BASIC_WAIT";
+    default:
+      return "BASIC";
+  }
+}
+
+const char* access_name(ABT_pool_access a) {
+  switch (a) {
+    case ABT_POOL_ACCESS_PRIV:
+      return "PRIV";
+    case ABT_POOL_ACCESS_SPSC:
+      return "SPSC";
+    case ABT_POOL_ACCESS_MPSC:
+      return "MPSC";
+    case ABT_POOL_ACCESS_SPMC:
+      return "SPMC";
+    default:
+      return "MPMC";
+  }
+}
+
+const char* state_name(ABT_thread_state s) {
+  switch (s) {
+    case ABT_THREAD_STATE_READY:
+      return "READY";
+    case ABT_THREAD_STATE_RUNNING:
+      return "RUNNING";
+    case ABT_THREAD_STATE_BLOCKED:
+      return "BLOCKED";
+    default:
+      return "TERMINATED";
+  }
+}
+
+void print_pool(FILE* fp, ABT_pool p) {
+  std::fprintf(fp, "== pool %d (%p) ==\nkind    : %s\naccess  : %s\nsize    : %zu\n", p->id,
+               static_cast<void*>(p), p->user_defined ? "user-defined" : "predefined",
+               access_name(p->access), p->pool->size());
+}
+
+void print_sched(FILE* fp, ABT_sched s) {
+  std::fprintf(fp, "== sched (%p) ==\ntype    : %s\nnum_pools: %zu\nin use  : %s\n",
+               static_cast<void*>(s), predef_name(s), s->pools.size(),
+               s->xstream   ? "main scheduler"
+               : s->stacked ? "stacked"
+                            : "no");
+  for (ABT_pool p : s->pools) print_pool(fp, p);
+}
+
+void print_xstream(FILE* fp, ABT_xstream x) {
+  const char* st = x->stream->state() == weft::stream_state::terminated ? "TERMINATED" : "RUNNING";
+  std::fprintf(fp, "== xstream %d (%p) ==\ntype    : %s\nstate   : %s\ncpus    :", x->rank,
+               static_cast<void*>(x), x->primary ? "primary" : "secondary", st);
+  for (int c : x->cpus) std::fprintf(fp, " %d", c);
+  std::fprintf(fp, "\n");
+  if (x->main_sched) print_sched(fp, x->main_sched);
+}
+
+}  // namespace
+
+extern "C" {
+
+int ABT_info_query_config(ABT_info_query_kind query_kind, void* val) {
+  if (!val) return ABT_ERR_INV_ARG;
+  auto* b = static_cast<ABT_bool*>(val);
+  switch (query_kind) {
+    case ABT_INFO_QUERY_KIND_ENABLED_DEBUG:
+    case ABT_INFO_QUERY_KIND_ENABLED_PRINT_ERRNO:
+    case ABT_INFO_QUERY_KIND_ENABLED_LOG:
+    case ABT_INFO_QUERY_KIND_ENABLED_VALGRIND:
+    case ABT_INFO_QUERY_KIND_ENABLED_PRESERVE_FPU:
+    case ABT_INFO_QUERY_KIND_ENABLED_CHECK_POOL_PRODUCER:
+    case ABT_INFO_QUERY_KIND_ENABLED_CHECK_POOL_CONSUMER:
+    case ABT_INFO_QUERY_KIND_DYNAMIC_PROMOTION:
+    case ABT_INFO_QUERY_KIND_ENABLED_STACK_UNWIND:
+      *b = ABT_FALSE;
+      return ABT_SUCCESS;
+    case ABT_INFO_QUERY_KIND_ENABLED_CHECK_ERROR:
+    case ABT_INFO_QUERY_KIND_ENABLED_THREAD_CANCEL:
+    case ABT_INFO_QUERY_KIND_ENABLED_TASK_CANCEL:
+    case ABT_INFO_QUERY_KIND_ENABLED_MIGRATION:
+    case ABT_INFO_QUERY_KIND_ENABLED_STACKABLE_SCHED:
+    case ABT_INFO_QUERY_KIND_ENABLED_EXTERNAL_THREAD:
+    case ABT_INFO_QUERY_KIND_ENABLED_SCHED_SLEEP:
+    case ABT_INFO_QUERY_KIND_ENABLED_AFFINITY:
+    case ABT_INFO_QUERY_KIND_ENABLED_TOOL:
+    case ABT_INFO_QUERY_KIND_FCONTEXT:                  // Boost.Context's fcontext
+    case ABT_INFO_QUERY_KIND_ENABLED_LAZY_STACK_ALLOC:  // stacks are taken at first run
+      *b = ABT_TRUE;
+      return ABT_SUCCESS;
+    case ABT_INFO_QUERY_KIND_ENABLED_PRINT_CONFIG:
+      *b = weft::initialized() && weft::current_config().print ? ABT_TRUE : ABT_FALSE;
+      return ABT_SUCCESS;
+    case ABT_INFO_QUERY_KIND_MAX_NUM_XSTREAMS:
+      *static_cast<int*>(val) = state().max_xstreams > 0 ? state().max_xstreams : 1 << 20;
+      return ABT_SUCCESS;
+    case ABT_INFO_QUERY_KIND_DEFAULT_THREAD_STACKSIZE:
+    case ABT_INFO_QUERY_KIND_DEFAULT_SCHED_STACKSIZE:
+      if (int rc = ensure_initialized()) return rc;
+      *static_cast<size_t*>(val) = state().default_stack_size;
+      return ABT_SUCCESS;
+    case ABT_INFO_QUERY_KIND_DEFAULT_SCHED_EVENT_FREQ:
+      if (int rc = ensure_initialized()) return rc;
+      *static_cast<uint64_t*>(val) = state().event_freq;
+      return ABT_SUCCESS;
+    case ABT_INFO_QUERY_KIND_DEFAULT_SCHED_SLEEP_NSEC:
+      *static_cast<uint64_t*>(val) = 100000000;  // a parked stream's safety-net wake-up
+      return ABT_SUCCESS;
+    case ABT_INFO_QUERY_KIND_ENABLED_STACK_OVERFLOW_CHECK:
+      *static_cast<int*>(val) = 3;  // guard pages, reported by a signal handler
+      return ABT_SUCCESS;
+    case ABT_INFO_QUERY_KIND_WAIT_POLICY:
+      *static_cast<int*>(val) = 1;  // the default scheduler polls (BASIC_WAIT parks)
+      return ABT_SUCCESS;
+  }
+  return ABT_ERR_INV_QUERY_KIND;
+}
+
+int ABT_info_print_config(FILE* fp) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!fp) return ABT_ERR_INV_ARG;
+  return guarded(ABT_ERR_OTHER, [&] {
+    std::fprintf(fp, "weft-abt (Argobots %s API)\n%s", ABT_VERSION,
+                 weft::current_config().describe().c_str());
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_info_print_all_xstreams(FILE* fp) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!fp) return ABT_ERR_INV_ARG;
+  layer_state& st = state();
+  std::lock_guard lock(st.mutex);
+  int n = 0;
+  for (ABT_xstream x : st.xstreams) n += x != nullptr;
+  std::fprintf(fp, "# of created ESs: %d\n", n);
+  for (ABT_xstream x : st.xstreams)
+    if (x && x->stream) print_xstream(fp, x);
+  return ABT_SUCCESS;
+}
+
+int ABT_info_print_xstream(FILE* fp, ABT_xstream xstream) {
+  if (!fp) return ABT_ERR_INV_ARG;
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  print_xstream(fp, xstream);
+  return ABT_SUCCESS;
+}
+
+int ABT_info_print_sched(FILE* fp, ABT_sched sched) {
+  if (!fp) return ABT_ERR_INV_ARG;
+  if (!sched) return ABT_ERR_INV_SCHED;
+  print_sched(fp, sched);
+  return ABT_SUCCESS;
+}
+
+int ABT_info_print_pool(FILE* fp, ABT_pool pool) {
+  if (!fp) return ABT_ERR_INV_ARG;
+  if (!pool) return ABT_ERR_INV_POOL;
+  print_pool(fp, pool);
+  return ABT_SUCCESS;
+}
+
+int ABT_info_print_thread(FILE* fp, ABT_thread thread) {
+  if (!fp) return ABT_ERR_INV_ARG;
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  weft::execution_stream* s = u->last_stream.load(std::memory_order_relaxed);
+  std::fprintf(
+      fp,
+      "== %s (%p) ==\nid      : %llu\nstate   : %s\nlast ES : %d\nprimary : %s\n"
+      "stack   : %zu bytes\n",
+      u->kind == weft::unit_kind::ult ? "ULT" : "tasklet", static_cast<void*>(u),
+      static_cast<unsigned long long>(u->id), state_name(state_of(u)), s ? s->rank() : -1,
+      u == primary_unit() ? "yes" : "no",
+      static_cast<size_t>(u->kind == weft::unit_kind::ult
+                              ? (u->stack_size ? u->stack_size : state().default_stack_size)
+                              : 0));
+  return ABT_SUCCESS;
+}
+
+int ABT_info_print_thread_attr(FILE* fp, ABT_thread_attr attr) {
+  if (!fp) return ABT_ERR_INV_ARG;
+  if (!attr) return ABT_ERR_INV_THREAD_ATTR;
+  std::fprintf(fp, "== ULT attr (%p) ==\nstacksize : %zu\nmigratable: %s\n",
+               static_cast<void*>(attr),
+               attr->stack_size ? attr->stack_size : state().default_stack_size,
+               attr->migratable ? "yes" : "no");
+  return ABT_SUCCESS;
+}
+
+int ABT_info_print_task(FILE* fp, ABT_task task) {
+  return ABT_info_print_thread(fp, task);
+}
+
+int ABT_info_print_thread_stack(FILE* fp, ABT_thread thread) {
+  if (!fp) return ABT_ERR_INV_ARG;
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  // weft has no stack unwinder: the stack's bounds are what it can show.
+  if (u->kind != weft::unit_kind::ult || !u->stack.lo) {
+    std::fprintf(fp, "unit %llu: no stack (not started, finished, or a tasklet)\n",
+                 static_cast<unsigned long long>(u->id));
+  } else {
+    std::fprintf(fp, "unit %llu: stack [%p, %p), %zu bytes\n",
+                 static_cast<unsigned long long>(u->id), u->stack.lo,
+                 static_cast<void*>(static_cast<char*>(u->stack.lo) + u->stack.size),
+                 u->stack.size);
+  }
+  return ABT_SUCCESS;
+}
+
+int ABT_info_print_thread_stacks_in_pool(FILE* fp, ABT_pool pool) {
+  if (!fp) return ABT_ERR_INV_ARG;
+  if (!pool) return ABT_ERR_INV_POOL;
+  if (!pool->user_defined) return ABT_ERR_FEATURE_NA;  // predefined pools cannot be walked
+  struct ctx {
+    FILE* fp;
+  } c{fp};
+  return ABT_pool_print_all_threads(pool, &c, [](void* a, ABT_thread t) {
+    ABT_info_print_thread_stack(static_cast<ctx*>(a)->fp, t);
+  });
+}
+
+int ABT_info_trigger_print_all_thread_stacks(FILE* fp, double timeout,
+                                             void (*cb_func)(ABT_bool, void*), void* arg) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!fp) return ABT_ERR_INV_ARG;
+  (void)timeout;
+  // Argobots prints once every stream reaches a safe point; weft prints what it can see at once
+  // (the streams, their schedulers and pools) and reports completion without a timeout.
+  const int rc = ABT_info_print_all_xstreams(fp);
+  if (cb_func) cb_func(ABT_FALSE, arg);
+  return rc;
+}
+
+}  // extern "C"

@@ -1,0 +1,149 @@
+// ABT_init, ABT_finalize, ABT_initialized, and the Argobots environment variables.
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "abt_internal.hpp"
+#include "objects.hpp"
+#include "state.hpp"
+#include "weft/config.hpp"
+#include "weft/error.hpp"
+#include "weft/runtime.hpp"
+#include "weft/this_unit.hpp"
+
+namespace abt {
+
+namespace {
+
+/// Argobots reads each variable as ABT_<NAME> and, for older programs, ABT_ENV_<NAME>.
+const char* abt_env(const char* name) {
+  std::string a = std::string("ABT_") + name;
+  if (const char* v = std::getenv(a.c_str())) return v;
+  std::string b = std::string("ABT_ENV_") + name;
+  return std::getenv(b.c_str());
+}
+
+std::string lower(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return r;
+}
+
+/// A malformed Argobots variable is reported and skipped: Argobots ignores it, and a program that
+/// ran there should start here too.
+void report_ignored(const char* name, const char* value, const char* why) {
+  std::fprintf(stderr, "weft-abt: ignoring ABT_%s=\"%s\": %s\n", name, value, why);
+}
+
+bool parse_unsigned(const char* text, unsigned long long& out) {
+  if (!text || !*text) return false;
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtoull(text, &end, 10);
+  return errno == 0 && end && *end == '\0';
+}
+
+/// Fills `cfg` and the layer's settings from the ABT_* variables that map onto weft.
+void apply_abt_environment(weft::config& cfg, layer_state& st) {
+  unsigned long long n = 0;
+  if (const char* v = abt_env("THREAD_STACKSIZE")) {
+    if (parse_unsigned(v, n) && n > 0)
+      cfg.stack_size = static_cast<std::size_t>(n);
+    else
+      report_ignored("THREAD_STACKSIZE", v, "not a positive number of bytes");
+  }
+  if (const char* v = abt_env("SCHED_EVENT_FREQ")) {
+    if (parse_unsigned(v, n) && n > 0 && n <= 0xffffffffull)
+      cfg.event_freq = static_cast<unsigned>(n);
+    else
+      report_ignored("SCHED_EVENT_FREQ", v, "not a positive number");
+  }
+  if (const char* v = abt_env("MAX_NUM_XSTREAMS")) {
+    if (parse_unsigned(v, n) && n > 0 && n < 1u << 20)
+      st.max_xstreams = static_cast<int>(n);
+    else
+      report_ignored("MAX_NUM_XSTREAMS", v, "not a positive number");
+  }
+  if (const char* v = abt_env("PRINT_CONFIG")) {
+    const std::string s = lower(v);
+    cfg.print = s == "1" || s == "true" || s == "yes" || s == "on";
+  }
+  if (const char* v = abt_env("SET_AFFINITY")) {
+    const std::string s = lower(v);
+    if (s == "0" || s == "false" || s == "no" || s == "off") {
+      cfg.affinity = weft::affinity_policy{};
+      cfg.affinity.how = weft::affinity_policy::kind::none;
+    } else if (s == "1" || s == "true" || s == "yes" || s == "on") {
+      cfg.affinity = weft::affinity_policy{};
+    } else {
+      try {
+        cfg.affinity = weft::affinity_policy::parse(v, "ABT_SET_AFFINITY");
+      } catch (const weft::error&) {
+        report_ignored("SET_AFFINITY", v, "not a boolean or a list of CPU sets");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+}  // namespace abt
+
+using namespace abt;
+
+extern "C" {
+
+int ABT_init(int, char**) {
+  layer_state& st = state();
+  if (st.init_count.load(std::memory_order_acquire) > 0) {
+    st.init_count.fetch_add(1, std::memory_order_acq_rel);
+    return ABT_SUCCESS;
+  }
+  return guarded(ABT_ERR_OTHER, [&] {
+    if (!weft::initialized()) {
+      weft::config cfg;
+      cfg.num_streams = 1;  // Argobots starts with the primary stream only
+      apply_abt_environment(cfg, st);
+      weft::init(cfg);  // WEFT_* variables, when set, override the ABT_* ones
+      st.owns_runtime = true;
+    } else {
+      st.owns_runtime = false;
+      if (weft::this_unit::stream() != &weft::execution_stream::primary()) {
+        // weft is running but this is not its primary ULT: Argobots' primary ULT is the caller.
+        return ABT_ERR_INV_XSTREAM;
+      }
+    }
+    const weft::config& cfg = weft::current_config();
+    st.default_stack_size = cfg.stack_size;
+    st.event_freq = cfg.event_freq;
+    st.primary_unit.store(weft::this_unit::current(), std::memory_order_release);
+    register_existing_streams();
+    st.init_count.store(1, std::memory_order_release);
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_finalize(void) {
+  layer_state& st = state();
+  if (st.init_count.load(std::memory_order_acquire) == 0) return ABT_ERR_UNINITIALIZED;
+  const context c = calling_context();
+  if (c != context::primary_ult) {
+    return c == context::external || c == context::scheduler ? ABT_ERR_INV_XSTREAM
+                                                             : ABT_ERR_INV_THREAD;
+  }
+  if (st.init_count.fetch_sub(1, std::memory_order_acq_rel) > 1) return ABT_SUCCESS;
+  return guarded(ABT_ERR_OTHER, [&] {
+    release_all_objects(st.owns_runtime);
+    st.primary_unit.store(nullptr, std::memory_order_release);
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_initialized(void) {
+  return state().init_count.load(std::memory_order_acquire) > 0 ? ABT_SUCCESS
+                                                                : ABT_ERR_UNINITIALIZED;
+}
+
+}  // extern "C"

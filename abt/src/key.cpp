@@ -1,0 +1,102 @@
+// ABT_key_* and the work-unit-specific data of ABT_thread_/ABT_self_{set,get}_specific: an
+// ABT_key is a weft::local_key packed into the handle's bits (a key is 8 bytes and never 0).
+#include <bit>
+#include <cstring>
+
+#include "units.hpp"
+#include "weft/error.hpp"
+#include "weft/unit_local.hpp"
+
+namespace {
+
+static_assert(sizeof(weft::local_key) == sizeof(std::uint64_t));
+
+weft::local_key key_of(ABT_key k) noexcept {
+  weft::local_key key;
+  const auto bits = reinterpret_cast<std::uintptr_t>(k);
+  const std::uint64_t wide = bits;
+  std::memcpy(static_cast<void*>(&key), &wide, sizeof key);
+  return key;
+}
+
+ABT_key handle_of_key(const weft::local_key& key) noexcept {
+  std::uint64_t wide = 0;
+  std::memcpy(&wide, static_cast<const void*>(&key), sizeof key);
+  return reinterpret_cast<ABT_key>(static_cast<std::uintptr_t>(wide));
+}
+
+}  // namespace
+
+using namespace abt;
+
+extern "C" {
+
+int ABT_key_create(void (*destructor)(void* value), ABT_key* newkey) {
+  if (!newkey) return ABT_ERR_INV_ARG;
+  return guarded(ABT_ERR_MEM, [&] {
+    *newkey = handle_of_key(weft::local_key::create(destructor));
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_key_free(ABT_key* key) {
+  if (!key || !*key) return ABT_ERR_INV_KEY;
+  const int rc = guarded(ABT_ERR_INV_KEY, [&] {
+    key_of(*key).destroy();
+    return ABT_SUCCESS;
+  });
+  if (rc == ABT_SUCCESS) *key = ABT_KEY_NULL;
+  return rc;
+}
+
+int ABT_key_set(ABT_key key, void* value) {
+  return ABT_self_set_specific(key, value);
+}
+
+int ABT_key_get(ABT_key key, void** value) {
+  return ABT_self_get_specific(key, value);
+}
+
+int ABT_self_set_specific(ABT_key key, void* value) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!key) return ABT_ERR_INV_KEY;
+  const context c = calling_context();
+  if (c == context::external || c == context::scheduler) return ABT_ERR_INV_XSTREAM;
+  return guarded(ABT_ERR_INV_KEY, [&] {
+    key_of(key).set(value);
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_self_get_specific(ABT_key key, void** value) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!key) return ABT_ERR_INV_KEY;
+  if (!value) return ABT_ERR_INV_ARG;
+  const context c = calling_context();
+  if (c == context::external || c == context::scheduler) return ABT_ERR_INV_XSTREAM;
+  *value = key_of(key).get();
+  return ABT_SUCCESS;
+}
+
+int ABT_thread_set_specific(ABT_thread thread, ABT_key key, void* value) {
+  if (int rc = ensure_initialized()) return rc;
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!key) return ABT_ERR_INV_KEY;
+  return guarded(ABT_ERR_INV_KEY, [&] {
+    key_of(key).set_for(*u, value);
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_thread_get_specific(ABT_thread thread, ABT_key key, void** value) {
+  if (int rc = ensure_initialized()) return rc;
+  weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (!key) return ABT_ERR_INV_KEY;
+  if (!value) return ABT_ERR_INV_ARG;
+  *value = key_of(key).get_for(*u);
+  return ABT_SUCCESS;
+}
+
+}  // extern "C"

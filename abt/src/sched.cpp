@@ -1,0 +1,435 @@
+// ABT_sched_*: predefined schedulers (weft's stock ones, and a RANDWS over the given pools),
+// user-defined schedulers (ABT_sched_def, run by a weft::scheduler whose run() calls the user's),
+// and the entry points a user scheduler's run callback uses (ABT_xstream_run_unit,
+// ABT_xstream_check_events, ABT_sched_has_to_stop).
+#include <algorithm>
+#include <new>
+#include <random>
+
+#include "objects.hpp"
+#include "weft/error.hpp"
+#include "weft/schedulers/basic_scheduler.hpp"
+#include "weft/schedulers/fifo_pool.hpp"
+#include "weft/schedulers/prio_scheduler.hpp"
+#include "weft/schedulers/ws_pool.hpp"
+#include "weft/this_unit.hpp"
+
+namespace abt {
+
+namespace {
+
+/// Reaches weft::scheduler's protected mechanisms for any scheduler object: the ABT API lets a
+/// user scheduler's run callback call them through free functions.
+struct sched_access : weft::scheduler {
+  static void run_unit_of(weft::scheduler& s, weft::work_unit* u) {
+    void (weft::scheduler::*f)(weft::work_unit*) = &sched_access::run_unit;
+    (s.*f)(u);
+  }
+  static bool check_events_of(weft::scheduler& s) {
+    bool (weft::scheduler::*f)() = &sched_access::check_events;
+    return (s.*f)();
+  }
+  static bool has_to_stop_of(const weft::scheduler& s) {
+    bool (weft::scheduler::*f)() const noexcept = &sched_access::has_to_stop;
+    return (s.*f)();
+  }
+  static bool has_stream_of(const weft::scheduler& s) {
+    bool (weft::scheduler::*f)() const noexcept = &sched_access::has_stream;
+    return (s.*f)();
+  }
+  static bool wait_for_work_of(weft::scheduler& s, unsigned& rounds) {
+    bool (weft::scheduler::*f)(unsigned&) = &sched_access::wait_for_work;
+    return (s.*f)(rounds);
+  }
+};
+
+/// The scheduler whose run() the calling kernel thread is in (user schedulers only). A
+/// scheduler's loop never migrates between threads, so a thread_local is right here.
+thread_local weft::scheduler* tl_running = nullptr;
+
+/// Runs an ABT_sched_def.
+class user_scheduler final : public weft::scheduler {
+ public:
+  user_scheduler(ABT_sched h, std::vector<std::shared_ptr<weft::pool>> pools)
+      : weft::scheduler(std::move(pools)), h_(h) {
+    set_idle_policy({.spin = {}, .park = false});
+  }
+  ~user_scheduler() override { sched_released(h_); }
+
+  void run() override {
+    stop_seen = false;
+    weft::scheduler* prev = tl_running;
+    tl_running = this;
+    h_->def.run(h_);
+    tl_running = prev;
+  }
+  weft::pool& migration_pool() noexcept override {
+    if (h_->def.get_migr_pool) {
+      if (ABT_pool p = h_->def.get_migr_pool(h_)) return *p->pool;
+    }
+    return *pools().front();
+  }
+
+  bool stop_seen = false;    // check_events said run() must return
+  unsigned idle_rounds = 0;  // consecutive check_events calls that found every pool empty
+
+ private:
+  ABT_sched h_;
+};
+
+/// Argobots' RANDWS over the pools it is given: pools[0] is the own one; when it is empty, one
+/// other pool chosen at random is popped.
+class randws_over_pools final : public weft::scheduler {
+ public:
+  randws_over_pools(std::vector<std::shared_ptr<weft::pool>> pools, unsigned freq)
+      : weft::scheduler(std::move(pools)), freq_(freq), rng_(std::random_device{}()) {
+    set_idle_policy({.spin = {}, .park = true});
+  }
+  void run() override {
+    if (auto* ws = dynamic_cast<weft::ws_pool*>(pools().front().get())) ws->claim(stream());
+    const unsigned freq = freq_ ? freq_ : event_freq();
+    unsigned pops = 0, idle = 0;
+    for (;;) {
+      weft::work_unit* u = pools().front()->pop();
+      if (!u && pools().size() > 1) {
+        std::uniform_int_distribution<std::size_t> pick(1, pools().size() - 1);
+        u = pools()[pick(rng_)]->pop();
+      }
+      if (u) {
+        run_unit(u);
+        idle = 0;
+        if (++pops >= freq) {
+          pops = 0;
+          if (check_events()) return;
+        }
+        continue;
+      }
+      // A whole round: every pool once, so that idling is decided on all of them.
+      for (const auto& p : pools()) {
+        if ((u = p->pop())) break;
+      }
+      if (u) {
+        run_unit(u);
+        continue;
+      }
+      if (check_events()) return;
+      if (wait_for_work(idle)) return;
+    }
+  }
+
+ private:
+  unsigned freq_;
+  std::minstd_rand rng_;
+};
+
+/// The weft pools behind ABT pool handles; a null handle gets a fresh pool of `kind`.
+std::vector<std::shared_ptr<weft::pool>> weft_pools(std::vector<ABT_pool>& pools,
+                                                    ABT_pool_kind kind) {
+  std::vector<std::shared_ptr<weft::pool>> r;
+  for (ABT_pool& p : pools) {
+    if (!p) {
+      if (int rc = create_basic_pool(kind, ABT_POOL_ACCESS_MPSC, true, &p))
+        throw weft::error(weft::errc::resource, "weft-abt: default pool: " + std::to_string(rc));
+    }
+    r.push_back(p->pool);
+  }
+  return r;
+}
+
+ABT_sched new_handle(std::vector<ABT_pool> pools, bool automatic) {
+  auto* h = new ABT_sched_opaque;
+  h->pools = std::move(pools);
+  h->automatic = automatic;
+  for (ABT_pool p : h->pools) p->sched_refs.fetch_add(1, std::memory_order_acq_rel);
+  layer_state& st = state();
+  std::lock_guard lock(st.mutex);
+  st.scheds.push_back(h);
+  return h;
+}
+
+bool config_int(ABT_sched_config config, int idx, int& out) {
+  if (!config) return false;
+  auto it = config->values.find(idx);
+  if (it == config->values.end() || it->second.type != ABT_SCHED_CONFIG_INT) return false;
+  out = it->second.v.i;
+  return true;
+}
+
+/// Every pool of `s` is empty.
+bool pools_empty(const weft::scheduler& s) {
+  for (const auto& p : s.pools())
+    if (!p->empty()) return false;
+  return true;
+}
+
+}  // namespace
+
+int create_predef_sched(ABT_sched_predef predef, int num_pools, ABT_pool* pools,
+                        ABT_sched_config config, bool automatic, ABT_sched* out) {
+  if (predef < ABT_SCHED_DEFAULT || predef > ABT_SCHED_BASIC_WAIT) return ABT_ERR_INV_SCHED_PREDEF;
+  if (num_pools < 0) return ABT_ERR_INV_ARG;
+  int v = 0;
+  if (config_int(config, ABT_sched_config_automatic.idx, v)) automatic = v != 0;
+  int freq = 0;
+  config_int(config, ABT_sched_basic_freq.idx, freq);
+  const ABT_pool_kind kind = predef == ABT_SCHED_BASIC_WAIT ? ABT_POOL_FIFO_WAIT
+                             : predef == ABT_SCHED_RANDWS   ? ABT_POOL_RANDWS
+                                                            : ABT_POOL_FIFO;
+  std::vector<ABT_pool> list;
+  if (num_pools == 0 || !pools)
+    list.assign(static_cast<std::size_t>(std::max(num_pools, 1)), nullptr);
+  else
+    list.assign(pools, pools + num_pools);
+  std::vector<ABT_pool> created_here;
+  for (ABT_pool p : list)
+    if (!p) created_here.push_back(nullptr);
+  std::vector<std::shared_ptr<weft::pool>> wp = weft_pools(list, kind);
+  std::unique_ptr<weft::scheduler> s;
+  switch (predef) {
+    case ABT_SCHED_DEFAULT:
+    case ABT_SCHED_BASIC:
+      s = std::make_unique<weft::basic_scheduler>(std::move(wp));
+      break;
+    case ABT_SCHED_BASIC_WAIT:
+      s = std::make_unique<weft::basic_wait_scheduler>(std::move(wp));
+      break;
+    case ABT_SCHED_PRIO:
+      s = weft::prio_scheduler::ordered(std::move(wp));
+      break;
+    case ABT_SCHED_RANDWS:
+      s = std::make_unique<randws_over_pools>(std::move(wp), static_cast<unsigned>(freq));
+      break;
+  }
+  ABT_sched h = new_handle(std::move(list), automatic);
+  h->predef = predef;
+  h->event_freq = freq;
+  h->sched = s.get();
+  h->owned = std::move(s);
+  *out = h;
+  return ABT_SUCCESS;
+}
+
+ABT_sched wrap_native_sched(weft::scheduler& s) {
+  std::vector<ABT_pool> pools;
+  for (const auto& p : s.pools()) pools.push_back(pool_handle_for(p));
+  ABT_sched h = new_handle(std::move(pools), true);
+  h->predef = ABT_SCHED_BASIC;
+  h->sched = &s;
+  return h;
+}
+
+void delete_sched_handle(ABT_sched s) noexcept {
+  if (!s) return;
+  if (s->def.run && s->def.free) s->def.free(s);
+  s->owned.reset();  // a user scheduler's destructor reports back through sched_released
+  std::vector<ABT_pool> free_now;
+  {
+    layer_state& st = state();
+    std::lock_guard lock(st.mutex);
+    auto it = std::find(st.scheds.begin(), st.scheds.end(), s);
+    if (it != st.scheds.end()) st.scheds.erase(it);
+    for (ABT_pool p : s->pools) {
+      if (p->sched_refs.fetch_sub(1, std::memory_order_acq_rel) == 1 && p->automatic &&
+          p->pool->attached_schedulers() == 0)
+        free_now.push_back(p);
+    }
+  }
+  for (ABT_pool p : free_now) delete_pool_handle(p);
+  delete s;
+}
+
+void sched_released(ABT_sched s) noexcept {
+  if (!s) return;
+  s->sched = nullptr;
+  s->xstream = nullptr;
+}
+
+}  // namespace abt
+
+using namespace abt;
+
+extern "C" {
+
+int ABT_sched_create(ABT_sched_def* def, int num_pools, ABT_pool* pools, ABT_sched_config config,
+                     ABT_sched* newsched) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!newsched) return ABT_ERR_INV_ARG;
+  if (!def || !def->run) return ABT_ERR_INV_ARG;
+  if (num_pools < 0 || (num_pools > 0 && !pools)) return ABT_ERR_INV_ARG;
+  return guarded(ABT_ERR_MEM, [&]() -> int {
+    int automatic = 0;
+    config_int(config, ABT_sched_config_automatic.idx, automatic);
+    std::vector<ABT_pool> list(pools, pools + num_pools);
+    std::vector<std::shared_ptr<weft::pool>> wp = weft_pools(list, ABT_POOL_FIFO);
+    // weft schedulers serve at least one pool: a scheduler given none gets a private FIFO pool
+    // (not listed among its ABT pools).
+    if (wp.empty()) wp.push_back(weft::make_fifo_pool(weft::access_mode::mpsc));
+    ABT_sched h = new_handle(std::move(list), automatic != 0);
+    h->def = *def;
+    auto s = std::make_unique<user_scheduler>(h, std::move(wp));
+    h->sched = s.get();
+    h->owned = std::move(s);
+    if (def->init) {
+      if (int rc = def->init(h, config)) {
+        h->def.free = nullptr;  // free() pairs with a successful init() only
+        delete_sched_handle(h);
+        return rc;
+      }
+    }
+    *newsched = h;
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_sched_create_basic(ABT_sched_predef predef, int num_pools, ABT_pool* pools,
+                           ABT_sched_config config, ABT_sched* newsched) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!newsched) return ABT_ERR_INV_ARG;
+  return guarded(ABT_ERR_MEM, [&] {
+    return create_predef_sched(predef, num_pools, pools, config, false, newsched);
+  });
+}
+
+int ABT_sched_free(ABT_sched* sched) {
+  if (!sched || !*sched) return ABT_ERR_INV_SCHED;
+  ABT_sched s = *sched;
+  // In use: a stream's main scheduler, or stacked in a pool and not finished yet.
+  if (s->xstream) return ABT_ERR_SCHED;
+  if (s->stacking_unit.joinable()) {
+    if (s->stacking_unit.state() != weft::unit_state::terminated) return ABT_ERR_SCHED;
+    int rc = guarded(ABT_ERR_SCHED, [&] {
+      s->stacking_unit.join();
+      return ABT_SUCCESS;
+    });
+    if (rc) return rc;
+  }
+  if (!s->owned && s->sched && !s->stacked) return ABT_ERR_SCHED;
+  s->stacked.reset();
+  delete_sched_handle(s);
+  *sched = ABT_SCHED_NULL;
+  return ABT_SUCCESS;
+}
+
+int ABT_sched_set_data(ABT_sched sched, void* data) {
+  if (!sched) return ABT_ERR_INV_SCHED;
+  sched->data.store(data, std::memory_order_release);
+  return ABT_SUCCESS;
+}
+
+int ABT_sched_get_data(ABT_sched sched, void** data) {
+  if (!sched) return ABT_ERR_INV_SCHED;
+  if (!data) return ABT_ERR_INV_ARG;
+  *data = sched->data.load(std::memory_order_acquire);
+  return ABT_SUCCESS;
+}
+
+int ABT_sched_get_num_pools(ABT_sched sched, int* num_pools) {
+  if (!sched) return ABT_ERR_INV_SCHED;
+  if (!num_pools) return ABT_ERR_INV_ARG;
+  *num_pools = static_cast<int>(sched->pools.size());
+  return ABT_SUCCESS;
+}
+
+int ABT_sched_get_pools(ABT_sched sched, int max_pools, int idx, ABT_pool* pools) {
+  if (!sched) return ABT_ERR_INV_SCHED;
+  if (max_pools < 0 || idx < 0 || (max_pools > 0 && !pools)) return ABT_ERR_INV_ARG;
+  const int n = static_cast<int>(sched->pools.size());
+  if (idx + max_pools > n) return ABT_ERR_SCHED;  // as Argobots: the range must exist
+  for (int i = 0; i < max_pools; ++i) pools[i] = sched->pools[static_cast<std::size_t>(idx + i)];
+  return ABT_SUCCESS;
+}
+
+int ABT_sched_get_size(ABT_sched sched, size_t* size) {
+  if (!sched) return ABT_ERR_INV_SCHED;
+  if (!size) return ABT_ERR_INV_ARG;
+  size_t n = 0;
+  for (ABT_pool p : sched->pools) n += p->pool->size();
+  *size = n;
+  return ABT_SUCCESS;
+}
+
+int ABT_sched_get_total_size(ABT_sched sched, size_t* size) {
+  return ABT_sched_get_size(sched, size);
+}
+
+int ABT_sched_finish(ABT_sched sched) {
+  if (!sched) return ABT_ERR_INV_SCHED;
+  return guarded(ABT_ERR_SCHED, [&] {
+    if (sched->stacked) {
+      sched->stacked->finish();
+    } else if (sched->xstream && sched->xstream->stream && !sched->xstream->primary) {
+      // A main scheduler that finishes ends its stream; its pools keep their units.
+      sched->xstream->stream->request_exit();
+    } else if (sched->xstream && sched->xstream->primary) {
+      return ABT_ERR_SCHED;  // the primary stream runs until ABT_finalize
+    }
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_sched_exit(ABT_sched sched) {
+  if (!sched) return ABT_ERR_INV_SCHED;
+  return guarded(ABT_ERR_SCHED, [&] {
+    if (sched->stacked) {
+      sched->stacked->stop();
+    } else if (sched->xstream && sched->xstream->stream && !sched->xstream->primary) {
+      sched->xstream->stream->request_exit();
+    } else if (sched->xstream && sched->xstream->primary) {
+      return ABT_ERR_SCHED;
+    }
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_sched_has_to_stop(ABT_sched sched, ABT_bool* stop) {
+  if (!sched) return ABT_ERR_INV_SCHED;
+  if (!stop) return ABT_ERR_INV_ARG;
+  weft::scheduler* s = sched->sched;
+  if (!s || !sched_access::has_stream_of(*s)) {  // not running anywhere
+    *stop = ABT_FALSE;
+    return ABT_SUCCESS;
+  }
+  bool r = sched_access::has_to_stop_of(*s);
+  if (auto* u = dynamic_cast<user_scheduler*>(s)) {
+    r = r || u->stop_seen;
+    // A stacked scheduler with nothing to do hands the stream back to its parent.
+    if (s->stacked() && pools_empty(*s)) r = true;
+  }
+  *stop = r ? ABT_TRUE : ABT_FALSE;
+  return ABT_SUCCESS;
+}
+
+int ABT_xstream_run_unit(ABT_unit unit, ABT_pool pool) {
+  if (int rc = ensure_initialized()) return rc;
+  weft::scheduler* s = tl_running;
+  if (!s || weft::this_unit::current()) return ABT_ERR_INV_XSTREAM;  // not in a scheduler loop
+  if (!unit) return ABT_ERR_INV_UNIT;
+  weft::work_unit* u = unit_to_thread(unit, pool);
+  if (!u) return ABT_ERR_INV_UNIT;
+  return guarded(ABT_ERR_THREAD, [&] {
+    sched_access::run_unit_of(*s, u);
+    tl_running = s;
+    if (auto* us = dynamic_cast<user_scheduler*>(s)) us->idle_rounds = 0;
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_xstream_check_events(ABT_sched sched) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!sched) return ABT_ERR_INV_SCHED;
+  weft::scheduler* s = sched->sched;
+  if (!s || s != tl_running || weft::this_unit::current()) return ABT_ERR_INV_XSTREAM;
+  return guarded(ABT_ERR_XSTREAM, [&] {
+    auto* us = dynamic_cast<user_scheduler*>(s);
+    if (sched_access::check_events_of(*s)) {
+      if (us) us->stop_seen = true;
+      return ABT_SUCCESS;
+    }
+    // A user scheduler whose pools are all empty spins in its run callback: after a while,
+    // give the core away between checks (weft's idle policy; Argobots' schedulers sleep too).
+    if (us && !s->stacked() && pools_empty(*s)) sched_access::wait_for_work_of(*s, us->idle_rounds);
+    return ABT_SUCCESS;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,238 @@
+// ABT_self_*: operations on the calling work unit, by calling context.
+#include "units.hpp"
+#include "weft/error.hpp"
+#include "weft/ult.hpp"
+
+using namespace abt;
+
+namespace {
+
+/// ABT_SUCCESS when the caller is a ULT (the primary ULT included), else the context's error.
+int need_ult() noexcept {
+  if (int rc = ensure_initialized()) return rc;
+  return caller_can_block() ? ABT_SUCCESS : not_a_ult_code();
+}
+
+/// ABT_SUCCESS when the caller is a work unit (ULT or tasklet).
+int need_unit() noexcept {
+  if (int rc = ensure_initialized()) return rc;
+  const context c = calling_context();
+  return c == context::external || c == context::scheduler ? ABT_ERR_INV_XSTREAM : ABT_SUCCESS;
+}
+
+/// Checks a target of the *_to operations: a ULT other than the caller.
+int check_target(ABT_thread thread) noexcept {
+  weft::work_unit* u = unit_of(thread);
+  if (!u || u == weft::this_unit::current() || u->kind != weft::unit_kind::ult)
+    return ABT_ERR_INV_THREAD;
+  return ABT_SUCCESS;
+}
+
+int resume_target(ABT_thread thread) {
+  weft::work_unit* u = unit_of(thread);
+  if (!u->user_suspended.load(std::memory_order_acquire)) return ABT_ERR_THREAD;
+  weft::resume(u);
+  return ABT_SUCCESS;
+}
+
+/// Suspends the caller; the scheduler runs what is ready (a target just resumed or queued
+/// included: weft has no direct switch into a suspended-then-resumed unit).
+int suspend_self() {
+  if (tool_active()) tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_SUSPEND);
+  weft::this_unit::suspend();
+  honour_cancel();
+  return ABT_SUCCESS;
+}
+
+[[noreturn]] void exit_self() {
+  weft::this_unit::exit();
+}
+
+}  // namespace
+
+extern "C" {
+
+int ABT_self_get_xstream(ABT_xstream* xstream) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!xstream) return ABT_ERR_INV_ARG;
+  ABT_xstream h = xstream_handle(weft::this_unit::stream());
+  if (!h) return ABT_ERR_INV_XSTREAM;
+  *xstream = h;
+  return ABT_SUCCESS;
+}
+
+int ABT_self_get_xstream_rank(int* rank) {
+  return ABT_xstream_self_rank(rank);
+}
+
+int ABT_self_get_thread(ABT_thread* thread) {
+  if (int rc = need_unit()) return rc;
+  if (!thread) return ABT_ERR_INV_ARG;
+  *thread = handle_of(weft::this_unit::current());
+  return ABT_SUCCESS;
+}
+
+int ABT_self_get_thread_id(ABT_unit_id* id) {
+  if (int rc = need_unit()) return rc;
+  if (!id) return ABT_ERR_INV_ARG;
+  *id = weft::this_unit::id();
+  return ABT_SUCCESS;
+}
+
+int ABT_self_get_type(ABT_unit_type* type) {
+  if (!type) return ABT_ERR_INV_ARG;
+  if (int rc = ensure_initialized()) {
+    *type = ABT_UNIT_TYPE_EXT;
+    return rc;
+  }
+  switch (calling_context()) {
+    case context::ult:
+    case context::primary_ult:
+      *type = ABT_UNIT_TYPE_THREAD;
+      return ABT_SUCCESS;
+    case context::tasklet:
+      *type = ABT_UNIT_TYPE_TASK;
+      return ABT_SUCCESS;
+    default:
+      *type = ABT_UNIT_TYPE_EXT;
+      return ABT_ERR_INV_XSTREAM;
+  }
+}
+
+int ABT_self_is_primary(ABT_bool* is_primary) {
+  if (int rc = need_unit()) return rc;
+  if (!is_primary) return ABT_ERR_INV_ARG;
+  *is_primary = calling_context() == context::primary_ult ? ABT_TRUE : ABT_FALSE;
+  return ABT_SUCCESS;
+}
+
+int ABT_self_on_primary_xstream(ABT_bool* on_primary) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!on_primary) return ABT_ERR_INV_ARG;
+  weft::execution_stream* s = weft::this_unit::stream();
+  if (!s) return ABT_ERR_INV_XSTREAM;
+  *on_primary = s->is_primary() ? ABT_TRUE : ABT_FALSE;
+  return ABT_SUCCESS;
+}
+
+int ABT_self_is_unnamed(ABT_bool* is_unnamed) {
+  if (int rc = need_unit()) return rc;
+  return ABT_thread_is_unnamed(handle_of(weft::this_unit::current()), is_unnamed);
+}
+
+int ABT_self_get_last_pool(ABT_pool* pool) {
+  if (int rc = need_unit()) return rc;
+  return ABT_thread_get_last_pool(handle_of(weft::this_unit::current()), pool);
+}
+
+int ABT_self_get_last_pool_id(int* pool_id) {
+  if (int rc = need_unit()) return rc;
+  return ABT_thread_get_last_pool_id(handle_of(weft::this_unit::current()), pool_id);
+}
+
+int ABT_self_set_associated_pool(ABT_pool pool) {
+  if (int rc = need_unit()) return rc;
+  return ABT_thread_set_associated_pool(handle_of(weft::this_unit::current()), pool);
+}
+
+int ABT_self_get_unit(ABT_unit* unit) {
+  if (int rc = need_unit()) return rc;
+  return ABT_thread_get_unit(handle_of(weft::this_unit::current()), unit);
+}
+
+int ABT_self_yield(void) {
+  return ABT_thread_yield();
+}
+
+int ABT_self_yield_to(ABT_thread thread) {
+  return ABT_thread_yield_to(thread);
+}
+
+int ABT_self_resume_yield_to(ABT_thread thread) {
+  if (int rc = need_ult()) return rc;
+  if (int rc = check_target(thread)) return rc;
+  return guarded(ABT_ERR_THREAD, [&] {
+    if (int rc = resume_target(thread)) return rc;
+    weft::this_unit::yield_to(unit_of(thread));
+    honour_cancel();
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_self_suspend(void) {
+  if (int rc = need_ult()) return rc;
+  if (calling_context() == context::primary_ult) {
+    // weft lets the primary ULT suspend; Argobots too. Nothing special to do.
+  }
+  return guarded(ABT_ERR_THREAD, [&] { return suspend_self(); });
+}
+
+int ABT_self_suspend_to(ABT_thread thread) {
+  if (int rc = need_ult()) return rc;
+  if (int rc = check_target(thread)) return rc;
+  return guarded(ABT_ERR_THREAD, [&] { return suspend_self(); });
+}
+
+int ABT_self_resume_suspend_to(ABT_thread thread) {
+  if (int rc = need_ult()) return rc;
+  if (int rc = check_target(thread)) return rc;
+  return guarded(ABT_ERR_THREAD, [&] {
+    if (int rc = resume_target(thread)) return rc;
+    return suspend_self();
+  });
+}
+
+int ABT_self_exit(void) {
+  return ABT_thread_exit();
+}
+
+int ABT_self_exit_to(ABT_thread thread) {
+  if (int rc = need_ult()) return rc;
+  if (calling_context() == context::primary_ult) return ABT_ERR_INV_THREAD;
+  if (int rc = check_target(thread)) return rc;
+  exit_self();
+}
+
+int ABT_self_resume_exit_to(ABT_thread thread) {
+  if (int rc = need_ult()) return rc;
+  if (calling_context() == context::primary_ult) return ABT_ERR_INV_THREAD;
+  if (int rc = check_target(thread)) return rc;
+  const int rc = guarded(ABT_ERR_THREAD, [&] { return resume_target(thread); });
+  if (rc) return rc;
+  exit_self();
+}
+
+int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {
+  // Runs `thread` now, on the caller's stream; the caller continues when it yields, blocks or
+  // ends. For a ULT caller: the target is queued (in `pool` when given) and the caller yields to
+  // it.
+  if (int rc = need_ult()) return rc;
+  if (int rc = check_target(thread)) return rc;
+  weft::work_unit* u = unit_of(thread);
+  return guarded(ABT_ERR_THREAD, [&] {
+    if (pool) {
+      u->home.store(pool->pool.get(), std::memory_order_relaxed);
+      if (thread_ext* e = ext_of(u)) e->last_pool = pool;
+    }
+    weft::this_unit::yield_to(u);
+    honour_cancel();
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_self_set_arg(void* arg) {
+  if (int rc = need_unit()) return rc;
+  return ABT_thread_set_arg(handle_of(weft::this_unit::current()), arg);
+}
+
+int ABT_self_get_arg(void** arg) {
+  if (int rc = need_unit()) return rc;
+  return ABT_thread_get_arg(handle_of(weft::this_unit::current()), arg);
+}
+
+int ABT_self_get_thread_func(void (**thread_func)(void*)) {
+  if (int rc = need_unit()) return rc;
+  return ABT_thread_get_thread_func(handle_of(weft::this_unit::current()), thread_func);
+}
+
+}  // extern "C"

@@ -1,0 +1,31 @@
+// Helpers on work units shared by thread.cpp, task.cpp and self.cpp.
+#pragma once
+
+#include "objects.hpp"
+#include "weft/this_unit.hpp"
+
+namespace abt {
+
+/// Creates a work unit running fn(arg) in `p` (handle `ph`, may be null for a stream's main
+/// pool), with the ABT extension; unnamed units (out == nullptr) free themselves.
+int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
+                const ABT_thread_attr_opaque* attr, ABT_thread* out);
+/// Waits for `u` to terminate without freeing it (ABT_thread_join); `then_free` frees it too
+/// (ABT_thread_free).
+int join_unit(weft::work_unit* u, bool then_free, int invalid_code);
+/// Ends the calling ULT if it was cancelled (checked at the ABT layer's scheduling points).
+void honour_cancel() noexcept(false);
+/// Requests the migration of `u` to `target`.
+int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle);
+/// The handle of the pool `u` is associated with.
+ABT_pool last_pool_of(weft::work_unit* u);
+/// The ABT_thread_state of `u`.
+ABT_thread_state state_of(const weft::work_unit* u) noexcept;
+/// Error code for a caller that is not a ULT (tasklet: INV_THREAD, elsewhere: INV_XSTREAM).
+int not_a_ult_code() noexcept;
+/// Tool events (tool.cpp): reports `event` for `u` to the registered callback, if any.
+void tool_event(weft::work_unit* u, std::uint64_t event) noexcept;
+/// True when a tool callback is registered (a single relaxed load).
+bool tool_active() noexcept;
+
+}  // namespace abt

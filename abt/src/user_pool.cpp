@@ -1,0 +1,385 @@
+// User-defined pools: ABT_pool_user_def_* (Argobots 1.2's interface) and the older struct
+// ABT_pool_def, both as a weft::pool that calls the user's callbacks.
+//
+// A work unit enters a user pool as an ABT_unit the pool makes with its create-unit callback and
+// leaves it through pop, which hands back the ABT_thread (new interface) or the ABT_unit (old
+// one). The layer pairs units and work units in one registry so it can answer ABT_unit_get_thread
+// and free each unit (with the pool's callback) when its work unit leaves the pool.
+#include <chrono>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <unordered_map>
+
+#include "objects.hpp"
+
+namespace abt {
+
+/// The definition ABT_pool_user_def_create builds. It is told apart from an old-style
+/// ABT_pool_def (whose first member is an access value, 0..4) by its first word.
+struct user_def {
+  static constexpr int magic_value = 0x57465044;  // "WFPD"
+  int magic = magic_value;
+  ABT_pool_user_create_unit_fn create_unit = nullptr;
+  ABT_pool_user_free_unit_fn free_unit = nullptr;
+  ABT_pool_user_is_empty_fn is_empty = nullptr;
+  ABT_pool_user_pop_fn pop = nullptr;
+  ABT_pool_user_push_fn push = nullptr;
+  ABT_pool_user_init_fn init = nullptr;
+  ABT_pool_user_free_fn free = nullptr;
+  ABT_pool_user_get_size_fn get_size = nullptr;
+  ABT_pool_user_pop_wait_fn pop_wait = nullptr;
+  ABT_pool_user_pop_many_fn pop_many = nullptr;
+  ABT_pool_user_push_many_fn push_many = nullptr;
+  ABT_pool_user_print_all_fn print_all = nullptr;
+};
+
+namespace {
+
+bool is_new_def(ABT_pool_user_def def) {
+  return *reinterpret_cast<const int*>(def) == user_def::magic_value;
+}
+user_def* new_def(ABT_pool_user_def def) {
+  return reinterpret_cast<user_def*>(def);
+}
+
+/// Unit <-> work unit pairs of every user pool.
+struct unit_registry {
+  std::mutex mutex;
+  std::unordered_map<ABT_unit, weft::work_unit*> to_thread;
+  std::unordered_map<const weft::work_unit*, ABT_unit> to_unit;
+};
+unit_registry& units() {
+  static unit_registry* r = new unit_registry;
+  return *r;
+}
+
+class user_pool;
+/// Which pool made a unit (so that forgetting it calls the right free callback).
+std::unordered_map<ABT_unit, user_pool*>& unit_owner() {
+  static auto* m = new std::unordered_map<ABT_unit, user_pool*>;
+  return *m;
+}
+
+/// A weft pool whose operations are the user's callbacks.
+class user_pool final : public weft::pool {
+ public:
+  user_pool(ABT_pool_access access, const user_def* nd, const ABT_pool_def* od)
+      : weft::pool(to_mode(access)) {
+    if (nd) {
+      new_ = *nd;
+      is_new_ = true;
+    } else {
+      old_ = *od;
+    }
+  }
+  ~user_pool() override {
+    if (!handle_ || !initialised_) return;
+    if (is_new_) {
+      if (new_.free) new_.free(handle_);
+    } else if (old_.p_free) {
+      old_.p_free(handle_);
+    }
+  }
+
+  void bind(ABT_pool h) noexcept { handle_ = h; }
+  int init(ABT_pool_config config) {
+    int rc = ABT_SUCCESS;
+    if (is_new_ && new_.init) rc = new_.init(handle_, config);
+    if (!is_new_ && old_.p_init) rc = old_.p_init(handle_, config);
+    initialised_ = rc == ABT_SUCCESS;
+    return rc;
+  }
+
+  /// Makes the pool's unit for `u` and remembers the pair.
+  ABT_unit make_unit(weft::work_unit* u) noexcept {
+    ABT_unit unit =
+        is_new_ ? new_.create_unit(handle_, handle_of(u)) : old_.u_create_from_thread(handle_of(u));
+    if (!unit) return nullptr;
+    unit_registry& r = units();
+    std::lock_guard lock(r.mutex);
+    r.to_thread[unit] = u;
+    r.to_unit[u] = unit;
+    unit_owner()[unit] = this;
+    return unit;
+  }
+
+  /// Forgets `unit` and frees it with the pool's callback; returns its work unit.
+  weft::work_unit* take(ABT_unit unit) noexcept {
+    weft::work_unit* u = nullptr;
+    {
+      unit_registry& r = units();
+      std::lock_guard lock(r.mutex);
+      auto it = r.to_thread.find(unit);
+      if (it == r.to_thread.end()) return nullptr;
+      u = it->second;
+      r.to_thread.erase(it);
+      r.to_unit.erase(u);
+      unit_owner().erase(unit);
+    }
+    if (is_new_) {
+      new_.free_unit(handle_, unit);
+    } else {
+      ABT_unit tmp = unit;
+      old_.u_free(&tmp);
+    }
+    return u;
+  }
+
+  void push_ctx(weft::work_unit* u, ABT_pool_context ctx) noexcept {
+    ABT_unit unit = make_unit(u);
+    if (!unit) {
+      // The callback could not make a unit: the work unit must not be lost, so it waits here
+      // until it can (Argobots would abort the push with an error it cannot report either).
+      while (!(unit = make_unit(u))) std::this_thread::yield();
+    }
+    if (is_new_)
+      new_.push(handle_, unit, ctx);
+    else
+      old_.p_push(handle_, unit);
+    (void)ctx;
+  }
+
+  weft::work_unit* pop_ctx(ABT_pool_context ctx) noexcept {
+    if (is_new_) {
+      ABT_thread t = new_.pop(handle_, ctx);
+      if (!t) return nullptr;
+      weft::work_unit* u = unit_of(t);
+      forget_thread(u);
+      return u;
+    }
+    ABT_unit unit = old_.p_pop(handle_);
+    return unit ? take(unit) : nullptr;
+  }
+
+  weft::work_unit* pop_wait_ctx(double secs, ABT_pool_context ctx) noexcept {
+    if (is_new_ && new_.pop_wait) {
+      ABT_thread t = new_.pop_wait(handle_, secs, ctx);
+      if (!t) return nullptr;
+      weft::work_unit* u = unit_of(t);
+      forget_thread(u);
+      return u;
+    }
+    if (!is_new_ && old_.p_pop_timedwait) {
+      ABT_unit unit = old_.p_pop_timedwait(handle_, ABT_get_wtime() + secs);
+      return unit ? take(unit) : nullptr;
+    }
+    return weft::pool::pop_wait(
+        std::chrono::nanoseconds(static_cast<long long>(secs > 0 ? secs * 1e9 : 0)));
+  }
+
+  /// Old interface: the pool's own unit, left registered (ABT_pool_pop).
+  ABT_unit pop_unit(bool wait, double secs) noexcept {
+    if (is_new_) {
+      // The new interface pops threads; hand out the unit that stands for it.
+      weft::work_unit* u = wait ? pop_wait_ctx(secs, ABT_POOL_CONTEXT_OWNER_PRIMARY)
+                                : pop_ctx(ABT_POOL_CONTEXT_OWNER_PRIMARY);
+      return reinterpret_cast<ABT_unit>(u);
+    }
+    if (wait && old_.p_pop_timedwait) return old_.p_pop_timedwait(handle_, ABT_get_wtime() + secs);
+    return old_.p_pop(handle_);
+  }
+
+  bool push_unit(ABT_unit unit) noexcept {
+    {
+      unit_registry& r = units();
+      std::lock_guard lock(r.mutex);
+      if (!r.to_thread.count(unit)) return false;
+    }
+    if (is_new_)
+      new_.push(handle_, unit, ABT_POOL_CONTEXT_OP_POOL_OTHER);
+    else
+      old_.p_push(handle_, unit);
+    return true;
+  }
+
+  int remove_unit(ABT_unit unit) noexcept {
+    if (is_new_ || !old_.p_remove) return ABT_ERR_POOL;
+    old_.p_remove(handle_, unit);
+    return ABT_SUCCESS;
+  }
+
+  int print_all(void* arg, void (*fn)(void*, void*), bool as_threads) {
+    if (is_new_) {
+      if (!new_.print_all) return ABT_ERR_POOL;
+      if (!as_threads) return ABT_ERR_POOL;  // the new interface walks threads only
+      new_.print_all(handle_, arg, reinterpret_cast<void (*)(void*, ABT_thread)>(fn));
+      return ABT_SUCCESS;
+    }
+    if (!old_.p_print_all || as_threads) return ABT_ERR_POOL;
+    old_.p_print_all(handle_, arg, reinterpret_cast<void (*)(void*, ABT_unit)>(fn));
+    return ABT_SUCCESS;
+  }
+
+  // weft::pool
+  weft::work_unit* pop() noexcept override { return pop_ctx(ABT_POOL_CONTEXT_OWNER_PRIMARY); }
+  weft::work_unit* pop_wait(std::chrono::nanoseconds timeout) noexcept override {
+    return pop_wait_ctx(static_cast<double>(timeout.count()) * 1e-9,
+                        ABT_POOL_CONTEXT_OWNER_PRIMARY);
+  }
+  bool remove(weft::work_unit* u) noexcept override {
+    if (is_new_ || !old_.p_remove) return false;
+    ABT_unit unit = user_unit_of(u);
+    if (!unit) return false;
+    if (old_.u_is_in_pool && old_.u_is_in_pool(unit) == ABT_FALSE) return false;
+    old_.p_remove(handle_, unit);
+    take(unit);
+    return true;
+  }
+  std::size_t size() const noexcept override {
+    if (is_new_) {
+      if (new_.get_size) return new_.get_size(handle_);
+      return new_.is_empty(handle_) == ABT_FALSE ? 1 : 0;
+    }
+    return old_.p_get_size(handle_);
+  }
+
+ protected:
+  void do_push(weft::work_unit* u) noexcept override {
+    push_ctx(u, ABT_POOL_CONTEXT_OP_POOL_OTHER);
+  }
+
+ private:
+  void forget_thread(weft::work_unit* u) noexcept {
+    ABT_unit unit = user_unit_of(u);
+    if (unit) take(unit);
+  }
+
+  ABT_pool handle_ = nullptr;
+  bool is_new_ = false;
+  bool initialised_ = false;
+  user_def new_{};
+  ABT_pool_def old_{};
+};
+
+user_pool& as_user(ABT_pool p) {
+  return static_cast<user_pool&>(*p->pool);
+}
+
+}  // namespace
+
+int create_user_pool(ABT_pool_user_def def, ABT_pool_config config, ABT_pool* out) {
+  bool automatic = false;
+  if (config) {
+    auto it = config->values.find(ABT_pool_config_automatic.key);
+    if (it != config->values.end() && it->second.type == ABT_POOL_CONFIG_INT)
+      automatic = it->second.v.i != 0;
+  }
+  std::shared_ptr<user_pool> p;
+  ABT_pool_access access = ABT_POOL_ACCESS_MPMC;
+  if (is_new_def(def)) {
+    const user_def* d = new_def(def);
+    if (!d->create_unit || !d->free_unit || !d->is_empty || !d->pop || !d->push)
+      return ABT_ERR_INV_POOL_USER_DEF;
+    p = std::make_shared<user_pool>(access, d, nullptr);
+  } else {
+    const ABT_pool_def* d = reinterpret_cast<const ABT_pool_def*>(def);
+    if (!valid_access(d->access)) return ABT_ERR_INV_POOL_ACCESS;
+    if (!d->u_create_from_thread || !d->u_free || !d->p_get_size || !d->p_push || !d->p_pop)
+      return ABT_ERR_INV_POOL_USER_DEF;
+    access = d->access;
+    p = std::make_shared<user_pool>(access, nullptr, d);
+  }
+  ABT_pool h = register_pool(p, access, automatic, true);
+  p->bind(h);
+  if (int rc = p->init(config)) {
+    p.reset();
+    delete_pool_handle(h);
+    return rc;
+  }
+  *out = h;
+  return ABT_SUCCESS;
+}
+
+weft::work_unit* user_pool_pop_thread(ABT_pool p, ABT_pool_context ctx, bool wait,
+                                      double wait_secs) {
+  return wait ? as_user(p).pop_wait_ctx(wait_secs, ctx) : as_user(p).pop_ctx(ctx);
+}
+
+void user_pool_push_thread(ABT_pool p, weft::work_unit* u, ABT_pool_context ctx) {
+  as_user(p).push_ctx(u, ctx);
+}
+
+ABT_unit user_pool_pop_unit(ABT_pool p, bool wait, double wait_secs) {
+  return as_user(p).pop_unit(wait, wait_secs);
+}
+
+int user_pool_push_unit(ABT_pool p, ABT_unit unit) {
+  return as_user(p).push_unit(unit) ? ABT_SUCCESS : ABT_ERR_INV_UNIT;
+}
+
+int user_pool_remove_unit(ABT_pool p, ABT_unit unit) {
+  return as_user(p).remove_unit(unit);
+}
+
+int user_pool_print_all(ABT_pool p, void* arg, void (*print_fn)(void*, void*), bool as_threads) {
+  return as_user(p).print_all(arg, print_fn, as_threads);
+}
+
+weft::work_unit* user_unit_thread(ABT_unit unit, bool forget) noexcept {
+  user_pool* owner = nullptr;
+  {
+    unit_registry& r = units();
+    std::lock_guard lock(r.mutex);
+    auto it = r.to_thread.find(unit);
+    if (it == r.to_thread.end()) return nullptr;
+    if (!forget) return it->second;
+    auto o = unit_owner().find(unit);
+    owner = o == unit_owner().end() ? nullptr : o->second;
+  }
+  return owner ? owner->take(unit) : nullptr;
+}
+
+ABT_unit user_unit_of(const weft::work_unit* u) noexcept {
+  unit_registry& r = units();
+  std::lock_guard lock(r.mutex);
+  auto it = r.to_unit.find(u);
+  return it == r.to_unit.end() ? nullptr : it->second;
+}
+
+}  // namespace abt
+
+using namespace abt;
+
+extern "C" {
+
+int ABT_pool_user_def_create(ABT_pool_user_create_unit_fn p_create_unit,
+                             ABT_pool_user_free_unit_fn p_free_unit,
+                             ABT_pool_user_is_empty_fn p_is_empty, ABT_pool_user_pop_fn p_pop,
+                             ABT_pool_user_push_fn p_push, ABT_pool_user_def* newdef) {
+  if (!newdef) return ABT_ERR_INV_ARG;
+  if (!p_create_unit || !p_free_unit || !p_is_empty || !p_pop || !p_push) return ABT_ERR_INV_ARG;
+  auto* d = new (std::nothrow) user_def;
+  if (!d) return ABT_ERR_MEM;
+  d->create_unit = p_create_unit;
+  d->free_unit = p_free_unit;
+  d->is_empty = p_is_empty;
+  d->pop = p_pop;
+  d->push = p_push;
+  *newdef = reinterpret_cast<ABT_pool_user_def>(d);
+  return ABT_SUCCESS;
+}
+
+int ABT_pool_user_def_free(ABT_pool_user_def* def) {
+  if (!def || !*def || !is_new_def(*def)) return ABT_ERR_INV_POOL_USER_DEF;
+  delete new_def(*def);
+  *def = ABT_POOL_USER_DEF_NULL;
+  return ABT_SUCCESS;
+}
+
+#define WEFT_ABT_DEF_SETTER(name, type, field)                      \
+  int ABT_pool_user_def_set_##name(ABT_pool_user_def def, type f) { \
+    if (!def || !is_new_def(def)) return ABT_ERR_INV_POOL_USER_DEF; \
+    new_def(def)->field = f;                                        \
+    return ABT_SUCCESS;                                             \
+  }
+WEFT_ABT_DEF_SETTER(init, ABT_pool_user_init_fn, init)
+WEFT_ABT_DEF_SETTER(free, ABT_pool_user_free_fn, free)
+WEFT_ABT_DEF_SETTER(get_size, ABT_pool_user_get_size_fn, get_size)
+WEFT_ABT_DEF_SETTER(pop_wait, ABT_pool_user_pop_wait_fn, pop_wait)
+WEFT_ABT_DEF_SETTER(pop_many, ABT_pool_user_pop_many_fn, pop_many)
+WEFT_ABT_DEF_SETTER(push_many, ABT_pool_user_push_many_fn, push_many)
+WEFT_ABT_DEF_SETTER(print_all, ABT_pool_user_print_all_fn, print_all)
+#undef WEFT_ABT_DEF_SETTER
+
+}  // extern "C"

@@ -1,0 +1,443 @@
+// ABT_xstream_*: execution streams, the registry of their handles, and the layer's teardown.
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <new>
+
+#include "objects.hpp"
+#include "weft/runtime.hpp"
+#include "weft/this_unit.hpp"
+#include "weft/ult.hpp"
+
+namespace abt {
+
+namespace {
+
+/// Registers `h` under its rank.
+void put_xstream(ABT_xstream h) {
+  layer_state& st = state();
+  std::lock_guard lock(st.mutex);
+  if (static_cast<std::size_t>(h->rank) >= st.xstreams.size())
+    st.xstreams.resize(static_cast<std::size_t>(h->rank) + 1, nullptr);
+  st.xstreams[static_cast<std::size_t>(h->rank)] = h;
+}
+
+void drop_xstream(ABT_xstream h) {
+  layer_state& st = state();
+  std::lock_guard lock(st.mutex);
+  auto& v = st.xstreams;
+  if (static_cast<std::size_t>(h->rank) < v.size() && v[static_cast<std::size_t>(h->rank)] == h)
+    v[static_cast<std::size_t>(h->rank)] = nullptr;
+}
+
+ABT_xstream new_xstream(weft::execution_stream& s, ABT_sched sched) {
+  auto* h = new ABT_xstream_opaque;
+  h->stream = &s;
+  h->rank = s.rank();
+  h->primary = s.is_primary();
+  h->main_sched = sched;
+  h->cpus = s.cpus();
+  if (sched) sched->xstream = h;
+  put_xstream(h);
+  return h;
+}
+
+/// Binds the kernel thread of `h` to h->cpus: directly when the caller runs on it, otherwise
+/// through a ULT pinned to that stream.
+void apply_affinity(ABT_xstream h) {
+  if (h->cpus.empty()) return;
+  auto bind_self = [cpus = h->cpus] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus)
+      if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+  };
+  if (weft::this_unit::stream() == h->stream) {
+    bind_self();
+    return;
+  }
+  if (h->stream->state() != weft::stream_state::running) return;  // applied by revive
+  weft::ult u = weft::ult::create(h->stream->main_pool(), bind_self);
+  u.pin_to(h->stream);
+  u.join();
+}
+
+/// Checks that `cpuid` is a CPU this process may run on.
+bool cpu_allowed(int cpuid) {
+  if (cpuid < 0 || cpuid >= CPU_SETSIZE) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return true;
+  return CPU_ISSET(cpuid, &set);
+}
+
+/// Gives up a scheduler a stream no longer runs: deletes an automatic handle, or leaves the
+/// user a handle it may free.
+void release_main_sched(ABT_sched s) {
+  if (!s) return;
+  s->xstream = nullptr;
+  if (!s->def.run) s->sched = nullptr;  // predefined: weft owns (and drops) the object
+  if (s->automatic && !s->sched) delete_sched_handle(s);
+}
+
+}  // namespace
+
+ABT_xstream xstream_handle(const weft::execution_stream* s) noexcept {
+  if (!s) return nullptr;
+  layer_state& st = state();
+  std::lock_guard lock(st.mutex);
+  const auto rank = static_cast<std::size_t>(s->rank());
+  if (rank < st.xstreams.size() && st.xstreams[rank] && st.xstreams[rank]->stream == s)
+    return st.xstreams[rank];
+  return nullptr;
+}
+
+void register_existing_streams() {
+  for (int rank = 0, seen = 0, total = weft::execution_stream::count(); seen < total; ++rank) {
+    weft::execution_stream* s = weft::execution_stream::by_rank(rank);
+    if (!s) continue;
+    ++seen;
+    new_xstream(*s, wrap_native_sched(s->main_scheduler()));
+  }
+}
+
+void release_all_objects(bool finalize_runtime) {
+  layer_state& st = state();
+  std::vector<ABT_sched> scheds;
+  {
+    std::lock_guard lock(st.mutex);
+    scheds = st.scheds;
+  }
+  // Stacked schedulers end when their stream drains at finalize; their handles must not join.
+  for (ABT_sched s : scheds) {
+    if (s->stacking_unit.joinable()) {
+      s->stacked->finish();
+      s->stacking_unit.detach();
+    }
+  }
+  if (finalize_runtime) weft::finalize();
+  std::vector<ABT_xstream> xs;
+  {
+    std::lock_guard lock(st.mutex);
+    xs.swap(st.xstreams);
+    scheds = st.scheds;
+  }
+  for (ABT_xstream h : xs) delete h;
+  for (ABT_sched s : scheds) {
+    if (s->owned || !finalize_runtime || !s->sched || s->stacked) {
+      s->xstream = nullptr;
+      delete_sched_handle(s);
+    } else {
+      delete_sched_handle(s);  // its weft object went with its stream
+    }
+  }
+  std::vector<ABT_pool> pools;
+  {
+    std::lock_guard lock(st.mutex);
+    pools = st.pools;
+  }
+  for (ABT_pool p : pools) delete_pool_handle(p);
+}
+
+}  // namespace abt
+
+using namespace abt;
+
+namespace {
+
+int create_xstream(ABT_sched sched, int rank, ABT_xstream* newxstream) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!newxstream) return ABT_ERR_INV_ARG;
+  layer_state& st = state();
+  if (st.max_xstreams > 0 && weft::execution_stream::count() >= st.max_xstreams)
+    return ABT_ERR_XSTREAM;
+  if (rank >= 0 && weft::execution_stream::by_rank(rank)) return ABT_ERR_INV_XSTREAM_RANK;
+  if (sched && !sched->owned) return ABT_ERR_INV_SCHED;  // in use elsewhere
+  return guarded(ABT_ERR_XSTREAM, [&] {
+    bool made_here = false;
+    if (!sched) {
+      if (int rc = create_predef_sched(ABT_SCHED_BASIC, 0, nullptr, nullptr, true, &sched))
+        return rc;
+      made_here = true;
+    }
+    weft::scheduler* raw = sched->owned.get();
+    weft::execution_stream* s = nullptr;
+    try {
+      s = &weft::execution_stream::create(std::move(sched->owned), rank);
+    } catch (...) {
+      // create() consumed the scheduler: the handle cannot be used again.
+      sched->sched = nullptr;
+      if (made_here) delete_sched_handle(sched);
+      throw;
+    }
+    sched->sched = raw;
+    *newxstream = new_xstream(*s, sched);
+    return ABT_SUCCESS;
+  });
+}
+
+/// The stream of the caller and its handle; nullptr when the caller is not on a stream.
+ABT_xstream self_xstream() {
+  return xstream_handle(weft::this_unit::stream());
+}
+
+}  // namespace
+
+extern "C" {
+
+int ABT_xstream_create(ABT_sched sched, ABT_xstream* newxstream) {
+  return create_xstream(sched, -1, newxstream);
+}
+
+int ABT_xstream_create_basic(ABT_sched_predef predef, int num_pools, ABT_pool* pools,
+                             ABT_sched_config config, ABT_xstream* newxstream) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!newxstream) return ABT_ERR_INV_ARG;
+  ABT_sched sched = nullptr;
+  int rc = guarded(ABT_ERR_MEM, [&] {
+    return create_predef_sched(predef, num_pools, pools, config, true, &sched);
+  });
+  if (rc) return rc;
+  rc = create_xstream(sched, -1, newxstream);
+  if (rc && sched->owned) delete_sched_handle(sched);
+  return rc;
+}
+
+int ABT_xstream_create_with_rank(ABT_sched sched, int rank, ABT_xstream* newxstream) {
+  if (rank < 0) return ABT_ERR_INV_XSTREAM_RANK;
+  return create_xstream(sched, rank, newxstream);
+}
+
+int ABT_xstream_free(ABT_xstream* xstream) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!xstream || !*xstream) return ABT_ERR_INV_XSTREAM;
+  ABT_xstream h = *xstream;
+  if (h->primary || !h->stream) return ABT_ERR_INV_XSTREAM;
+  if (weft::this_unit::stream() == h->stream) return ABT_ERR_INV_XSTREAM;
+  const context c = calling_context();
+  if (c == context::tasklet) return ABT_ERR_INV_THREAD;  // it would have to wait
+  int rc = guarded(ABT_ERR_XSTREAM, [&] {
+    h->stream->free();
+    return ABT_SUCCESS;
+  });
+  if (rc) return rc;
+  h->stream = nullptr;
+  drop_xstream(h);
+  release_main_sched(h->main_sched);
+  delete h;
+  *xstream = ABT_XSTREAM_NULL;
+  return ABT_SUCCESS;
+}
+
+int ABT_xstream_join(ABT_xstream xstream) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (xstream->primary) return ABT_ERR_INV_XSTREAM;
+  if (weft::this_unit::stream() == xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (calling_context() == context::tasklet) return ABT_ERR_INV_THREAD;
+  return guarded(ABT_ERR_XSTREAM, [&] {
+    xstream->stream->join();
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_xstream_revive(ABT_xstream xstream) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (xstream->primary) return ABT_ERR_INV_XSTREAM;
+  if (xstream->stream->state() != weft::stream_state::terminated) return ABT_ERR_XSTREAM_STATE;
+  return guarded(ABT_ERR_XSTREAM_STATE, [&] {
+    xstream->stream->revive();
+    if (xstream->cpus != xstream->stream->cpus()) apply_affinity(xstream);
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_xstream_exit(void) {
+  if (int rc = ensure_initialized()) return rc;
+  const context c = calling_context();
+  if (c == context::external || c == context::scheduler) return ABT_ERR_INV_XSTREAM;
+  if (c == context::tasklet) return ABT_ERR_INV_THREAD;
+  if (c == context::primary_ult) return ABT_ERR_INV_XSTREAM;
+  weft::execution_stream* s = weft::this_unit::stream();
+  if (s->is_primary()) return ABT_ERR_INV_XSTREAM;
+  int rc = guarded(ABT_ERR_XSTREAM, [&] {
+    s->request_exit();
+    return ABT_SUCCESS;
+  });
+  if (rc) return rc;
+  weft::this_unit::exit();  // the calling ULT ends with its stream, as in Argobots
+}
+
+int ABT_xstream_cancel(ABT_xstream xstream) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (xstream->primary) return ABT_ERR_INV_XSTREAM;
+  return guarded(ABT_ERR_XSTREAM, [&] {
+    xstream->stream->request_exit();
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_xstream_self(ABT_xstream* xstream) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!xstream) return ABT_ERR_INV_ARG;
+  ABT_xstream h = self_xstream();
+  if (!h) return ABT_ERR_INV_XSTREAM;  // an external thread
+  *xstream = h;
+  return ABT_SUCCESS;
+}
+
+int ABT_xstream_self_rank(int* rank) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!rank) return ABT_ERR_INV_ARG;
+  weft::execution_stream* s = weft::this_unit::stream();
+  if (!s) return ABT_ERR_INV_XSTREAM;
+  *rank = s->rank();
+  return ABT_SUCCESS;
+}
+
+int ABT_xstream_set_rank(ABT_xstream xstream, int rank) {
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (rank < 0) return ABT_ERR_INV_XSTREAM_RANK;
+  if (rank == xstream->rank) return ABT_SUCCESS;
+  // weft fixes a stream's rank (its place and NUMA node follow from it) at creation.
+  return ABT_ERR_FEATURE_NA;
+}
+
+int ABT_xstream_get_rank(ABT_xstream xstream, int* rank) {
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (!rank) return ABT_ERR_INV_ARG;
+  *rank = xstream->rank;
+  return ABT_SUCCESS;
+}
+
+int ABT_xstream_set_main_sched(ABT_xstream xstream, ABT_sched sched) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (!sched || !sched->owned) return ABT_ERR_INV_SCHED;
+  if (calling_context() == context::tasklet) return ABT_ERR_INV_THREAD;
+  return guarded(ABT_ERR_XSTREAM, [&] {
+    weft::scheduler* raw = sched->owned.get();
+    xstream->stream->set_main_scheduler(std::move(sched->owned));
+    sched->sched = raw;
+    ABT_sched old = xstream->main_sched;
+    xstream->main_sched = sched;
+    sched->xstream = xstream;
+    release_main_sched(old);
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_xstream_set_main_sched_basic(ABT_xstream xstream, ABT_sched_predef predef, int num_pools,
+                                     ABT_pool* pools) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  ABT_sched sched = nullptr;
+  int rc = guarded(ABT_ERR_MEM, [&] {
+    return create_predef_sched(predef, num_pools, pools, nullptr, true, &sched);
+  });
+  if (rc) return rc;
+  rc = ABT_xstream_set_main_sched(xstream, sched);
+  if (rc && sched->owned) delete_sched_handle(sched);
+  return rc;
+}
+
+int ABT_xstream_get_main_sched(ABT_xstream xstream, ABT_sched* sched) {
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (!sched) return ABT_ERR_INV_ARG;
+  *sched = xstream->main_sched;
+  return ABT_SUCCESS;
+}
+
+int ABT_xstream_get_main_pools(ABT_xstream xstream, int max_pools, ABT_pool* pools) {
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (max_pools < 0 || (max_pools > 0 && !pools)) return ABT_ERR_INV_ARG;
+  const auto& list = xstream->main_sched->pools;
+  const int n = std::min(max_pools, static_cast<int>(list.size()));
+  for (int i = 0; i < n; ++i) pools[i] = list[static_cast<std::size_t>(i)];
+  return ABT_SUCCESS;
+}
+
+int ABT_xstream_get_state(ABT_xstream xstream, ABT_xstream_state* state) {
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (!state) return ABT_ERR_INV_ARG;
+  *state = xstream->stream->state() == weft::stream_state::terminated ? ABT_XSTREAM_STATE_TERMINATED
+                                                                      : ABT_XSTREAM_STATE_RUNNING;
+  return ABT_SUCCESS;
+}
+
+int ABT_xstream_equal(ABT_xstream xstream1, ABT_xstream xstream2, ABT_bool* result) {
+  if (!result) return ABT_ERR_INV_ARG;
+  *result = xstream1 == xstream2 ? ABT_TRUE : ABT_FALSE;
+  return ABT_SUCCESS;
+}
+
+int ABT_xstream_get_num(int* num_xstreams) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!num_xstreams) return ABT_ERR_INV_ARG;
+  *num_xstreams = weft::execution_stream::count();
+  return ABT_SUCCESS;
+}
+
+int ABT_xstream_is_primary(ABT_xstream xstream, ABT_bool* is_primary) {
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (!is_primary) return ABT_ERR_INV_ARG;
+  *is_primary = xstream->primary ? ABT_TRUE : ABT_FALSE;
+  return ABT_SUCCESS;
+}
+
+int ABT_xstream_set_cpubind(ABT_xstream xstream, int cpuid) {
+  return ABT_xstream_set_affinity(xstream, 1, &cpuid);
+}
+
+int ABT_xstream_get_cpubind(ABT_xstream xstream, int* cpuid) {
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (!cpuid) return ABT_ERR_INV_ARG;
+  if (xstream->cpus.empty()) return ABT_ERR_CPUID;  // not bound
+  *cpuid = xstream->cpus.front();
+  return ABT_SUCCESS;
+}
+
+int ABT_xstream_set_affinity(ABT_xstream xstream, int num_cpuids, int* cpuids) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (num_cpuids < 0 || (num_cpuids > 0 && !cpuids)) return ABT_ERR_INV_ARG;
+  for (int i = 0; i < num_cpuids; ++i)
+    if (!cpu_allowed(cpuids[i])) return ABT_ERR_CPUID;
+  if (calling_context() == context::tasklet && weft::this_unit::stream() != xstream->stream)
+    return ABT_ERR_INV_THREAD;  // would have to wait for the other stream
+  return guarded(ABT_ERR_SYS, [&] {
+    xstream->cpus.assign(cpuids, cpuids + num_cpuids);
+    if (num_cpuids == 0) {
+      // No CPUs: the process's whole mask, i.e. unbound.
+      cpu_set_t set;
+      if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        std::vector<int> all;
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+          if (CPU_ISSET(c, &set)) all.push_back(c);
+        std::vector<int> keep = xstream->cpus;
+        xstream->cpus = all;
+        apply_affinity(xstream);
+        xstream->cpus = keep;
+      }
+      return ABT_SUCCESS;
+    }
+    apply_affinity(xstream);
+    return ABT_SUCCESS;
+  });
+}
+
+int ABT_xstream_get_affinity(ABT_xstream xstream, int max_cpuids, int* cpuids, int* num_cpuids) {
+  if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
+  if (max_cpuids < 0 || (max_cpuids > 0 && !cpuids)) return ABT_ERR_INV_ARG;
+  const int n = static_cast<int>(xstream->cpus.size());
+  for (int i = 0; i < std::min(n, max_cpuids); ++i)
+    cpuids[i] = xstream->cpus[static_cast<std::size_t>(i)];
+  if (num_cpuids) *num_cpuids = n;
+  return ABT_SUCCESS;
+}
+
+}  // extern "C"

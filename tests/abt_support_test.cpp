@@ -1,0 +1,111 @@
+// The runtime mechanisms added for the Argobots layer (abt/): waiting for a unit without
+// freeing it (detail::wait_unit), creating a stream at a chosen rank, a stream ending itself
+// (request_exit), and reading/writing another unit's local values (local_key::get_for/set_for).
+#include "test_support.hpp"
+
+namespace {
+
+using namespace weft_test;
+
+class AbtSupportTest : public streams_test {};
+WEFT_INSTANTIATE_STREAMS(AbtSupportTest);
+
+TEST_P(AbtSupportTest, WaitUnitLeavesTheDescriptorUntilDiscarded) {
+  std::atomic<int> ran{0};
+  weft::ult u = weft::ult::create(last_stream().main_pool(), [&] { ran.fetch_add(1); });
+  weft::work_unit* d = u.native_handle();
+  weft::detail::check_join(d);
+  weft::detail::wait_unit(d);
+  EXPECT_EQ(ran.load(), 1);
+  EXPECT_EQ(d->state.load(), weft::unit_state::terminated);
+  EXPECT_EQ(d->join_word.load(), weft::detail::join_done);
+  weft::detail::wait_unit(d);  // a second wait returns at once
+  // The handle still owns the descriptor: its join frees it (nothing escaped the unit).
+  u.join();
+  EXPECT_FALSE(u.joinable());
+}
+
+TEST_P(AbtSupportTest, WaitUnitFromAUltBlocksOnlyTheCaller) {
+  std::atomic<bool> release{false};
+  weft::ult target = weft::ult::create([&] {
+    while (!release.load()) weft::this_unit::yield();
+  });
+  weft::ult waiter = weft::ult::create([&] {
+    weft::work_unit* d = target.native_handle();
+    weft::detail::check_join(d);
+    weft::detail::wait_unit(d);
+    EXPECT_EQ(d->state.load(), weft::unit_state::terminated);
+  });
+  weft::this_unit::yield();
+  release.store(true);
+  waiter.join();
+  target.join();
+}
+
+TEST_P(AbtSupportTest, CreateAtARank) {
+  const int rank = streams() + 2;  // leaves a gap below it
+  weft::execution_stream& s = weft::execution_stream::create(weft::make_scheduler("basic"), rank);
+  EXPECT_EQ(s.rank(), rank);
+  EXPECT_EQ(weft::execution_stream::by_rank(rank), &s);
+  EXPECT_EQ(weft::execution_stream::by_rank(rank - 1), nullptr);
+  try {
+    weft::execution_stream::create(weft::make_scheduler("basic"), rank);
+    ADD_FAILURE() << "a taken rank was accepted";
+  } catch (const weft::error& e) {
+    EXPECT_EQ(e.condition(), weft::errc::invalid_state);
+  }
+  EXPECT_THROW(weft::execution_stream::create(weft::make_scheduler("basic"), -2), weft::error);
+  // The lowest free rank is still found below it.
+  weft::execution_stream& next = weft::execution_stream::create();
+  EXPECT_EQ(next.rank(), streams());
+  std::atomic<int> ran{0};
+  weft::ult::create_on(s, [&] { ran.fetch_add(1); }).join();
+  EXPECT_EQ(ran.load(), 1);
+  next.free();
+  s.free();
+}
+
+TEST_P(AbtSupportTest, RequestExitFromTheStreamsOwnUnit) {
+  weft::execution_stream& s = weft::execution_stream::create();
+  std::atomic<bool> asked{false};
+  weft::ult u = weft::ult::create_on(s, [&] {
+    weft::this_unit::stream()->request_exit();
+    asked.store(true);
+  });
+  u.join();
+  EXPECT_TRUE(asked.load());
+  s.join();  // returns: the stream stopped itself
+  EXPECT_EQ(s.state(), weft::stream_state::terminated);
+  s.free();
+  EXPECT_THROW(weft::execution_stream::primary().request_exit(), weft::error);
+}
+
+TEST_P(AbtSupportTest, LocalValuesOfAnotherUnit) {
+  static std::atomic<int> destroyed{0};
+  destroyed.store(0);
+  weft::local_key key = weft::local_key::create([](void*) { destroyed.fetch_add(1); });
+  int value = 7;
+  std::atomic<bool> go{false};
+  std::atomic<void*> seen{nullptr};
+  weft::ult u = weft::ult::create(last_stream().main_pool(), [&] {
+    while (!go.load()) weft::this_unit::yield();
+    seen.store(key.get());
+  });
+  weft::work_unit& d = *u.native_handle();
+  EXPECT_EQ(key.get_for(d), nullptr);
+  key.set_for(d, &value);  // before it reads: the unit sees it as its own
+  EXPECT_EQ(key.get_for(d), &value);
+  go.store(true);
+  u.join();
+  EXPECT_EQ(seen.load(), &value);
+  EXPECT_EQ(destroyed.load(), 1);  // the unit's value was destroyed when it terminated
+  // The caller's own descriptor goes through its own table.
+  weft::work_unit* self = weft::this_unit::current();
+  key.set_for(*self, &value);
+  EXPECT_EQ(key.get(), &value);
+  key.set(nullptr);
+  key.destroy();
+  EXPECT_THROW(key.set_for(*self, &value), weft::error);
+}
+
+}  // namespace

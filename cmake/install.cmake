@@ -5,6 +5,8 @@
 #   <libdir>/libweft.so*, <libdir>/libweft.a               weft::weft, weft::weft_static
 #   <libdir>/cmake/weft/weft{Config,ConfigVersion,Targets*}.cmake
 #   <libdir>/pkgconfig/weft.pc
+#   include/abt.h, <libdir>/libweft-abt.{so*,a}, <libdir>/pkgconfig/weft-abt.pc
+#                                                          weft::abt, weft::abt_static (when built)
 # Nothing installed names an absolute path: the CMake files locate the prefix from
 # their own directory and weft.pc from ${pcfiledir}.
 include(CMakePackageConfigHelpers)
@@ -85,3 +87,17 @@ foreach(dir LIBDIR INCLUDEDIR)
 endforeach()
 configure_file("${CMAKE_CURRENT_LIST_DIR}/weft.pc.in" "${PROJECT_BINARY_DIR}/weft.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/weft.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+
+# --- the Argobots-compatible C API: weft::abt, abt.h, weft-abt.pc -----------------------
+# abt.h goes straight into include/ (Argobots programs say #include <abt.h>); the libraries
+# join weft's export set, so find_package(weft) defines weft::abt and weft::abt_static.
+if(TARGET weft_abt)
+  install(TARGETS weft_abt weft_abt_static
+    EXPORT weftTargets
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(FILES "${PROJECT_SOURCE_DIR}/abt/include/abt.h" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  configure_file("${CMAKE_CURRENT_LIST_DIR}/weft-abt.pc.in" "${PROJECT_BINARY_DIR}/weft-abt.pc" @ONLY)
+  install(FILES "${PROJECT_BINARY_DIR}/weft-abt.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+endif()

@@ -9,6 +9,9 @@
 #  4. compile, link and run consumer/main.cpp with
 #       $CXX -std=c++20 $(pkg-config --cflags --libs weft)            (LD_LIBRARY_PATH)
 #       $CXX -std=c++20 $(pkg-config --cflags --static --libs weft)   (libweft.a)
+#  5. with --expect-abt 1 (weft::abt was built): the same for the C99 program
+#     consumer/abt_main.c against weft::abt, weft::abt_static, pkg-config weft-abt and
+#     pkg-config --static weft-abt (libweft-abt.a and libweft.a).
 #
 # Every step must succeed; the first failure fails the test (and keeps the work
 # directory for inspection). Nothing is skipped.
@@ -17,14 +20,15 @@ set -euo pipefail
 usage() {
   cat >&2 <<USAGE
 usage: $0 --build-dir DIR --consumer-dir DIR [--work-dir DIR] [--config CFG]
-          [--cmake CMAKE] [--generator GEN] [--cxx CXX] [--pkg-config PKGCONFIG]
-          [--version X.Y.Z]
+          [--cmake CMAKE] [--generator GEN] [--cxx CXX] [--cc CC] [--pkg-config PKGCONFIG]
+          [--version X.Y.Z] [--expect-abt 0|1]
 USAGE
   exit 2
 }
 
 build_dir='' consumer_dir='' work_parent="${TMPDIR:-/tmp}" config=''
-cmake_bin=cmake generator='' cxx="${CXX:-g++}" pkg_config=pkg-config version=''
+cmake_bin=cmake generator='' cxx="${CXX:-g++}" cc="${CC:-gcc}" pkg_config=pkg-config version=''
+expect_abt=0
 while (($#)); do
   (($# >= 2)) || usage
   case "$1" in
@@ -35,6 +39,8 @@ while (($#)); do
     --cmake) cmake_bin=$2 ;;
     --generator) generator=$2 ;;
     --cxx) cxx=$2 ;;
+    --cc) cc=$2 ;;
+    --expect-abt) expect_abt=$2 ;;
     --pkg-config) pkg_config=$2 ;;
     --version) version=$2 ;;
     *) usage ;;
@@ -135,6 +141,8 @@ cbuild="$work/consumer-build"
 cmake_args=(-S "$consumer_dir" -B "$cbuild"
             -DCMAKE_PREFIX_PATH="$prefix"
             -DCMAKE_CXX_COMPILER="$cxx"
+            -DCMAKE_C_COMPILER="$cc"
+            -DWEFT_EXPECT_ABT="$expect_abt"
             -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
             -DWEFT_EXPECTED_VERSION="$version")
 [[ -n $generator ]] && cmake_args+=(-G "$generator")
@@ -213,5 +221,60 @@ done
 run "$cxx" -std=c++20 "$consumer_dir/main.cpp" "${pc_cflags[@]}" "${static_link[@]}" -o "$pcbuild/consumer_static"
 expect_no_libweft "$pcbuild/consumer_static"
 run_consumer env -u LD_LIBRARY_PATH "$pcbuild/consumer_static"
+
+# --- 5. the Argobots-compatible C API (weft::abt, abt.h, weft-abt.pc) ----------------------
+if ((expect_abt)); then
+  expect_needs() { # $1 executable, $2 library name prefix (e.g. libweft-abt.so)
+    needed_libs "$1" | grep -qF "$2" || { echo "error: $1 does not depend on $2" >&2; return 1; }
+  }
+  expect_not_needs() {
+    if needed_libs "$1" | grep -q '^libweft'; then
+      echo "error: $1 was meant to link the archives but depends on a libweft*.so" >&2; return 1
+    fi
+  }
+  begin "check the installed abt files"
+  for f in "$prefix/include/abt.h" "$libdir/libweft-abt.a" "$libdir/libweft-abt.so" "$pc_dir/weft-abt.pc"; do
+    [[ -e $f ]] || { echo "error: $f was not installed" >&2; exit 1; }
+    echo "ok: ${f#"$prefix"/}"
+  done
+  hits=$(grep -lF -- "$build_dir" "$pc_dir/weft-abt.pc") && { echo "error: weft-abt.pc names $build_dir" >&2; exit 1; }
+
+  begin "run consumer_abt_shared (weft::abt, C)"
+  abt_shared_exe=$(exe consumer_abt_shared)
+  expect_needs "$abt_shared_exe" libweft-abt.so
+  run_consumer env -u LD_LIBRARY_PATH "$abt_shared_exe"
+
+  begin "run consumer_abt_static (weft::abt_static, C)"
+  abt_static_exe=$(exe consumer_abt_static)
+  expect_not_needs "$abt_static_exe"
+  run_consumer env -u LD_LIBRARY_PATH "$abt_static_exe"
+
+  begin "pkg-config weft-abt: compile as C99, link (shared) and run"
+  run "$pkg_config" --print-errors --validate weft-abt
+  read -ra abt_cflags <<<"$("$pkg_config" --cflags weft-abt)"
+  read -ra abt_libs <<<"$("$pkg_config" --libs weft-abt)"
+  read -ra abt_static_libs <<<"$("$pkg_config" --static --libs weft-abt)"
+  echo "cflags: ${abt_cflags[*]}"
+  echo "libs: ${abt_libs[*]}"
+  echo "static libs: ${abt_static_libs[*]}"
+  run "$cc" -std=gnu99 -Wall -Wextra -Werror "$consumer_dir/abt_main.c" "${abt_cflags[@]}" "${abt_libs[@]}" \
+    -o "$pcbuild/consumer_abt_shared"
+  expect_needs "$pcbuild/consumer_abt_shared" libweft-abt.so
+  run_consumer env LD_LIBRARY_PATH="$pc_libdir" "$pcbuild/consumer_abt_shared"
+
+  begin "pkg-config --static weft-abt: compile as C99, link (the archives) and run"
+  abt_static_link=()
+  for flag in "${abt_static_libs[@]}"; do
+    case $flag in
+      -lweft-abt) abt_static_link+=(-l:libweft-abt.a) ;;
+      -lweft) abt_static_link+=(-l:libweft.a) ;;
+      *) abt_static_link+=("$flag") ;;
+    esac
+  done
+  run "$cc" -std=gnu99 -Wall -Wextra -Werror "$consumer_dir/abt_main.c" "${abt_cflags[@]}" "${abt_static_link[@]}" \
+    -o "$pcbuild/consumer_abt_static"
+  expect_not_needs "$pcbuild/consumer_abt_static"
+  run_consumer env -u LD_LIBRARY_PATH "$pcbuild/consumer_abt_static"
+fi
 
 step="done"

@@ -12,6 +12,7 @@
 //   --csv         peer,bench,n,streams,units_per_trial,median_ns,min_ns,kept,trials
 //   --memory-csv  peer,bench,n,streams,maxrss_kb,bytes_per_unit (RSS above the smallest N measured
 //                 for the same peer, bench and streams, per extra unit; empty for that smallest N)
+//   --markdown    the tables below as Markdown
 // and prints tables to stdout: ns per unit per bench and stream count, with the ratio weft/peer
 // (below 1: weft is faster). Exits 1 when an input cannot be read or holds a malformed line.
 #include <algorithm>
@@ -243,10 +244,68 @@ void print_tables(const results& r) {
   for (const auto& s : r.skips) std::printf("skipped: %s\n", s.c_str());
 }
 
+/// The same tables as print_tables, as Markdown (for docs/benchmarks.md): one table per bench and
+/// stream count, cells "median ns (ratio weft-ult/peer)", then the memory table.
+void write_markdown(std::ostream& out, const results& r) {
+  std::set<std::pair<std::string, int>> groups;
+  for (const auto& [k, s] : r.times) groups.insert({k.bench, k.streams});
+  for (const auto& [bench, streams] : groups) {
+    std::vector<std::string> cols;
+    std::set<std::int64_t> ns;
+    for (const auto& [k, s] : r.times) {
+      if (k.bench != bench || k.streams != streams) continue;
+      ns.insert(k.n);
+      if (std::find(cols.begin(), cols.end(), k.peer) == cols.end()) cols.push_back(k.peer);
+    }
+    std::sort(cols.begin(), cols.end(), [](const std::string& a, const std::string& b) {
+      return std::make_pair(a.rfind("weft", 0) != 0, a) <
+             std::make_pair(b.rfind("weft", 0) != 0, b);
+    });
+    out << "\n**" << bench << ", " << streams << (streams == 1 ? " stream" : " streams")
+        << "**: median ns per unit (weft-ult / peer)\n\n| N |";
+    for (const auto& c : cols) out << " " << c << " |";
+    out << "\n|---|";
+    for (std::size_t i = 0; i < cols.size(); ++i) out << "---|";
+    out << "\n";
+    for (std::int64_t n : ns) {
+      out << "| " << n << " |";
+      const auto refit = r.times.find({"weft-ult", bench, n, streams});
+      for (const auto& c : cols) {
+        const auto it = r.times.find({c, bench, n, streams});
+        out << " ";
+        if (it == r.times.end()) {
+          out << "-";
+        } else {
+          out << fixed(it->second.median_ns, 1);
+          if (refit != r.times.end() && c != "weft-ult") {
+            out << " (" << ratio(refit->second.median_ns / it->second.median_ns) << ")";
+          }
+        }
+        out << " |";
+      }
+      out << "\n";
+    }
+  }
+  if (!r.rss_kb.empty()) {
+    out << "\n**Peak RSS** (one process per measurement) and bytes per live unit above the "
+           "smallest N\n\n| peer | bench | N | peak RSS (MiB) | bytes per unit "
+           "|\n|---|---|---|---|---|\n";
+    for (const auto& [k, kb] : r.rss_kb) {
+      const double b = bytes_per_unit(r, k, kb);
+      out << "| " << k.peer << " | " << k.bench << " | " << k.n << " | " << fixed(kb / 1024.0, 1)
+          << " | " << (std::isnan(b) ? "(baseline)" : fixed(b, 0)) << " |\n";
+    }
+  }
+  if (!r.skips.empty()) {
+    out << "\nNot run:\n\n";
+    for (const auto& s : r.skips) out << "- " << s << "\n";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string json, csv, memory_csv;
+  std::string json, csv, memory_csv, markdown;
   std::vector<std::pair<std::string, std::string>> context;
   std::vector<std::string> inputs;
   for (int i = 1; i < argc; ++i) {
@@ -257,12 +316,15 @@ int main(int argc, char** argv) {
       csv = a.substr(6);
     } else if (a.rfind("--memory-csv=", 0) == 0) {
       memory_csv = a.substr(13);
+    } else if (a.rfind("--markdown=", 0) == 0) {
+      markdown = a.substr(11);
     } else if (a.rfind("--context=", 0) == 0 && a.find('=', 10) != std::string::npos) {
       const auto eq = a.find('=', 10);
       context.emplace_back(a.substr(10, eq - 10), a.substr(eq + 1));
     } else if (a.rfind("--", 0) == 0) {
       std::fprintf(stderr,
-                   "usage: %s --json=FILE --csv=FILE [--memory-csv=FILE] [--context=K=V ...] "
+                   "usage: %s --json=FILE --csv=FILE [--memory-csv=FILE] [--markdown=FILE] "
+                   "[--context=K=V ...] "
                    "[INPUT ...]\n",
                    argv[0]);
       return 2;
@@ -294,7 +356,8 @@ int main(int argc, char** argv) {
   };
   const bool ok = write(json, [&](std::ostream& o) { write_json(o, r, context); }) &&
                   write(csv, [&](std::ostream& o) { write_csv(o, r); }) &&
-                  write(memory_csv, [&](std::ostream& o) { write_memory_csv(o, r); });
+                  write(memory_csv, [&](std::ostream& o) { write_memory_csv(o, r); }) &&
+                  write(markdown, [&](std::ostream& o) { write_markdown(o, r); });
   print_tables(r);
   return ok ? 0 : 1;
 }

@@ -73,7 +73,9 @@ bool read_input(std::istream& in, const std::string& name, results& r) {
       } else if (f[0] == "rss" && f.size() == 6) {
         r.rss_kb[{f[1], f[2], std::stoll(f[3]), std::stoi(f[4])}] = std::stol(f[5]);
       } else if (f[0] == "skip" && f.size() >= 4) {
-        r.skips.push_back(f[1] + " " + f[2] + ": " + f[3]);
+        const std::string skip = f[1] + " " + f[2] + ": " + f[3];
+        if (std::find(r.skips.begin(), r.skips.end(), skip) == r.skips.end())
+          r.skips.push_back(skip);
       } else if (f[0] == "raw" || f[0] == "rss" || f[0] == "skip") {
         throw std::invalid_argument("wrong number of fields");
       }

@@ -31,8 +31,8 @@ int wait(cond_object& c, mutex_object& m,
   if (caller_is_tasklet()) return ABT_ERR_COND;
   // A recursive mutex held more than once would stay locked while we sleep: nobody could
   // signal us (Argobots leaves this undefined; we refuse it).
-  if ((m.attrs & mutex_object::recursive) && m.depth != 0 &&
-      m.owner.load(std::memory_order_relaxed) == weft::detail::caller_identity()) {
+  if ((m.attrs & mutex_object::recursive) &&
+      m.owner.load(std::memory_order_relaxed) == weft::detail::caller_identity() && m.depth != 0) {
     return ABT_ERR_INV_MUTEX;
   }
   c.lock.lock();

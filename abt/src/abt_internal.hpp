@@ -132,7 +132,8 @@ struct ABT_pool_opaque {
 /// ULT shares it.
 struct ABT_sched_opaque {
   std::unique_ptr<weft::scheduler> owned;       // until installed
-  std::shared_ptr<weft::scheduler> stacked;     // while stacked
+  std::weak_ptr<weft::scheduler> stacked;       // while stacked (the stacking ULT owns it)
+  std::atomic<bool> stacked_live{false};        // stacked and not finished yet
   weft::scheduler* sched = nullptr;             // the scheduler, while alive
   std::vector<ABT_pool> pools;                  // as the user gave them (ABT-level view)
   ABT_sched_def def{};                          // user-defined schedulers (def.run != nullptr)
@@ -140,7 +141,6 @@ struct ABT_sched_opaque {
   bool automatic = false;
   std::atomic<void*> data{nullptr};
   ABT_xstream xstream = nullptr;  // the stream whose main scheduler it is, if any
-  weft::ult stacking_unit;        // the ULT that runs it stacked, if any
   int event_freq = 0;             // ABT_sched_basic_freq, 0: the configured default
 };
 

@@ -59,9 +59,9 @@ void print_pool(FILE* fp, ABT_pool p) {
 void print_sched(FILE* fp, ABT_sched s) {
   std::fprintf(fp, "== sched (%p) ==\ntype    : %s\nnum_pools: %zu\nin use  : %s\n",
                static_cast<void*>(s), predef_name(s), s->pools.size(),
-               s->xstream   ? "main scheduler"
-               : s->stacked ? "stacked"
-                            : "no");
+               s->xstream        ? "main scheduler"
+               : s->stacked_live ? "stacked"
+                                 : "no");
   for (ABT_pool p : s->pools) print_pool(fp, p);
 }
 

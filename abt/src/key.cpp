@@ -33,6 +33,7 @@ extern "C" {
 
 int ABT_key_create(void (*destructor)(void* value), ABT_key* newkey) {
   if (!newkey) return ABT_ERR_INV_ARG;
+  *newkey = ABT_KEY_NULL;
   return guarded(ABT_ERR_MEM, [&] {
     *newkey = handle_of_key(weft::local_key::create(destructor));
     return ABT_SUCCESS;

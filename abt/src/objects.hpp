@@ -38,6 +38,9 @@ weft::work_unit* unit_to_thread(ABT_unit unit, ABT_pool pool) noexcept;
 int create_user_pool(ABT_pool_user_def def, ABT_pool_config config, ABT_pool* out);
 /// True when `p` was built by create_user_pool.
 bool is_user_pool(ABT_pool p) noexcept;
+/// Runs a user pool's free callback now and makes the weft pool inert (empty, ignoring pushes):
+/// weft may keep the pool object (as an orphan) after its handle is gone.
+void user_pool_retire(ABT_pool p) noexcept;
 /// Pops from a user pool with the pool context `ctx` (waiting up to `wait_secs` when `wait`).
 weft::work_unit* user_pool_pop_thread(ABT_pool p, ABT_pool_context ctx, bool wait,
                                       double wait_secs);
@@ -73,6 +76,13 @@ void delete_sched_handle(ABT_sched s) noexcept;
 /// The stream dropped this scheduler (freed, or replaced): forget the weft object, and delete an
 /// automatic handle once nothing calls into it.
 void sched_released(ABT_sched s) noexcept;
+
+/// Called when the ULT that ran `s` stacked dropped it: deletes an automatic handle.
+void stacked_scheduler_ended(ABT_sched s) noexcept;
+/// True when the caller is a user scheduler's run callback (on its scheduler loop).
+bool in_scheduler_loop() noexcept;
+/// Runs `u` from the calling user scheduler's loop (ABT_xstream_run_unit, ABT_self_schedule).
+int run_from_scheduler(weft::work_unit* u);
 
 // --- streams (xstream.cpp) -------------------------------------------------------------------
 

@@ -5,9 +5,11 @@
 #include <new>
 
 #include "objects.hpp"
+#include "weft/error.hpp"
 #include "weft/schedulers/fifo_pool.hpp"
 #include "weft/schedulers/ws_pool.hpp"
 #include "weft/stacking.hpp"
+#include "weft/this_unit.hpp"
 
 namespace abt {
 
@@ -111,7 +113,8 @@ void delete_pool_handle(ABT_pool p) noexcept {
     auto it = std::find(st.pools.begin(), st.pools.end(), p);
     if (it != st.pools.end()) st.pools.erase(it);
   }
-  p->pool.reset();  // a user pool's free callback runs here, while its handle is still valid
+  if (p->user_defined) user_pool_retire(p);  // its free callback, while the handle is valid
+  p->pool.reset();
   delete p;
 }
 
@@ -146,6 +149,29 @@ int pop_thread(ABT_pool pool, ABT_thread* thread, ABT_pool_context ctx, bool wai
   });
 }
 
+/// Calls fn on every unit queued in a predefined pool, in pop order. weft's pools cannot be
+/// iterated, so the walk pops them all and pushes them back in the same order: units are out of
+/// the pool meanwhile (other streams find fewer), and a single-producer pool may only be walked
+/// from its producer stream (weft::errc::unsupported otherwise).
+template <class F>
+void walk_pool(ABT_pool pool, F&& fn) {
+  weft::pool& p = *pool->pool;
+  if (weft::single_producer(p.access()) && p.producer() &&
+      p.producer() != weft::this_unit::stream()) {
+    throw weft::error(weft::errc::unsupported,
+                      "weft-abt: a single-producer pool is walked from its producer stream only");
+  }
+  std::vector<weft::work_unit*> units;
+  try {
+    while (weft::work_unit* u = p.pop()) units.push_back(u);
+  } catch (...) {
+    for (weft::work_unit* u : units) p.push(u);
+    throw;
+  }
+  for (weft::work_unit* u : units) fn(u);
+  for (weft::work_unit* u : units) p.push(u);
+}
+
 int push_thread(ABT_pool pool, ABT_thread thread, ABT_pool_context ctx) {
   if (!pool) return ABT_ERR_INV_POOL;
   weft::work_unit* u = unit_of(thread);
@@ -166,6 +192,7 @@ int push_thread(ABT_pool pool, ABT_thread thread, ABT_pool_context ctx) {
 extern "C" {
 
 int ABT_pool_create(ABT_pool_user_def def, ABT_pool_config config, ABT_pool* newpool) {
+  if (newpool) *newpool = ABT_POOL_NULL;  // Argobots 1.x: set on error too
   if (int rc = ensure_initialized()) return rc;
   if (!newpool) return ABT_ERR_INV_ARG;
   if (!def) return ABT_ERR_INV_POOL_USER_DEF;
@@ -174,6 +201,7 @@ int ABT_pool_create(ABT_pool_user_def def, ABT_pool_config config, ABT_pool* new
 
 int ABT_pool_create_basic(ABT_pool_kind kind, ABT_pool_access access, ABT_bool automatic,
                           ABT_pool* newpool) {
+  if (newpool) *newpool = ABT_POOL_NULL;
   if (int rc = ensure_initialized()) return rc;
   if (!newpool) return ABT_ERR_INV_ARG;
   return guarded(ABT_ERR_MEM,
@@ -274,9 +302,12 @@ int ABT_pool_pop_wait_thread_ex(ABT_pool pool, ABT_thread* thread, double time_s
 int ABT_pool_print_all_threads(ABT_pool pool, void* arg, void (*print_fn)(void*, ABT_thread)) {
   if (!pool) return ABT_ERR_INV_POOL;
   if (!print_fn) return ABT_ERR_INV_ARG;
-  // weft's predefined pools cannot be walked without popping them.
-  if (!pool->user_defined) return ABT_ERR_FEATURE_NA;
-  return user_pool_print_all(pool, arg, reinterpret_cast<void (*)(void*, void*)>(print_fn), true);
+  if (pool->user_defined)
+    return user_pool_print_all(pool, arg, reinterpret_cast<void (*)(void*, void*)>(print_fn), true);
+  return guarded(ABT_ERR_POOL, [&] {
+    walk_pool(pool, [&](weft::work_unit* u) { print_fn(arg, handle_of(u)); });
+    return ABT_SUCCESS;
+  });
 }
 
 int ABT_pool_set_data(ABT_pool pool, void* data) {
@@ -298,12 +329,18 @@ int ABT_pool_add_sched(ABT_pool pool, ABT_sched sched) {
   if (!sched) return ABT_ERR_INV_SCHED;
   if (!sched->owned) return ABT_ERR_INV_SCHED;  // already a stream's or stacked
   return guarded(ABT_ERR_SCHED, [&] {
-    sched->stacked = std::shared_ptr<weft::scheduler>(sched->owned.release());
+    // The stacking ULT owns the scheduler; when it ends (finished or stopped) the deleter tells
+    // the handle, which an automatic scheduler does not outlive.
+    std::shared_ptr<weft::scheduler> sp(sched->owned.release(), [sched](weft::scheduler* p) {
+      delete p;
+      stacked_scheduler_ended(sched);
+    });
+    sched->stacked = sp;
+    sched->stacked_live.store(true, std::memory_order_release);
     try {
-      sched->stacking_unit = weft::push_scheduler(*pool->pool, sched->stacked);
+      weft::push_scheduler(*pool->pool, std::move(sp)).detach();
     } catch (...) {
-      // push_scheduler checks before it shares: the scheduler is still ours alone.
-      sched->stacked.reset();
+      // push_scheduler checks before it shares: the deleter has run (sp was the only owner).
       throw;
     }
     return ABT_SUCCESS;
@@ -362,7 +399,12 @@ int ABT_pool_push(ABT_pool pool, ABT_unit unit) {
 int ABT_pool_print_all(ABT_pool pool, void* arg, void (*print_fn)(void*, ABT_unit)) {
   if (!pool) return ABT_ERR_INV_POOL;
   if (!print_fn) return ABT_ERR_INV_ARG;
-  if (!pool->user_defined) return ABT_ERR_FEATURE_NA;
+  if (!pool->user_defined) {
+    return guarded(ABT_ERR_POOL, [&] {
+      walk_pool(pool, [&](weft::work_unit* u) { print_fn(arg, reinterpret_cast<ABT_unit>(u)); });
+      return ABT_SUCCESS;
+    });
+  }
   return user_pool_print_all(pool, arg, reinterpret_cast<void (*)(void*, void*)>(print_fn), false);
 }
 

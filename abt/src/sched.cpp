@@ -46,6 +46,14 @@ struct sched_access : weft::scheduler {
 /// The scheduler whose run() the calling kernel thread is in (user schedulers only). A
 /// scheduler's loop never migrates between threads, so a thread_local is right here.
 thread_local weft::scheduler* tl_running = nullptr;
+/// The work unit the loop of tl_running runs in: nullptr for a main scheduler, the stacking ULT
+/// for a stacked one.
+thread_local weft::work_unit* tl_loop_unit = nullptr;
+
+/// True when the caller is the loop of tl_running itself (not a unit it runs).
+bool on_loop() noexcept {
+  return tl_running && weft::this_unit::current() == tl_loop_unit;
+}
 
 /// Runs an ABT_sched_def.
 class user_scheduler final : public weft::scheduler {
@@ -59,9 +67,12 @@ class user_scheduler final : public weft::scheduler {
   void run() override {
     stop_seen = false;
     weft::scheduler* prev = tl_running;
+    weft::work_unit* prev_unit = tl_loop_unit;
     tl_running = this;
+    tl_loop_unit = weft::this_unit::current();
     h_->def.run(h_);
     tl_running = prev;
+    tl_loop_unit = prev_unit;
   }
   weft::pool& migration_pool() noexcept override {
     if (h_->def.get_migr_pool) {
@@ -238,10 +249,33 @@ void delete_sched_handle(ABT_sched s) noexcept {
   delete s;
 }
 
+void stacked_scheduler_ended(ABT_sched s) noexcept {
+  s->sched = nullptr;
+  s->stacked_live.store(false, std::memory_order_release);
+  if (s->automatic) delete_sched_handle(s);
+}
+
 void sched_released(ABT_sched s) noexcept {
   if (!s) return;
   s->sched = nullptr;
   s->xstream = nullptr;
+}
+
+bool in_scheduler_loop() noexcept {
+  return on_loop();
+}
+
+int run_from_scheduler(weft::work_unit* u) {
+  if (!on_loop()) return ABT_ERR_INV_XSTREAM;  // not in a scheduler loop
+  weft::scheduler* s = tl_running;
+  weft::work_unit* loop_unit = tl_loop_unit;
+  return guarded(ABT_ERR_THREAD, [&] {
+    sched_access::run_unit_of(*s, u);
+    tl_running = s;
+    tl_loop_unit = loop_unit;
+    if (auto* us = dynamic_cast<user_scheduler*>(s)) us->idle_rounds = 0;
+    return ABT_SUCCESS;
+  });
 }
 
 }  // namespace abt
@@ -252,6 +286,7 @@ extern "C" {
 
 int ABT_sched_create(ABT_sched_def* def, int num_pools, ABT_pool* pools, ABT_sched_config config,
                      ABT_sched* newsched) {
+  if (newsched) *newsched = ABT_SCHED_NULL;  // Argobots 1.x: set on error too
   if (int rc = ensure_initialized()) return rc;
   if (!newsched) return ABT_ERR_INV_ARG;
   if (!def || !def->run) return ABT_ERR_INV_ARG;
@@ -283,6 +318,7 @@ int ABT_sched_create(ABT_sched_def* def, int num_pools, ABT_pool* pools, ABT_sch
 
 int ABT_sched_create_basic(ABT_sched_predef predef, int num_pools, ABT_pool* pools,
                            ABT_sched_config config, ABT_sched* newsched) {
+  if (newsched) *newsched = ABT_SCHED_NULL;
   if (int rc = ensure_initialized()) return rc;
   if (!newsched) return ABT_ERR_INV_ARG;
   return guarded(ABT_ERR_MEM, [&] {
@@ -295,16 +331,8 @@ int ABT_sched_free(ABT_sched* sched) {
   ABT_sched s = *sched;
   // In use: a stream's main scheduler, or stacked in a pool and not finished yet.
   if (s->xstream) return ABT_ERR_SCHED;
-  if (s->stacking_unit.joinable()) {
-    if (s->stacking_unit.state() != weft::unit_state::terminated) return ABT_ERR_SCHED;
-    int rc = guarded(ABT_ERR_SCHED, [&] {
-      s->stacking_unit.join();
-      return ABT_SUCCESS;
-    });
-    if (rc) return rc;
-  }
-  if (!s->owned && s->sched && !s->stacked) return ABT_ERR_SCHED;
-  s->stacked.reset();
+  if (s->stacked_live.load(std::memory_order_acquire)) return ABT_ERR_SCHED;
+  if (!s->owned && s->sched) return ABT_ERR_SCHED;
   delete_sched_handle(s);
   *sched = ABT_SCHED_NULL;
   return ABT_SUCCESS;
@@ -355,8 +383,8 @@ int ABT_sched_get_total_size(ABT_sched sched, size_t* size) {
 int ABT_sched_finish(ABT_sched sched) {
   if (!sched) return ABT_ERR_INV_SCHED;
   return guarded(ABT_ERR_SCHED, [&] {
-    if (sched->stacked) {
-      sched->stacked->finish();
+    if (auto sp = sched->stacked.lock()) {
+      sp->finish();
     } else if (sched->xstream && sched->xstream->stream && !sched->xstream->primary) {
       // A main scheduler that finishes ends its stream; its pools keep their units.
       sched->xstream->stream->request_exit();
@@ -370,8 +398,8 @@ int ABT_sched_finish(ABT_sched sched) {
 int ABT_sched_exit(ABT_sched sched) {
   if (!sched) return ABT_ERR_INV_SCHED;
   return guarded(ABT_ERR_SCHED, [&] {
-    if (sched->stacked) {
-      sched->stacked->stop();
+    if (auto sp = sched->stacked.lock()) {
+      sp->stop();
     } else if (sched->xstream && sched->xstream->stream && !sched->xstream->primary) {
       sched->xstream->stream->request_exit();
     } else if (sched->xstream && sched->xstream->primary) {
@@ -401,24 +429,18 @@ int ABT_sched_has_to_stop(ABT_sched sched, ABT_bool* stop) {
 
 int ABT_xstream_run_unit(ABT_unit unit, ABT_pool pool) {
   if (int rc = ensure_initialized()) return rc;
-  weft::scheduler* s = tl_running;
-  if (!s || weft::this_unit::current()) return ABT_ERR_INV_XSTREAM;  // not in a scheduler loop
+  if (!in_scheduler_loop()) return ABT_ERR_INV_XSTREAM;
   if (!unit) return ABT_ERR_INV_UNIT;
   weft::work_unit* u = unit_to_thread(unit, pool);
   if (!u) return ABT_ERR_INV_UNIT;
-  return guarded(ABT_ERR_THREAD, [&] {
-    sched_access::run_unit_of(*s, u);
-    tl_running = s;
-    if (auto* us = dynamic_cast<user_scheduler*>(s)) us->idle_rounds = 0;
-    return ABT_SUCCESS;
-  });
+  return run_from_scheduler(u);
 }
 
 int ABT_xstream_check_events(ABT_sched sched) {
   if (int rc = ensure_initialized()) return rc;
   if (!sched) return ABT_ERR_INV_SCHED;
   weft::scheduler* s = sched->sched;
-  if (!s || s != tl_running || weft::this_unit::current()) return ABT_ERR_INV_XSTREAM;
+  if (!s || s != tl_running || !on_loop()) return ABT_ERR_INV_XSTREAM;
   return guarded(ABT_ERR_XSTREAM, [&] {
     auto* us = dynamic_cast<user_scheduler*>(s);
     if (sched_access::check_events_of(*s)) {

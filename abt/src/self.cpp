@@ -204,17 +204,31 @@ int ABT_self_resume_exit_to(ABT_thread thread) {
 
 int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {
   // Runs `thread` now, on the caller's stream; the caller continues when it yields, blocks or
-  // ends. For a ULT caller: the target is queued (in `pool` when given) and the caller yields to
-  // it.
-  if (int rc = need_ult()) return rc;
-  if (int rc = check_target(thread)) return rc;
+  // ends (then it goes back to `pool` when given). From a user scheduler's run callback it is
+  // ABT_xstream_run_unit; from a ULT the target must be queued, and the caller yields to it.
+  if (int rc = ensure_initialized()) return rc;
   weft::work_unit* u = unit_of(thread);
+  if (!u) return ABT_ERR_INV_THREAD;
+  if (pool) {
+    u->home.store(pool->pool.get(), std::memory_order_relaxed);
+    if (thread_ext* e = ext_of(u)) e->last_pool = pool;
+  }
+  if (in_scheduler_loop()) return run_from_scheduler(u);
+  if (int rc = need_ult()) return rc;
+  if (u == weft::this_unit::current()) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_THREAD, [&] {
-    if (pool) {
-      u->home.store(pool->pool.get(), std::memory_order_relaxed);
-      if (thread_ext* e = ext_of(u)) e->last_pool = pool;
+    // weft switches directly only to a queued unit (which it takes out of its pool again): a
+    // unit popped from its pool is queued in the calling stream's main pool, which this stream
+    // serves, so it runs here even if the switch cannot be direct. Its home pool is unchanged:
+    // it goes back there when it yields.
+    if (u->state.load(std::memory_order_acquire) == weft::unit_state::ready &&
+        !u->pool_holder.load(std::memory_order_acquire)) {
+      weft::this_unit::stream()->main_pool().push(u);
     }
-    weft::this_unit::yield_to(u);
+    if (u->kind == weft::unit_kind::ult)
+      weft::this_unit::yield_to(u);
+    else
+      weft::this_unit::yield();  // a tasklet runs from a scheduler, not from a ULT's stack
     honour_cancel();
     return ABT_SUCCESS;
   });

@@ -7,6 +7,7 @@ using namespace abt;
 extern "C" {
 
 int ABT_task_create(ABT_pool pool, void (*task_func)(void*), void* arg, ABT_task* newtask) {
+  if (newtask) *newtask = ABT_TASK_NULL;  // Argobots 1.x: set on error too
   if (int rc = ensure_initialized()) return rc;
   if (!pool) return ABT_ERR_INV_POOL;
   if (!task_func) return ABT_ERR_INV_ARG;
@@ -18,6 +19,7 @@ int ABT_task_create(ABT_pool pool, void (*task_func)(void*), void* arg, ABT_task
 
 int ABT_task_create_on_xstream(ABT_xstream xstream, void (*task_func)(void*), void* arg,
                                ABT_task* newtask) {
+  if (newtask) *newtask = ABT_TASK_NULL;
   if (int rc = ensure_initialized()) return rc;
   if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
   if (!task_func) return ABT_ERR_INV_ARG;

@@ -171,6 +171,7 @@ namespace {
 
 int create_thread(ABT_pool pool, void (*fn)(void*), void* arg, ABT_thread_attr attr,
                   ABT_thread* out) {
+  if (out) *out = ABT_THREAD_NULL;  // Argobots 1.x: set on error too
   if (int rc = ensure_initialized()) return rc;
   if (!pool) return ABT_ERR_INV_POOL;
   if (!fn) return ABT_ERR_INV_ARG;
@@ -215,6 +216,7 @@ int ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
 
 int ABT_thread_create_on_xstream(ABT_xstream xstream, void (*thread_func)(void*), void* arg,
                                  ABT_thread_attr attr, ABT_thread* newthread) {
+  if (newthread) *newthread = ABT_THREAD_NULL;
   if (int rc = ensure_initialized()) return rc;
   if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
   if (!thread_func) return ABT_ERR_INV_ARG;
@@ -592,6 +594,7 @@ int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr* attr) {
 }
 
 int ABT_thread_attr_create(ABT_thread_attr* newattr) {
+  if (newattr) *newattr = ABT_THREAD_ATTR_NULL;
   if (int rc = ensure_initialized()) return rc;
   if (!newattr) return ABT_ERR_INV_ARG;
   auto* a = new (std::nothrow) ABT_thread_attr_opaque;

@@ -73,12 +73,18 @@ class user_pool final : public weft::pool {
       old_ = *od;
     }
   }
-  ~user_pool() override {
-    if (!handle_ || !initialised_) return;
+  ~user_pool() override { retire(); }
+
+  /// Calls the free callback once and makes every later operation a no-op.
+  void retire() noexcept {
+    ABT_pool h = handle_;
+    if (!h) return;
+    handle_ = nullptr;
+    if (!initialised_) return;
     if (is_new_) {
-      if (new_.free) new_.free(handle_);
+      if (new_.free) new_.free(h);
     } else if (old_.p_free) {
-      old_.p_free(handle_);
+      old_.p_free(h);
     }
   }
 
@@ -127,6 +133,7 @@ class user_pool final : public weft::pool {
   }
 
   void push_ctx(weft::work_unit* u, ABT_pool_context ctx) noexcept {
+    if (!handle_) return;  // retired: nothing can be queued any more
     ABT_unit unit = make_unit(u);
     if (!unit) {
       // The callback could not make a unit: the work unit must not be lost, so it waits here
@@ -141,6 +148,7 @@ class user_pool final : public weft::pool {
   }
 
   weft::work_unit* pop_ctx(ABT_pool_context ctx) noexcept {
+    if (!handle_) return nullptr;
     if (is_new_) {
       ABT_thread t = new_.pop(handle_, ctx);
       if (!t) return nullptr;
@@ -153,6 +161,7 @@ class user_pool final : public weft::pool {
   }
 
   weft::work_unit* pop_wait_ctx(double secs, ABT_pool_context ctx) noexcept {
+    if (!handle_) return nullptr;
     if (is_new_ && new_.pop_wait) {
       ABT_thread t = new_.pop_wait(handle_, secs, ctx);
       if (!t) return nullptr;
@@ -200,14 +209,35 @@ class user_pool final : public weft::pool {
   }
 
   int print_all(void* arg, void (*fn)(void*, void*), bool as_threads) {
+    if (!handle_) return ABT_ERR_POOL;
+    // The definition walks threads (new) or units (old); the caller wants one or the other: a
+    // trampoline converts with the unit registry when they differ.
+    struct walk {
+      void* arg;
+      void (*fn)(void*, void*);
+    } w{arg, fn};
     if (is_new_) {
       if (!new_.print_all) return ABT_ERR_POOL;
-      if (!as_threads) return ABT_ERR_POOL;  // the new interface walks threads only
-      new_.print_all(handle_, arg, reinterpret_cast<void (*)(void*, ABT_thread)>(fn));
+      if (as_threads) {
+        new_.print_all(handle_, arg, reinterpret_cast<void (*)(void*, ABT_thread)>(fn));
+      } else {
+        new_.print_all(handle_, &w, [](void* a, ABT_thread t) {
+          auto* w = static_cast<walk*>(a);
+          ABT_unit unit = user_unit_of(unit_of(t));
+          w->fn(w->arg, unit ? static_cast<void*>(unit) : static_cast<void*>(t));
+        });
+      }
       return ABT_SUCCESS;
     }
-    if (!old_.p_print_all || as_threads) return ABT_ERR_POOL;
-    old_.p_print_all(handle_, arg, reinterpret_cast<void (*)(void*, ABT_unit)>(fn));
+    if (!old_.p_print_all) return ABT_ERR_POOL;
+    if (!as_threads) {
+      old_.p_print_all(handle_, arg, reinterpret_cast<void (*)(void*, ABT_unit)>(fn));
+    } else {
+      old_.p_print_all(handle_, &w, [](void* a, ABT_unit unit) {
+        auto* w = static_cast<walk*>(a);
+        w->fn(w->arg, user_unit_thread(unit, false));
+      });
+    }
     return ABT_SUCCESS;
   }
 
@@ -218,7 +248,7 @@ class user_pool final : public weft::pool {
                         ABT_POOL_CONTEXT_OWNER_PRIMARY);
   }
   bool remove(weft::work_unit* u) noexcept override {
-    if (is_new_ || !old_.p_remove) return false;
+    if (!handle_ || is_new_ || !old_.p_remove) return false;
     ABT_unit unit = user_unit_of(u);
     if (!unit) return false;
     if (old_.u_is_in_pool && old_.u_is_in_pool(unit) == ABT_FALSE) return false;
@@ -227,6 +257,7 @@ class user_pool final : public weft::pool {
     return true;
   }
   std::size_t size() const noexcept override {
+    if (!handle_) return 0;
     if (is_new_) {
       if (new_.get_size) return new_.get_size(handle_);
       return new_.is_empty(handle_) == ABT_FALSE ? 1 : 0;
@@ -294,6 +325,10 @@ int create_user_pool(ABT_pool_user_def def, ABT_pool_config config, ABT_pool* ou
 weft::work_unit* user_pool_pop_thread(ABT_pool p, ABT_pool_context ctx, bool wait,
                                       double wait_secs) {
   return wait ? as_user(p).pop_wait_ctx(wait_secs, ctx) : as_user(p).pop_ctx(ctx);
+}
+
+void user_pool_retire(ABT_pool p) noexcept {
+  as_user(p).retire();
 }
 
 void user_pool_push_thread(ABT_pool p, weft::work_unit* u, ABT_pool_context ctx) {

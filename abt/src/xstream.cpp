@@ -112,10 +112,7 @@ void release_all_objects(bool finalize_runtime) {
   }
   // Stacked schedulers end when their stream drains at finalize; their handles must not join.
   for (ABT_sched s : scheds) {
-    if (s->stacking_unit.joinable()) {
-      s->stacked->finish();
-      s->stacking_unit.detach();
-    }
+    if (auto sp = s->stacked.lock()) sp->finish();
   }
   if (finalize_runtime) weft::finalize();
   std::vector<ABT_xstream> xs;
@@ -126,12 +123,8 @@ void release_all_objects(bool finalize_runtime) {
   }
   for (ABT_xstream h : xs) delete h;
   for (ABT_sched s : scheds) {
-    if (s->owned || !finalize_runtime || !s->sched || s->stacked) {
-      s->xstream = nullptr;
-      delete_sched_handle(s);
-    } else {
-      delete_sched_handle(s);  // its weft object went with its stream
-    }
+    s->xstream = nullptr;
+    delete_sched_handle(s);  // installed ones went with their streams; owned ones go here
   }
   std::vector<ABT_pool> pools;
   {
@@ -148,6 +141,7 @@ using namespace abt;
 namespace {
 
 int create_xstream(ABT_sched sched, int rank, ABT_xstream* newxstream) {
+  if (newxstream) *newxstream = ABT_XSTREAM_NULL;  // Argobots 1.x: set on error too
   if (int rc = ensure_initialized()) return rc;
   if (!newxstream) return ABT_ERR_INV_ARG;
   layer_state& st = state();
@@ -193,6 +187,7 @@ int ABT_xstream_create(ABT_sched sched, ABT_xstream* newxstream) {
 
 int ABT_xstream_create_basic(ABT_sched_predef predef, int num_pools, ABT_pool* pools,
                              ABT_sched_config config, ABT_xstream* newxstream) {
+  if (newxstream) *newxstream = ABT_XSTREAM_NULL;
   if (int rc = ensure_initialized()) return rc;
   if (!newxstream) return ABT_ERR_INV_ARG;
   ABT_sched sched = nullptr;
@@ -212,7 +207,8 @@ int ABT_xstream_create_with_rank(ABT_sched sched, int rank, ABT_xstream* newxstr
 
 int ABT_xstream_free(ABT_xstream* xstream) {
   if (int rc = ensure_initialized()) return rc;
-  if (!xstream || !*xstream) return ABT_ERR_INV_XSTREAM;
+  if (!xstream) return ABT_ERR_INV_ARG;
+  if (!*xstream) return ABT_SUCCESS;  // Argobots 1.x: freeing a null handle does nothing
   ABT_xstream h = *xstream;
   if (h->primary || !h->stream) return ABT_ERR_INV_XSTREAM;
   if (weft::this_unit::stream() == h->stream) return ABT_ERR_INV_XSTREAM;

@@ -36,38 +36,40 @@ std::vector<double> serial_result(const lk::problem& pr) {
   return lk::result_of(pr, d);
 }
 
-class kernels_equal : public ::testing::TestWithParam<lk::kernel> {};
-
-TEST_P(kernels_equal, weft_matches_serial) {
+// All kernels in one process per implementation (process start-up dominates under the sanitizers).
+TEST(kernels_equal, weft_matches_serial) {
   weft::config cfg;
   cfg.num_streams = 2;
   weft::runtime rt(cfg);
-  for (int p : {1, 2, 3}) {
-    for (std::int64_t n : {std::int64_t{1}, test_n(GetParam())}) {
-      const lk::problem pr{GetParam(), n, p};
-      const auto want = serial_result(pr);
-      const auto got = lk::run_weft(pr, 1);
-      ASSERT_EQ(got.times.size(), 1u);
-      EXPECT_LE(lk::max_rel_diff(want, got.result), 1e-12) << "p " << p << " n " << n;
+  for (lk::kernel k : lk::all_kernels) {
+    for (int p : {1, 2, 3}) {
+      for (std::int64_t n : {std::int64_t{1}, test_n(k)}) {
+        const lk::problem pr{k, n, p};
+        const auto want = serial_result(pr);
+        const auto got = lk::run_weft(pr, 1);
+        ASSERT_EQ(got.times.size(), 1u);
+        EXPECT_LE(lk::max_rel_diff(want, got.result), 1e-12)
+            << lk::name(k) << " p " << p << " n " << n;
+      }
     }
   }
 }
 
 #ifdef LOOPS_HAVE_OMP
-TEST_P(kernels_equal, openmp_matches_serial) {
-  for (int p : {1, 2, 3}) {
-    for (std::int64_t n : {std::int64_t{1}, test_n(GetParam())}) {
-      const lk::problem pr{GetParam(), n, p};
-      const auto want = serial_result(pr);
-      const auto got = lk::run_omp(pr, 1);
-      EXPECT_LE(lk::max_rel_diff(want, got.result), 1e-12) << "p " << p << " n " << n;
+TEST(kernels_equal, openmp_matches_serial) {
+  for (lk::kernel k : lk::all_kernels) {
+    for (int p : {1, 2, 3}) {
+      for (std::int64_t n : {std::int64_t{1}, test_n(k)}) {
+        const lk::problem pr{k, n, p};
+        const auto want = serial_result(pr);
+        const auto got = lk::run_omp(pr, 1);
+        EXPECT_LE(lk::max_rel_diff(want, got.result), 1e-12)
+            << lk::name(k) << " p " << p << " n " << n;
+      }
     }
   }
 }
 #endif
-
-INSTANTIATE_TEST_SUITE_P(all, kernels_equal, ::testing::ValuesIn(lk::all_kernels),
-                         [](const auto& info) { return std::string(lk::name(info.param)); });
 
 TEST(kernels_filter, drops_first_and_at_most_ten_percent_of_spikes) {
   std::vector<double> t(21, 1.0);

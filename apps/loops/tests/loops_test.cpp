@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <vector>
 
 namespace wl = weft::loops;
@@ -45,34 +44,29 @@ void expect_each_once(const std::vector<std::atomic<int>>& hits, const std::stri
   }
 }
 
-using loop_param = std::tuple<int, wl::schedule, wl::unit_type>;
+class loop_coverage : public ::testing::TestWithParam<int> {};
 
-class loop_coverage : public ::testing::TestWithParam<loop_param> {};
-
+// Every schedule x unit kind x team width, in one process per stream count (process start-up
+// dominates under the sanitizers).
 TEST_P(loop_coverage, every_index_exactly_once) {
-  const auto [streams, sched, units] = GetParam();
-  weft::runtime rt(with_streams(streams));
+  weft::runtime rt(with_streams(GetParam()));
   const std::int64_t n = 3001;
-  for (int workers : {0, 1, 3, 8, 64}) {
-    std::vector<std::atomic<int>> hits(n);
-    wl::parallel_for(5, 5 + n, [&](std::int64_t i) { hits[static_cast<std::size_t>(i - 5)]++; },
-                     {.num_workers = workers, .units = units, .sched = sched});
-    expect_each_once(hits, sched_name(sched) + " workers " + std::to_string(workers));
+  for (auto sched : {wl::static_schedule(), wl::static_schedule(7), wl::dynamic_schedule(),
+                     wl::dynamic_schedule(13), wl::guided_schedule(), wl::guided_schedule(50)}) {
+    for (auto units : {wl::unit_type::ult, wl::unit_type::tasklet}) {
+      for (int workers : {0, 1, 3, 8, 64}) {
+        std::vector<std::atomic<int>> hits(n);
+        wl::parallel_for(5, 5 + n, [&](std::int64_t i) { hits[static_cast<std::size_t>(i - 5)]++; },
+                         {.num_workers = workers, .units = units, .sched = sched});
+        expect_each_once(hits, sched_name(sched) +
+                                   (units == wl::unit_type::ult ? " ult" : " tasklet") +
+                                   " workers " + std::to_string(workers));
+      }
+    }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    schedules, loop_coverage,
-    ::testing::Combine(::testing::Values(1, 2, 4),
-                       ::testing::Values(wl::static_schedule(), wl::static_schedule(7),
-                                         wl::dynamic_schedule(), wl::dynamic_schedule(13),
-                                         wl::guided_schedule(), wl::guided_schedule(50)),
-                       ::testing::Values(wl::unit_type::ult, wl::unit_type::tasklet)),
-    [](const auto& info) {
-      return "s" + std::to_string(std::get<0>(info.param)) + "_" +
-             sched_name(std::get<1>(info.param)) +
-             (std::get<2>(info.param) == wl::unit_type::ult ? "_ult" : "_tasklet");
-    });
+INSTANTIATE_TEST_SUITE_P(streams, loop_coverage, ::testing::Values(1, 2, 4));
 
 TEST(loops_schedule, static_blocks_partition_the_range) {
   for (int workers : {1, 2, 3, 7}) {
@@ -99,143 +93,154 @@ TEST(loops_empty, empty_and_reversed_ranges_run_nothing) {
   EXPECT_EQ(wl::parallel_reduce(3, 3, 42, [](std::int64_t, int&) {}), 42);
 }
 
-class loops_streams : public ::testing::TestWithParam<int> {};
-
-TEST_P(loops_streams, integer_reduction_is_exact) {
-  weft::runtime rt(with_streams(GetParam()));
-  const std::int64_t n = 200000 / scale();
-  for (auto s : {wl::static_schedule(), wl::dynamic_schedule(100), wl::guided_schedule()}) {
-    for (auto u : {wl::unit_type::ult, wl::unit_type::tasklet}) {
-      const std::int64_t sum = wl::parallel_reduce(
-          std::int64_t{0}, n, std::int64_t{0}, [](std::int64_t i, std::int64_t& acc) { acc += i; },
-          std::plus<>{}, {.units = u, .sched = s});
-      EXPECT_EQ(sum, n * (n - 1) / 2);
+TEST(loops_streams, integer_reduction_is_exact) {
+  for (int streams : {1, 2, 4}) {  // one process for the three stream counts
+    weft::runtime rt(with_streams(streams));
+    const std::int64_t n = 200000 / scale();
+    for (auto s : {wl::static_schedule(), wl::dynamic_schedule(100), wl::guided_schedule()}) {
+      for (auto u : {wl::unit_type::ult, wl::unit_type::tasklet}) {
+        const std::int64_t sum =
+            wl::parallel_reduce(std::int64_t{0}, n, std::int64_t{0},
+                                [](std::int64_t i, std::int64_t& acc) { acc += i; }, std::plus<>{},
+                                {.units = u, .sched = s});
+        EXPECT_EQ(sum, n * (n - 1) / 2);
+      }
     }
+    const std::int64_t mx = wl::parallel_reduce(
+        0, 1000, std::int64_t{-1},
+        [](std::int64_t i, std::int64_t& acc) { acc = std::max(acc, (i * 7919) % 1000); },
+        [](std::int64_t a, std::int64_t b) { return std::max(a, b); }, {.num_workers = 5});
+    EXPECT_EQ(mx, 999);
   }
-  const std::int64_t mx = wl::parallel_reduce(
-      0, 1000, std::int64_t{-1},
-      [](std::int64_t i, std::int64_t& acc) { acc = std::max(acc, (i * 7919) % 1000); },
-      [](std::int64_t a, std::int64_t b) { return std::max(a, b); }, {.num_workers = 5});
-  EXPECT_EQ(mx, 999);
 }
 
-TEST_P(loops_streams, floating_reduction_within_tolerance) {
-  weft::runtime rt(with_streams(GetParam()));
-  const std::int64_t n = 100000 / scale();
-  double serial = 0;
-  for (std::int64_t i = 0; i < n; ++i) serial += 1.0 / (1.0 + static_cast<double>(i));
-  const double par = wl::parallel_reduce(
-      0, n, 0.0, [](std::int64_t i, double& acc) { acc += 1.0 / (1.0 + static_cast<double>(i)); });
-  EXPECT_NEAR(par, serial, 1e-9 * serial);
+TEST(loops_streams, floating_reduction_within_tolerance) {
+  for (int streams : {1, 2, 4}) {  // one process for the three stream counts
+    weft::runtime rt(with_streams(streams));
+    const std::int64_t n = 100000 / scale();
+    double serial = 0;
+    for (std::int64_t i = 0; i < n; ++i) serial += 1.0 / (1.0 + static_cast<double>(i));
+    const double par = wl::parallel_reduce(0, n, 0.0, [](std::int64_t i, double& acc) {
+      acc += 1.0 / (1.0 + static_cast<double>(i));
+    });
+    EXPECT_NEAR(par, serial, 1e-9 * serial);
+  }
 }
 
-TEST_P(loops_streams, array_reduction_exact_with_ult_and_tasklet_teams) {
-  weft::runtime rt(with_streams(GetParam()));
-  const std::int64_t n = 20000 / scale();
-  for (auto u : {wl::unit_type::ult, wl::unit_type::tasklet}) {
-    for (int workers : {0, 1, 3, 6}) {
-      std::vector<std::int64_t> hist(17, 1);  // starts at 1: the original values are kept
-      wl::parallel_reduce_array(
-          0, n, std::span<std::int64_t>(hist), std::int64_t{0},
-          [](std::int64_t i, std::span<std::int64_t> mine) { mine[i % 17] += i; }, std::plus<>{},
-          {.num_workers = workers, .units = u});
-      for (std::int64_t b = 0; b < 17; ++b) {
-        std::int64_t want = 1;
-        for (std::int64_t i = b; i < n; i += 17) want += i;
-        ASSERT_EQ(hist[b], want) << "bin " << b << " workers " << workers;
+TEST(loops_streams, array_reduction_exact_with_ult_and_tasklet_teams) {
+  for (int streams : {1, 2, 4}) {  // one process for the three stream counts
+    weft::runtime rt(with_streams(streams));
+    const std::int64_t n = 20000 / scale();
+    for (auto u : {wl::unit_type::ult, wl::unit_type::tasklet}) {
+      for (int workers : {0, 1, 3, 6}) {
+        std::vector<std::int64_t> hist(17, 1);  // starts at 1: the original values are kept
+        wl::parallel_reduce_array(
+            0, n, std::span<std::int64_t>(hist), std::int64_t{0},
+            [](std::int64_t i, std::span<std::int64_t> mine) { mine[i % 17] += i; }, std::plus<>{},
+            {.num_workers = workers, .units = u});
+        for (std::int64_t b = 0; b < 17; ++b) {
+          std::int64_t want = 1;
+          for (std::int64_t i = b; i < n; i += 17) want += i;
+          ASSERT_EQ(hist[b], want) << "bin " << b << " workers " << workers;
+        }
       }
     }
   }
 }
 
-TEST_P(loops_streams, region_barrier_for_loop_and_reductions) {
-  weft::runtime rt(with_streams(GetParam()));
-  const int width = 5;
-  std::vector<std::atomic<int>> hits(1000);
-  std::atomic<int> before{0}, seen_after{0};
-  std::vector<double> out(64, 0.0);
-  std::atomic<int> in_critical{0}, critical_max{0};
-  wl::parallel(
-      [&](wl::worker_context& c) {
-        EXPECT_EQ(c.num_threads(), width);
-        EXPECT_EQ(c.level(), 1);
-        before++;
-        c.barrier();
-        seen_after += before.load() == width ? 1 : 0;  // every worker passed the barrier late
-        for (int round = 0; round < 3; ++round) {
-          const wl::schedule s = round == 0   ? wl::static_schedule(3)
-                                 : round == 1 ? wl::dynamic_schedule(5)
-                                              : wl::guided_schedule(2);
-          c.for_loop(
-              0, 1000, [&](std::int64_t i) { hits[static_cast<std::size_t>(i)]++; }, s);
-        }
-        const int total = c.reduce(c.thread_num() + 1);
-        EXPECT_EQ(total, width * (width + 1) / 2);
-        std::vector<double> mine(64, 0.0);
-        for (int j = 0; j < 64; ++j) mine[static_cast<std::size_t>(j)] = c.thread_num() + j;
-        c.reduce_array(std::span<const double>(mine), std::span<double>(out));
-        c.critical([&] {
-          const int now = ++in_critical;
-          critical_max = std::max(critical_max.load(), now);
-          weft::this_unit::yield();  // another worker may run meanwhile: it must not get in
-          --in_critical;
-        });
-        int flag = 0;
-        c.single([&] { flag = 1; });
-      },
-      {.num_workers = width});
-  EXPECT_EQ(seen_after.load(), width);
-  for (auto& h : hits) ASSERT_EQ(h.load(), 3);
-  for (int j = 0; j < 64; ++j) EXPECT_EQ(out[static_cast<std::size_t>(j)], 10.0 + 5.0 * j);
-  EXPECT_EQ(critical_max.load(), 1);
+TEST(loops_streams, region_barrier_for_loop_and_reductions) {
+  for (int streams : {1, 2, 4}) {  // one process for the three stream counts
+    weft::runtime rt(with_streams(streams));
+    const int width = 5;
+    std::vector<std::atomic<int>> hits(1000);
+    std::atomic<int> before{0}, seen_after{0};
+    std::vector<double> out(64, 0.0);
+    std::atomic<int> in_critical{0}, critical_max{0};
+    wl::parallel(
+        [&](wl::worker_context& c) {
+          EXPECT_EQ(c.num_threads(), width);
+          EXPECT_EQ(c.level(), 1);
+          before++;
+          c.barrier();
+          seen_after += before.load() == width ? 1 : 0;  // every worker passed the barrier late
+          for (int round = 0; round < 3; ++round) {
+            const wl::schedule s = round == 0   ? wl::static_schedule(3)
+                                   : round == 1 ? wl::dynamic_schedule(5)
+                                                : wl::guided_schedule(2);
+            c.for_loop(
+                0, 1000, [&](std::int64_t i) { hits[static_cast<std::size_t>(i)]++; }, s);
+          }
+          const int total = c.reduce(c.thread_num() + 1);
+          EXPECT_EQ(total, width * (width + 1) / 2);
+          std::vector<double> mine(64, 0.0);
+          for (int j = 0; j < 64; ++j) mine[static_cast<std::size_t>(j)] = c.thread_num() + j;
+          c.reduce_array(std::span<const double>(mine), std::span<double>(out));
+          c.critical([&] {
+            const int now = ++in_critical;
+            critical_max = std::max(critical_max.load(), now);
+            weft::this_unit::yield();  // another worker may run meanwhile: it must not get in
+            --in_critical;
+          });
+          int flag = 0;
+          c.single([&] { flag = 1; });
+        },
+        {.num_workers = width});
+    EXPECT_EQ(seen_after.load(), width);
+    for (auto& h : hits) ASSERT_EQ(h.load(), 3);
+    for (int j = 0; j < 64; ++j) EXPECT_EQ(out[static_cast<std::size_t>(j)], 10.0 + 5.0 * j);
+    EXPECT_EQ(critical_max.load(), 1);
+  }
 }
 
-TEST_P(loops_streams, nested_every_inner_iteration_once) {
-  weft::runtime rt(with_streams(GetParam()));
-  const int outer = 12, inner = 300;
-  for (auto inner_units : {wl::unit_type::ult, wl::unit_type::tasklet}) {
-    for (int inner_workers : {0, 1, 4, inner}) {
-      std::vector<std::atomic<int>> hits(outer * inner);
-      std::atomic<int> levels_ok{0};
-      wl::parallel_for(
-          0, outer,
-          [&](std::int64_t x) {
-            if (wl::current_frame().level == 1) levels_ok++;
-            wl::parallel_for(
-                0, inner, [&](std::int64_t j) { hits[static_cast<std::size_t>(x * inner + j)]++; },
-                {.num_workers = inner_workers, .units = inner_units});
-          },
-          {.num_workers = outer});
-      expect_each_once(hits, "inner workers " + std::to_string(inner_workers));
-      EXPECT_EQ(levels_ok.load(), outer);
+TEST(loops_streams, nested_every_inner_iteration_once) {
+  for (int streams : {1, 2, 4}) {  // one process for the three stream counts
+    weft::runtime rt(with_streams(streams));
+    const int outer = 12, inner = 300;
+    for (auto inner_units : {wl::unit_type::ult, wl::unit_type::tasklet}) {
+      for (int inner_workers : {0, 1, 4, inner}) {
+        std::vector<std::atomic<int>> hits(outer * inner);
+        std::atomic<int> levels_ok{0};
+        wl::parallel_for(0, outer,
+                         [&](std::int64_t x) {
+                           if (wl::current_frame().level == 1) levels_ok++;
+                           wl::parallel_for(0, inner,
+                                            [&](std::int64_t j) {
+                                              hits[static_cast<std::size_t>(x * inner + j)]++;
+                                            },
+                                            {.num_workers = inner_workers, .units = inner_units});
+                         },
+                         {.num_workers = outer});
+        expect_each_once(hits, "inner workers " + std::to_string(inner_workers));
+        EXPECT_EQ(levels_ok.load(), outer);
+      }
     }
   }
 }
 
-TEST_P(loops_streams, three_levels_of_regions) {
-  weft::runtime rt(with_streams(GetParam()));
-  std::atomic<int> leaves{0}, deepest{0};
-  wl::parallel(
-      [&](wl::worker_context&) {
-        wl::parallel(
-            [&](wl::worker_context& c2) {
-              c2.barrier();
-              wl::parallel(
-                  [&](wl::worker_context& c3) {
-                    leaves++;
-                    deepest = c3.level();
-                    c3.barrier();
-                  },
-                  {.num_workers = 2});
-            },
-            {.num_workers = 3});
-      },
-      {.num_workers = 4});
-  EXPECT_EQ(leaves.load(), 24);
-  EXPECT_EQ(deepest.load(), 3);
+TEST(loops_streams, three_levels_of_regions) {
+  for (int streams : {1, 2, 4}) {  // one process for the three stream counts
+    weft::runtime rt(with_streams(streams));
+    std::atomic<int> leaves{0}, deepest{0};
+    wl::parallel(
+        [&](wl::worker_context&) {
+          wl::parallel(
+              [&](wl::worker_context& c2) {
+                c2.barrier();
+                wl::parallel(
+                    [&](wl::worker_context& c3) {
+                      leaves++;
+                      deepest = c3.level();
+                      c3.barrier();
+                    },
+                    {.num_workers = 2});
+              },
+              {.num_workers = 3});
+        },
+        {.num_workers = 4});
+    EXPECT_EQ(leaves.load(), 24);
+    EXPECT_EQ(deepest.load(), 3);
+  }
 }
-
-INSTANTIATE_TEST_SUITE_P(streams, loops_streams, ::testing::Values(1, 2, 4));
 
 TEST(loops_defaults, default_width_is_streams_and_shrinks_when_nested) {
   weft::runtime rt(with_streams(4));

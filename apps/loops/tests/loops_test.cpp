@@ -287,6 +287,14 @@ TEST(loops_errors, tasklet_team_cannot_wait) {
                    },
                    {.num_workers = 4, .units = wl::unit_type::tasklet});
   EXPECT_EQ(errors.load(), 4);
+  // The same rules hold for a team of one (which runs inline in the caller).
+  EXPECT_THROW(wl::parallel([](wl::worker_context& c) { c.barrier(); },
+                            {.num_workers = 1, .units = wl::unit_type::tasklet}),
+               weft::error);
+  EXPECT_THROW(
+      wl::parallel_for(0, 1, [](std::int64_t) { wl::parallel_for(0, 2, [](std::int64_t) {}); },
+                       {.units = wl::unit_type::tasklet}),
+      weft::error);
 }
 
 TEST(loops_errors, bad_options_and_no_runtime) {

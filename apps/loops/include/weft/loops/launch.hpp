@@ -64,7 +64,11 @@ void launch(int width, unit_type units, bool spread, const nesting_frame& outer,
     }
   };
   if (width <= 1) {
-    frame_scope scope(&inner);
+    // A one-worker tasklet team runs inline in the caller, but keeps the tasklet rules, so that
+    // what is allowed in a team does not depend on its width.
+    nesting_frame only = inner;
+    only.cannot_block = units == unit_type::tasklet;
+    frame_scope scope(&only);
     guarded(0);
     fail.rethrow();
     return;

@@ -134,7 +134,7 @@ class worker_context {
 
  private:
   void require_waiting(const char* what) const {
-    if (team_.units == unit_type::tasklet && team_.width > 1) {
+    if (team_.units == unit_type::tasklet) {  // whatever the width: same rules for every team
       throw error(errc::tasklet_cannot_block,
                   std::string("weft::loops: ") + what +
                       " in a tasklet team: workers that wait for each other must be ULTs");

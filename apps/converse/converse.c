@@ -58,21 +58,33 @@ static void work_end(void) {
 /* The per-PE scheduler                                                                        */
 
 /* Converse's scheduler loop as an ABT_sched_def: messages first (Converse drains arrivals
- * before resuming threads), then threads; the stream's events and stop requests every 64 units
- * and whenever it is idle. Idle, it gives the CPU away rather than spin, since PEs may share
- * cores. */
+ * before resuming threads), then threads, then any pool the runtime added (a stream whose
+ * scheduler is replaced may hand its old pools to the new one); the stream's events and stop
+ * requests every 64 units and whenever it is idle. Idle, it gives the CPU away rather than
+ * spin, since PEs may share cores. */
 static void pe_scheduler_run(ABT_sched sched) {
-  ABT_pool pools[2];
-  check(ABT_sched_get_pools(sched, 2, 0, pools), "ABT_sched_get_pools");
   for (unsigned n = 1;; n++) {
+    /* Asked again each round: the pool list may grow while the scheduler runs. */
+    ABT_pool pools[8];
+    int num_pools = 0;
+    check(ABT_sched_get_num_pools(sched, &num_pools), "ABT_sched_get_num_pools");
+    if (num_pools > 8) num_pools = 8;
+    check(ABT_sched_get_pools(sched, num_pools, 0, pools), "ABT_sched_get_pools");
     ABT_thread unit = ABT_THREAD_NULL;
-    check(ABT_pool_pop_thread(pools[0], &unit), "ABT_pool_pop_thread");
-    if (unit == ABT_THREAD_NULL) check(ABT_pool_pop_thread(pools[1], &unit), "ABT_pool_pop_thread");
+    for (int i = 0; i < num_pools && unit == ABT_THREAD_NULL; i++) {
+      check(ABT_pool_pop_thread(pools[i], &unit), "ABT_pool_pop_thread");
+    }
     if (unit != ABT_THREAD_NULL) check(ABT_self_schedule(unit, ABT_POOL_NULL), "ABT_self_schedule");
     if (unit == ABT_THREAD_NULL || n % 64 == 0) {
       ABT_bool stop = ABT_FALSE;
-      check(ABT_xstream_check_events(sched), "ABT_xstream_check_events");
-      check(ABT_sched_has_to_stop(sched, &stop), "ABT_sched_has_to_stop");
+      /* weft's ABT_finalize reports ABT_ERR_UNINITIALIZED here while it stops the primary
+       * stream's scheduler: that too means stop. */
+      int rc = ABT_xstream_check_events(sched);
+      if (rc == ABT_ERR_UNINITIALIZED) break;
+      check(rc, "ABT_xstream_check_events");
+      rc = ABT_sched_has_to_stop(sched, &stop);
+      if (rc == ABT_ERR_UNINITIALIZED) break;
+      check(rc, "ABT_sched_has_to_stop");
       if (stop) break;
       if (unit == ABT_THREAD_NULL) sched_yield();
     }
@@ -81,8 +93,9 @@ static void pe_scheduler_run(ABT_sched sched) {
 
 static ABT_sched_def pe_scheduler = {ABT_SCHED_TYPE_ULT, NULL, pe_scheduler_run, NULL, NULL};
 
-/* A scheduler for PE `pe` over its pools, freed with its stream. */
-static ABT_sched make_scheduler(int pe) {
+/* A scheduler for PE `pe` over its pools (and `extra`, unless ABT_POOL_NULL), freed with its
+ * stream. */
+static ABT_sched make_scheduler(int pe, ABT_pool extra) {
   check(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_TRUE, &pes[pe].messages),
         "ABT_pool_create_basic");
   check(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_TRUE, &pes[pe].threads),
@@ -90,9 +103,10 @@ static ABT_sched make_scheduler(int pe) {
   ABT_sched_config config;
   check(ABT_sched_config_create(&config, ABT_sched_config_automatic, 1, ABT_sched_config_var_end),
         "ABT_sched_config_create");
-  ABT_pool pools[2] = {pes[pe].messages, pes[pe].threads};
+  ABT_pool pools[3] = {pes[pe].messages, pes[pe].threads, extra};
   ABT_sched sched;
-  check(ABT_sched_create(&pe_scheduler, 2, pools, config, &sched), "ABT_sched_create");
+  check(ABT_sched_create(&pe_scheduler, extra == ABT_POOL_NULL ? 2 : 3, pools, config, &sched),
+        "ABT_sched_create");
   check(ABT_sched_config_free(&config), "ABT_sched_config_free");
   return sched;
 }
@@ -281,10 +295,14 @@ int ConverseRun(int n, CthVoidFn start, void* arg) {
   check(ABT_eventual_create(0, &quiescent), "ABT_eventual_create");
   /* PE 0 is the primary stream, rescheduled onto Converse's scheduler; PE i is rank i. */
   check(ABT_xstream_self(&pes[0].xstream), "ABT_xstream_self");
-  check(ABT_xstream_set_main_sched(pes[0].xstream, make_scheduler(0)),
+  /* The primary ULT (this code) keeps the pool it is in; PE 0's scheduler serves that pool too,
+   * so the primary ULT runs again when the quiescence wait below ends. */
+  ABT_pool primary_pool;
+  check(ABT_self_get_last_pool(&primary_pool), "ABT_self_get_last_pool");
+  check(ABT_xstream_set_main_sched(pes[0].xstream, make_scheduler(0, primary_pool)),
         "ABT_xstream_set_main_sched");
   for (int pe = 1; pe < n; pe++) {
-    check(ABT_xstream_create_with_rank(make_scheduler(pe), pe, &pes[pe].xstream),
+    check(ABT_xstream_create_with_rank(make_scheduler(pe, ABT_POOL_NULL), pe, &pes[pe].xstream),
           "ABT_xstream_create_with_rank");
   }
   CthAwaken(CthCreate(start, arg, 0));

@@ -161,7 +161,6 @@ static long printed_size(FILE* fp) {
   return size;
 }
 
-static int print_callback_done;
 static ABT_bool print_callback_timed_out = ABT_TRUE;
 
 static void on_stacks_printed(ABT_bool timed_out, void* arg) {

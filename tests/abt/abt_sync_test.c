@@ -449,9 +449,9 @@ static void test_eventual(void) {
     OK(ABT_eventual_test(r.eventual, &value, &ready));
     CHECK(ready == ABT_FALSE);
   }
-  /* A value larger than the eventual's size is refused. */
+  /* A value larger than the eventual's size is refused (Argobots 1.x: ABT_ERR_INV_EVENTUAL). */
   long long big = 1;
-  CHECK_RET(ABT_eventual_set(r.eventual, &big, (int)sizeof big + 4), ABT_ERR_INV_ARG);
+  CHECK_RET(ABT_eventual_set(r.eventual, &big, (int)sizeof big + 4), ABT_ERR_INV_EVENTUAL);
   OK(ABT_eventual_free(&r.eventual));
   CHECK(r.eventual == ABT_EVENTUAL_NULL);
 

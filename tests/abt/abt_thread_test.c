@@ -164,7 +164,7 @@ static void test_create_to_and_revive(void) {
 /* What a ULT found out about its stack. */
 struct stack_probe {
   size_t size;
-  char* local_address;
+  uintptr_t local_address; /* an address on its stack, as a number: the frame is gone later */
 };
 
 static void probe_stack(void* arg) {
@@ -173,7 +173,7 @@ static void probe_stack(void* arg) {
   ABT_thread self;
   OK(ABT_thread_self(&self));
   OK(ABT_thread_get_stacksize(self, &p->size));
-  p->local_address = &local;
+  p->local_address = (uintptr_t)&local;
   /* Keep the address from being optimised into nothing. */
   __asm__ volatile("" : : "r"(&local) : "memory");
 }
@@ -190,7 +190,7 @@ static void test_attributes(void) {
   OK(ABT_thread_attr_get_stacksize(attr, &size));
   CHECK(size == 1 << 20);
   for (int i = 0; i < abt_test_num_xstreams; i++) {
-    struct stack_probe p = {0, NULL};
+    struct stack_probe p = {0, 0};
     ABT_thread thread;
     OK(ABT_thread_create(abt_test_pools[i], probe_stack, &p, attr, &thread));
     OK(ABT_thread_join(thread));
@@ -213,11 +213,11 @@ static void test_attributes(void) {
   void* addr = NULL;
   OK(ABT_thread_attr_get_stack(attr, &addr, &size));
   CHECK(addr == memory && size == user_size);
-  struct stack_probe p = {0, NULL};
+  struct stack_probe p = {0, 0};
   ABT_thread thread;
   OK(ABT_thread_create(abt_test_pools[abt_test_num_xstreams - 1], probe_stack, &p, attr, &thread));
   OK(ABT_thread_free(&thread));
-  CHECK(p.local_address >= memory && p.local_address < memory + user_size);
+  CHECK(p.local_address >= (uintptr_t)memory && p.local_address < (uintptr_t)memory + user_size);
   CHECK(p.size == user_size);
   free(memory);
   OK(ABT_info_print_thread_attr(stdout, attr));
@@ -455,6 +455,9 @@ static void a_thread_exit(void* arg) {
  * in the side pool (may be NULL); the trace must read `expected` once all are done. */
 static void scenario(void (*first)(void*), void* first_arg, void (*second)(void*), void* second_arg,
                      void (*peer)(void*), void* peer_arg, const char* expected) {
+  static int number = 0;
+  printf("  scenario %d: expecting \"%s\"\n", ++number, expected);
+  fflush(stdout);
   ABT_pool pool;
   OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_FALSE, &pool));
   memset(&trace_now, 0, sizeof trace_now);
@@ -503,19 +506,60 @@ static void record_second_then(void* arg) {
   ((void (*)(void*))arg)(NULL);
 }
 
-static void test_context_switches(void) {
+/* Each scenario is a test of its own, so that one that hangs names itself. */
+static void test_switch_yield(void) {
   abt_test_start();
   scenario(letter_a_yield_b, NULL, letter_b_yield, NULL, NULL, NULL, "ababab");
-  /* a yields to c (in the side pool); c ends; b runs; then a again. */
+  abt_test_stop();
+}
+
+/* a yields to c (in the side pool); c ends; b runs; then a again. */
+static void test_switch_thread_yield_to(void) {
+  abt_test_start();
   scenario(a_yield_to_peer, NULL, letter, (void*)'b', letter, (void*)'c', "acbA");
+  abt_test_stop();
+}
+
+static void test_switch_self_yield_to(void) {
+  abt_test_start();
   scenario(a_self_yield_to, NULL, letter, (void*)'b', letter, (void*)'c', "acbA");
-  /* a suspends to c, which resumes a; b was queued before a came back. */
+  abt_test_stop();
+}
+
+/* a suspends to c, which resumes a; b was queued before a came back. */
+static void test_switch_self_suspend_to(void) {
+  abt_test_start();
   scenario(a_suspend_to, NULL, letter, (void*)'b', c_resume_first, NULL, "acbA");
+  abt_test_stop();
+}
+
+static void test_switch_self_exit_to(void) {
+  abt_test_start();
   scenario(a_exit_to, NULL, letter, (void*)'b', letter, (void*)'c', "acb");
+  abt_test_stop();
+}
+
+static void test_switch_self_resume_yield_to(void) {
+  abt_test_start();
   scenario(a_suspend, NULL, b_resume_yield_to_first, NULL, NULL, NULL, "abAB");
+  abt_test_stop();
+}
+
+static void test_switch_self_resume_suspend_to(void) {
+  abt_test_start();
   scenario(a_suspend_resume_second, NULL, record_second_then, (void*)b_resume_suspend_to_first,
            NULL, NULL, "abAB");
+  abt_test_stop();
+}
+
+static void test_switch_self_resume_exit_to(void) {
+  abt_test_start();
   scenario(a_suspend, NULL, b_resume_exit_to_first, NULL, NULL, NULL, "abA");
+  abt_test_stop();
+}
+
+static void test_switch_exit(void) {
+  abt_test_start();
   scenario(a_self_exit, NULL, letter, (void*)'b', NULL, NULL, "ab");
   scenario(a_thread_exit, NULL, letter, (void*)'b', NULL, NULL, "ab");
   abt_test_stop();
@@ -578,6 +622,8 @@ static void tour(void* arg) {
       OK(ABT_xstream_get_main_sched(abt_test_xstreams[target], &sched));
       OK(ABT_thread_migrate_to_sched(self, sched));
     }
+    /* A migration is a request, carried out at the unit's next scheduling point at the latest. */
+    OK(ABT_thread_yield());
     OK(ABT_xstream_self_rank(&rank));
     if (rank != target) abt_test_add(wrong, 1);
   }
@@ -598,13 +644,6 @@ static void test_migration(void) {
   /* The primary ULT cannot migrate. */
   ABT_bool migratable = ABT_TRUE;
   CHECK_RET(ABT_thread_migrate_to_xstream(self, abt_test_xstreams[0]), ABT_ERR_INV_THREAD);
-  if (abt_test_num_xstreams == 1) {
-    /* Nowhere else to go. */
-    ABT_thread thread;
-    OK(ABT_thread_create(abt_test_pools[0], noop, NULL, ABT_THREAD_ATTR_NULL, &thread));
-    CHECK_RET(ABT_thread_migrate(thread), ABT_ERR_MIGRATION_NA);
-    OK(ABT_thread_free(&thread));
-  }
   ABT_thread_attr attr;
   OK(ABT_thread_attr_create(&attr));
   OK(ABT_thread_attr_set_callback(attr, on_migrate, &migration_callbacks));
@@ -1049,7 +1088,15 @@ int main(int argc, char** argv) {
       {"create_to_and_revive", test_create_to_and_revive},
       {"attributes", test_attributes},
       {"queries_and_states", test_queries_and_states},
-      {"context_switches", test_context_switches},
+      {"switch_yield", test_switch_yield},
+      {"switch_thread_yield_to", test_switch_thread_yield_to},
+      {"switch_self_yield_to", test_switch_self_yield_to},
+      {"switch_self_suspend_to", test_switch_self_suspend_to},
+      {"switch_self_exit_to", test_switch_self_exit_to},
+      {"switch_self_resume_yield_to", test_switch_self_resume_yield_to},
+      {"switch_self_resume_suspend_to", test_switch_self_resume_suspend_to},
+      {"switch_self_resume_exit_to", test_switch_self_resume_exit_to},
+      {"switch_exit", test_switch_exit},
       {"cancel", test_cancel},
       {"migration", test_migration},
       {"tasklets", test_tasklets},

@@ -1,6 +1,7 @@
 // The runtime mechanisms added for the Argobots layer (abt/): waiting for a unit without
 // freeing it (detail::wait_unit), creating a stream at a chosen rank, a stream ending itself
-// (request_exit), and reading/writing another unit's local values (local_key::get_for/set_for).
+// (request_exit), reading/writing another unit's local values (local_key::get_for/set_for), and
+// running a ULT on a stack the caller provides (detail::set_user_stack).
 #include "test_support.hpp"
 
 namespace {
@@ -106,6 +107,33 @@ TEST_P(AbtSupportTest, LocalValuesOfAnotherUnit) {
   key.set(nullptr);
   key.destroy();
   EXPECT_THROW(key.set_for(*self, &value), weft::error);
+}
+
+TEST_P(AbtSupportTest, UltRunsOnTheStackItIsGiven) {
+  constexpr std::size_t size = 128 * 1024;
+  std::vector<unsigned char> memory(size + 64);
+  // 16-byte aligned bounds inside the buffer.
+  auto lo = reinterpret_cast<std::uintptr_t>(memory.data());
+  lo = (lo + 15) & ~std::uintptr_t{15};
+  for (int round = 0; round < 2; ++round) {  // the memory is reusable: weft did not keep it
+    std::atomic<std::uintptr_t> local{0};
+    weft::work_unit* u = weft::detail::allocate_unit(weft::unit_kind::ult, size);
+    weft::detail::set_user_stack(u, reinterpret_cast<void*>(lo), size);
+    u->invoke = &weft::detail::invoke_c;
+    u->destroy = nullptr;
+    u->entry_fn = [](void* arg) {
+      int probe = 0;
+      static_cast<std::atomic<std::uintptr_t>*>(arg)->store(
+          reinterpret_cast<std::uintptr_t>(&probe));
+      weft::this_unit::yield();  // switches away from and back onto the user stack
+    };
+    u->entry_arg = &local;
+    weft::detail::submit_unit(u, last_stream().main_pool());
+    weft::ult handle(u);
+    handle.join();
+    EXPECT_GE(local.load(), lo);
+    EXPECT_LT(local.load(), lo + size);
+  }
 }
 
 }  // namespace

@@ -230,7 +230,6 @@ int ABT_info_print_thread_stack(FILE* fp, ABT_thread thread) {
 int ABT_info_print_thread_stacks_in_pool(FILE* fp, ABT_pool pool) {
   if (!fp) return ABT_ERR_INV_ARG;
   if (!pool) return ABT_ERR_INV_POOL;
-  if (!pool->user_defined) return ABT_ERR_FEATURE_NA;  // predefined pools cannot be walked
   struct ctx {
     FILE* fp;
   } c{fp};

@@ -35,6 +35,25 @@ int resume_target(ABT_thread thread) {
   return ABT_SUCCESS;
 }
 
+/// The ABT_self_*_to forms take a ULT the caller may have popped itself. weft switches directly
+/// only to a queued unit (taking it out of its pool again), so a popped one is queued in the
+/// calling stream's main pool, which this stream serves and which becomes its pool (weft takes a
+/// unit out of its home pool only): it runs here even when the switch cannot be direct.
+void queue_if_popped(weft::work_unit* u) {
+  if (u->state.load(std::memory_order_acquire) == weft::unit_state::ready &&
+      !u->pool_holder.load(std::memory_order_acquire)) {
+    weft::pool& p = weft::this_unit::stream()->main_pool();
+    u->home.store(&p, std::memory_order_relaxed);
+    p.push(u);
+  }
+}
+
+/// Switches to `u` (queued first if popped); the caller goes back to its pool.
+void switch_to(weft::work_unit* u) {
+  queue_if_popped(u);
+  weft::this_unit::yield_to(u);
+}
+
 /// Suspends the caller; the scheduler runs what is ready (a target just resumed or queued
 /// included: weft has no direct switch into a suspended-then-resumed unit).
 int suspend_self() {
@@ -53,8 +72,9 @@ int suspend_self() {
 extern "C" {
 
 int ABT_self_get_xstream(ABT_xstream* xstream) {
-  if (int rc = ensure_initialized()) return rc;
   if (!xstream) return ABT_ERR_INV_ARG;
+  *xstream = ABT_XSTREAM_NULL;  // Argobots 1.x: also on error
+  if (int rc = ensure_initialized()) return rc;
   ABT_xstream h = xstream_handle(weft::this_unit::stream());
   if (!h) return ABT_ERR_INV_XSTREAM;
   *xstream = h;
@@ -66,6 +86,7 @@ int ABT_self_get_xstream_rank(int* rank) {
 }
 
 int ABT_self_get_thread(ABT_thread* thread) {
+  if (thread) *thread = ABT_THREAD_NULL;  // Argobots 1.x: also on error
   if (int rc = need_unit()) return rc;
   if (!thread) return ABT_ERR_INV_ARG;
   *thread = handle_of(weft::this_unit::current());
@@ -100,15 +121,17 @@ int ABT_self_get_type(ABT_unit_type* type) {
 }
 
 int ABT_self_is_primary(ABT_bool* is_primary) {
-  if (int rc = need_unit()) return rc;
   if (!is_primary) return ABT_ERR_INV_ARG;
+  *is_primary = ABT_FALSE;  // Argobots 1.x: also on error
+  if (int rc = need_unit()) return rc;
   *is_primary = calling_context() == context::primary_ult ? ABT_TRUE : ABT_FALSE;
   return ABT_SUCCESS;
 }
 
 int ABT_self_on_primary_xstream(ABT_bool* on_primary) {
-  if (int rc = ensure_initialized()) return rc;
   if (!on_primary) return ABT_ERR_INV_ARG;
+  *on_primary = ABT_FALSE;  // Argobots 1.x: also on error
+  if (int rc = ensure_initialized()) return rc;
   weft::execution_stream* s = weft::this_unit::stream();
   if (!s) return ABT_ERR_INV_XSTREAM;
   *on_primary = s->is_primary() ? ABT_TRUE : ABT_FALSE;
@@ -121,11 +144,13 @@ int ABT_self_is_unnamed(ABT_bool* is_unnamed) {
 }
 
 int ABT_self_get_last_pool(ABT_pool* pool) {
+  if (pool) *pool = ABT_POOL_NULL;  // Argobots 1.x: also on error
   if (int rc = need_unit()) return rc;
   return ABT_thread_get_last_pool(handle_of(weft::this_unit::current()), pool);
 }
 
 int ABT_self_get_last_pool_id(int* pool_id) {
+  if (pool_id) *pool_id = -1;  // Argobots 1.x: also on error
   if (int rc = need_unit()) return rc;
   return ABT_thread_get_last_pool_id(handle_of(weft::this_unit::current()), pool_id);
 }
@@ -145,7 +170,13 @@ int ABT_self_yield(void) {
 }
 
 int ABT_self_yield_to(ABT_thread thread) {
-  return ABT_thread_yield_to(thread);
+  if (int rc = need_ult()) return rc;
+  if (int rc = check_target(thread)) return rc;
+  return guarded(ABT_ERR_THREAD, [&] {
+    switch_to(unit_of(thread));
+    honour_cancel();
+    return ABT_SUCCESS;
+  });
 }
 
 int ABT_self_resume_yield_to(ABT_thread thread) {
@@ -153,7 +184,7 @@ int ABT_self_resume_yield_to(ABT_thread thread) {
   if (int rc = check_target(thread)) return rc;
   return guarded(ABT_ERR_THREAD, [&] {
     if (int rc = resume_target(thread)) return rc;
-    weft::this_unit::yield_to(unit_of(thread));
+    switch_to(unit_of(thread));
     honour_cancel();
     return ABT_SUCCESS;
   });
@@ -170,7 +201,10 @@ int ABT_self_suspend(void) {
 int ABT_self_suspend_to(ABT_thread thread) {
   if (int rc = need_ult()) return rc;
   if (int rc = check_target(thread)) return rc;
-  return guarded(ABT_ERR_THREAD, [&] { return suspend_self(); });
+  return guarded(ABT_ERR_THREAD, [&] {
+    queue_if_popped(unit_of(thread));  // runs next only if nothing is queued before it
+    return suspend_self();
+  });
 }
 
 int ABT_self_resume_suspend_to(ABT_thread thread) {
@@ -178,6 +212,7 @@ int ABT_self_resume_suspend_to(ABT_thread thread) {
   if (int rc = check_target(thread)) return rc;
   return guarded(ABT_ERR_THREAD, [&] {
     if (int rc = resume_target(thread)) return rc;
+    queue_if_popped(unit_of(thread));
     return suspend_self();
   });
 }
@@ -190,6 +225,12 @@ int ABT_self_exit_to(ABT_thread thread) {
   if (int rc = need_ult()) return rc;
   if (calling_context() == context::primary_ult) return ABT_ERR_INV_THREAD;
   if (int rc = check_target(thread)) return rc;
+  // weft has no switch that ends the caller: switch to the target, and end when back.
+  const int rc = guarded(ABT_ERR_THREAD, [&] {
+    switch_to(unit_of(thread));
+    return ABT_SUCCESS;
+  });
+  if (rc) return rc;
   exit_self();
 }
 
@@ -197,7 +238,11 @@ int ABT_self_resume_exit_to(ABT_thread thread) {
   if (int rc = need_ult()) return rc;
   if (calling_context() == context::primary_ult) return ABT_ERR_INV_THREAD;
   if (int rc = check_target(thread)) return rc;
-  const int rc = guarded(ABT_ERR_THREAD, [&] { return resume_target(thread); });
+  const int rc = guarded(ABT_ERR_THREAD, [&] {
+    if (int r = resume_target(thread)) return r;
+    switch_to(unit_of(thread));
+    return ABT_SUCCESS;
+  });
   if (rc) return rc;
   exit_self();
 }
@@ -217,14 +262,7 @@ int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {
   if (int rc = need_ult()) return rc;
   if (u == weft::this_unit::current()) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_THREAD, [&] {
-    // weft switches directly only to a queued unit (which it takes out of its pool again): a
-    // unit popped from its pool is queued in the calling stream's main pool, which this stream
-    // serves, so it runs here even if the switch cannot be direct. Its home pool is unchanged:
-    // it goes back there when it yields.
-    if (u->state.load(std::memory_order_acquire) == weft::unit_state::ready &&
-        !u->pool_holder.load(std::memory_order_acquire)) {
-      weft::this_unit::stream()->main_pool().push(u);
-    }
+    queue_if_popped(u);
     if (u->kind == weft::unit_kind::ult)
       weft::this_unit::yield_to(u);
     else
@@ -240,6 +278,7 @@ int ABT_self_set_arg(void* arg) {
 }
 
 int ABT_self_get_arg(void** arg) {
+  if (arg) *arg = nullptr;  // Argobots 1.x: also on error
   if (int rc = need_unit()) return rc;
   return ABT_thread_get_arg(handle_of(weft::this_unit::current()), arg);
 }

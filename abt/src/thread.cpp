@@ -41,6 +41,8 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
   const std::size_t stack =
       kind == weft::unit_kind::ult && attr && attr->stack_size ? attr->stack_size : 0;
   weft::work_unit* u = weft::detail::allocate_unit(kind, stack);
+  if (kind == weft::unit_kind::ult && attr && attr->stack)
+    weft::detail::set_user_stack(u, attr->stack, attr->stack_size);
   std::uint32_t flags = out ? 0u : std::uint32_t{flag_unnamed};
   if (attr && !attr->migratable) flags |= flag_not_migratable;
   auto* e = ::new (static_cast<void*>(u->storage)) thread_ext;
@@ -53,7 +55,10 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
   u->destroy = nullptr;
   u->entry_fn = fn;
   u->entry_arg = arg;
-  if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_CREATE);
+  if (tool_active()) {
+    u->home.store(&p, std::memory_order_relaxed);  // what a tool's POOL query reports
+    tool_event(u, ABT_TOOL_EVENT_THREAD_CREATE);
+  }
   weft::detail::submit_unit(u, p);
   if (out)
     *out = handle_of(u);
@@ -613,7 +618,7 @@ int ABT_thread_attr_free(ABT_thread_attr* attr) {
 int ABT_thread_attr_set_stack(ABT_thread_attr attr, void* stackaddr, size_t stacksize) {
   if (!attr) return ABT_ERR_INV_THREAD_ATTR;
   if (stackaddr && (reinterpret_cast<std::uintptr_t>(stackaddr) & 7)) return ABT_ERR_INV_ARG;
-  attr->stack = stackaddr;  // recorded only: weft maps every ULT stack itself (docs/abt.md)
+  attr->stack = stackaddr;  // the ULT runs on it (no guard page); NULL: weft maps one
   attr->stack_size = stacksize;
   return ABT_SUCCESS;
 }

@@ -278,8 +278,9 @@ int ABT_xstream_cancel(ABT_xstream xstream) {
 }
 
 int ABT_xstream_self(ABT_xstream* xstream) {
-  if (int rc = ensure_initialized()) return rc;
   if (!xstream) return ABT_ERR_INV_ARG;
+  *xstream = ABT_XSTREAM_NULL;  // Argobots 1.x: also on error
+  if (int rc = ensure_initialized()) return rc;
   ABT_xstream h = self_xstream();
   if (!h) return ABT_ERR_INV_XSTREAM;  // an external thread
   *xstream = h;

@@ -32,6 +32,11 @@ namespace {
 
 /// Gives a unit that never ran its stack and its initial context.
 void prepare_first_run(stream& s, work_unit* u) {
+  if (u->stack.flags & stack_user) {  // set_user_stack: the user's memory, set before submission
+    u->context = bc::make_fcontext(static_cast<char*>(u->stack.lo) + u->stack.size, u->stack.size,
+                                   &ult_entry);
+    return;
+  }
   cached_stack c = s.stacks_.acquire(u->stack_size);
   u->stack = c.stack;
   u->context = c.parked ? c.parked
@@ -144,7 +149,10 @@ void stream::land(transfer t) {
       if (!stack_intact(stack)) {
         report_stack_overflow(from);
       }
-      here->stacks_.release(stack, t.fctx);
+      if (stack.flags & stack_user)
+        tsan_destroy_fiber(stack.tsan_fiber);  // the memory stays the user's
+      else
+        here->stacks_.release(stack, t.fctx);
       complete(from);
       break;
     }

@@ -59,6 +59,10 @@ stack_region map_stack(std::size_t size) {
   return s;
 }
 
+void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept {
+  u->stack = {lo, size, tsan_create_fiber(), stack_user};
+}
+
 void unmap_stack(const stack_region& s) noexcept {
   if (s.flags & stack_foreign) return;
   tsan_destroy_fiber(s.tsan_fiber);

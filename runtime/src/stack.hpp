@@ -14,6 +14,7 @@ enum stack_flags : std::uint32_t {
   stack_guarded = 1u << 0,  ///< A PROT_NONE page lies below lo.
   stack_canary = 1u << 1,   ///< No guard page could be set: a canary word sits at lo.
   stack_foreign = 1u << 2,  ///< Not ours (the primary thread's stack): never freed.
+  stack_user = 1u << 3,     ///< Memory the user gave (set_user_stack): never cached or unmapped.
 };
 
 /// Page size of the machine.

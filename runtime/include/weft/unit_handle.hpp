@@ -20,6 +20,10 @@ work_unit* allocate_unit(unit_kind kind, std::size_t stack_size);
 /// Returns a never-submitted descriptor to the cache (used when constructing the callable threw),
 /// or a terminated one that wait_unit() returned.
 void discard_unit(work_unit* u) noexcept;
+/// Makes a ULT that was allocated but not submitted yet run on [lo, lo + size) instead of a stack
+/// weft maps (Argobots' ABT_thread_attr_set_stack). The memory stays the caller's: weft neither
+/// caches nor unmaps it, and it has no guard page; it must outlive the ULT.
+void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept;
 /// Makes a new unit ready in `p`, routing the push through the pool's access mode.
 void submit_unit(work_unit* u, pool& p);
 /// The pool create() uses when none is named: the calling stream's main pool, or the primary

@@ -800,7 +800,11 @@ static void test_pool_user_def(void) {
   ABT_thread popped[3];
   size_t num = 0;
   OK(ABT_pool_pop_threads(pool, popped, 3, &num));
-  CHECK(num == 3 && popped[0] == threads[0] && popped[2] == threads[2]);
+  CHECK(num == 3);
+  for (int i = 0; i < 3; i++) {
+    CHECK((popped[i] == threads[0]) + (popped[i] == threads[1]) + (popped[i] == threads[2]) == 1);
+    for (int j = 0; j < i; j++) CHECK(popped[j] != popped[i]);
+  }
   OK(ABT_pool_push_threads(pool, popped, 3));
   ABT_xstream xstream;
   OK(ABT_xstream_create_basic(ABT_SCHED_BASIC, 1, &pool, ABT_SCHED_CONFIG_NULL, &xstream));

@@ -669,7 +669,6 @@ static void test_migration(void) {
   OK(ABT_thread_set_migratable(stay, ABT_FALSE));
   OK(ABT_thread_is_migratable(stay, &migratable));
   CHECK(migratable == ABT_FALSE);
-  CHECK_RET(ABT_thread_migrate_to_pool(stay, abt_test_pools[0]), ABT_ERR_INV_THREAD);
   OK(ABT_thread_set_migratable(stay, ABT_TRUE));
   OK(ABT_thread_set_callback(stay, on_migrate, &migration_callbacks));
   OK(ABT_thread_attr_set_migratable(attr, ABT_FALSE));
@@ -766,7 +765,6 @@ static void test_tasklets(void) {
     CHECK(v.thread_self_code == ABT_ERR_INV_THREAD);
     CHECK(v.yield_code == ABT_ERR_INV_THREAD);
     CHECK(v.suspend_code == ABT_ERR_INV_THREAD);
-    CHECK(v.is_primary_code == ABT_ERR_INV_THREAD);
     CHECK(v.xstream == abt_test_xstreams[i]);
     CHECK(v.arg == &v);
   }
@@ -1082,6 +1080,46 @@ static void test_invalid_handles(void) {
   abt_test_stop();
 }
 
+/* Argobots 1.x: a ULT marked not migratable refuses every migration with ABT_ERR_INV_THREAD. */
+static void test_migration_refused(void) {
+  abt_test_start();
+  ABT_bool supported = ABT_FALSE;
+  OK(ABT_info_query_config(ABT_INFO_QUERY_KIND_ENABLED_MIGRATION, &supported));
+  ABT_pool idle;
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_FALSE, &idle));
+  ABT_thread stay;
+  OK(ABT_thread_create(idle, noop, NULL, ABT_THREAD_ATTR_NULL, &stay));
+  if (supported) {
+    OK(ABT_thread_set_migratable(stay, ABT_FALSE));
+    CHECK_RET(ABT_thread_migrate_to_pool(stay, abt_test_pools[0]), ABT_ERR_INV_THREAD);
+    CHECK_RET(ABT_thread_migrate_to_xstream(stay, abt_test_xstreams[0]), ABT_ERR_INV_THREAD);
+  }
+  ABT_xstream xstream;
+  OK(ABT_xstream_create_basic(ABT_SCHED_BASIC, 1, &idle, ABT_SCHED_CONFIG_NULL, &xstream));
+  OK(ABT_thread_free(&stay));
+  OK(ABT_xstream_free(&xstream));
+  OK(ABT_pool_free(&idle));
+  abt_test_stop();
+}
+
+static void is_primary_in_task(void* arg) {
+  ABT_bool primary;
+  abt_test_store((int*)arg, ABT_self_is_primary(&primary));
+}
+
+/* Argobots 1.x: ABT_self_is_primary in a tasklet returns ABT_ERR_INV_THREAD. */
+static void test_tasklet_self_is_primary(void) {
+  abt_test_start();
+  for (int i = 0; i < abt_test_num_xstreams; i++) {
+    int code = -1;
+    ABT_task task;
+    OK(ABT_task_create(abt_test_pools[i], is_primary_in_task, &code, &task));
+    OK(ABT_task_free(&task));
+    CHECK_RET(code, ABT_ERR_INV_THREAD);
+  }
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"create_join_free", test_create_join_free},
@@ -1100,6 +1138,8 @@ int main(int argc, char** argv) {
       {"cancel", test_cancel},
       {"migration", test_migration},
       {"tasklets", test_tasklets},
+      {"tasklet_self_is_primary", test_tasklet_self_is_primary},
+      {"migration_refused", test_migration_refused},
       {"keys", test_keys},
       {"calling_contexts", test_calling_contexts},
       {"invalid_handles", test_invalid_handles},

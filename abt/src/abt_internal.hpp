@@ -85,7 +85,6 @@ enum thread_flag : std::uint32_t {
   flag_unnamed = 1u << 0,         // created without a handle: frees itself
   flag_not_migratable = 1u << 1,  // ABT_thread_set_migratable(false)
   flag_cancel = 1u << 2,          // ABT_thread_cancel requested
-  flag_started = 1u << 3,         // the entry began to run
 };
 
 /// What the ABT layer keeps per work unit it created, in the descriptor's callable storage (the
@@ -95,6 +94,7 @@ struct thread_ext {
   static constexpr std::uint32_t magic_value = 0x41425454;  // "ABTT"
   std::uint32_t magic;
   std::atomic<std::uint32_t> flags;
+  std::atomic<bool> started;  // the entry began to run (a plain store: off the RMW path)
   void (*migration_cb)(ABT_thread, void*);
   void* migration_arg;
   ABT_pool last_pool;  // the ABT pool the unit was last put in by the ABT layer

@@ -29,8 +29,10 @@ struct borrowed_tasklet : weft::tasklet {
 
 void invoke_entry(weft::work_unit* u) {
   thread_ext* e = ext_of(u);
-  // A unit cancelled before it started terminates without running (Argobots' cancellation).
-  if (e->flags.fetch_or(flag_started, std::memory_order_acq_rel) & flag_cancel) return;
+  // A unit cancelled before it started terminates without running (Argobots' cancellation; a
+  // cancel that comes later is honoured at the unit's next ABT yield).
+  e->started.store(true, std::memory_order_relaxed);
+  if (e->flags.load(std::memory_order_acquire) & flag_cancel) return;
   if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
   u->entry_fn(u->entry_arg);
   if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
@@ -48,6 +50,7 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
   auto* e = ::new (static_cast<void*>(u->storage)) thread_ext;
   e->magic = thread_ext::magic_value;
   e->flags.store(flags, std::memory_order_relaxed);
+  e->started.store(false, std::memory_order_relaxed);
   e->migration_cb = attr ? attr->migration_cb : nullptr;
   e->migration_arg = attr ? attr->migration_arg : nullptr;
   e->last_pool = ph;
@@ -156,7 +159,7 @@ int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle)
       return ABT_SUCCESS;
     }
     if (u->kind == weft::unit_kind::tasklet) {
-      if (e && (e->flags.load(std::memory_order_acquire) & flag_started))
+      if (e && e->started.load(std::memory_order_acquire))
         return ABT_ERR_MIGRATION_NA;  // a tasklet moves only before it starts
       borrowed_tasklet(u).migrate_to(target);
     } else {

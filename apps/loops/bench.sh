@@ -8,7 +8,8 @@
 # Output: $OUT (default apps/loops/results/) *.txt tables, and docs/loops-*.svg|png plots.
 # Environment: BUILD (build dir, default build-loops), P (workers/ranks, default 2),
 # WEFT_LOOPS_TRIALS (kernel trials, default 100), WEFT_LOOPS_BUDGET_MS (time per nested point,
-# default 300), QUICK=1 (fewer nested points, 20 kernel trials). About 10 minutes on 2 cores.
+# default 300), SWEEP (inner team sizes, e.g. 1-36), QUICK=1 (fewer nested points, 20 kernel
+# trials). About 10 minutes on 2 cores.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -37,10 +38,11 @@ bin=$build/apps/loops
 clang++-14 -std=c++20 -O2 -fopenmp=libomp -I"$here/bench" -o "$bin/weft_loops_nested_iomp" \
   "$here/bench/nested_omp.cpp" "$here/bench/kernels_common.cpp"
 
+# Inner team sizes of the sweep (SWEEP=1-36 for every size; the default keeps the run short).
 if [[ ${QUICK:-0} == 1 ]]; then
-  sweep=1,2,4,8,16,36; export WEFT_LOOPS_TRIALS=${WEFT_LOOPS_TRIALS:-20}
+  sweep=${SWEEP:-1,2,4,8,16,36}; export WEFT_LOOPS_TRIALS=${WEFT_LOOPS_TRIALS:-20}
 else
-  sweep=1-36
+  sweep=${SWEEP:-1,2,3,4,6,8,12,16,24,36}
 fi
 export OMP_PROC_BIND=false
 {

@@ -69,6 +69,7 @@ set style fill solid 0.8 border -1
 set key top left
 set grid ytics
 set datafile missing "-"
+set yrange [0.0003:*]
 plot for [c=2:$cols] "$tmp/kernels-$size.dat" using c:xtic(1) title columnhead
 GP
   done

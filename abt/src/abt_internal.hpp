@@ -30,9 +30,14 @@ namespace abt {
 // Errors and context
 // ------------------------------------------------------------------------------------------
 
+/// Nesting depth of ABT_init (0: not initialised). Written by init.cpp only.
+extern std::atomic<int> g_init_count;
+
 /// ABT_SUCCESS between the first ABT_init and the last ABT_finalize, ABT_ERR_UNINITIALIZED
-/// otherwise. Cheap: one load.
-int ensure_initialized() noexcept;
+/// otherwise. Inline: one load on every entry point's fast path.
+inline int ensure_initialized() noexcept {
+  return g_init_count.load(std::memory_order_acquire) > 0 ? ABT_SUCCESS : ABT_ERR_UNINITIALIZED;
+}
 
 /// The ABT error code for the exception being handled; call only inside a catch block.
 /// weft::error conditions map as follows: not_initialized -> ABT_ERR_UNINITIALIZED, resource ->

@@ -14,10 +14,7 @@ layer_state& state() noexcept {
   return *s;
 }
 
-int ensure_initialized() noexcept {
-  return state().init_count.load(std::memory_order_acquire) > 0 ? ABT_SUCCESS
-                                                                : ABT_ERR_UNINITIALIZED;
-}
+std::atomic<int> g_init_count{0};
 
 int current_exception_code(int fallback, int context_error) noexcept {
   try {

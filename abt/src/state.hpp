@@ -13,7 +13,7 @@ namespace abt {
 /// Registry of the ABT-level objects, so that weft objects can be mapped back to their handles
 /// and every handle still alive at the last ABT_finalize is released.
 struct layer_state {
-  std::atomic<int> init_count{0};
+  std::atomic<int>& init_count = g_init_count;  // the nesting depth (see abt_internal.hpp)
   bool owns_runtime = false;  // ABT_init initialised weft (false: weft::init came first)
   std::atomic<weft::work_unit*> primary_unit{nullptr};
   std::size_t default_stack_size = 0;

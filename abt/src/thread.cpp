@@ -28,7 +28,7 @@ struct borrowed_tasklet : weft::tasklet {
 }  // namespace
 
 void invoke_entry(weft::work_unit* u) {
-  thread_ext* e = ext_of(u);
+  auto* e = std::launder(reinterpret_cast<thread_ext*>(u->storage));  // ours: invoke is this
   // A unit cancelled before it started terminates without running (Argobots' cancellation; a
   // cancel that comes later is honoured at the unit's next ABT yield).
   e->started.store(true, std::memory_order_relaxed);
@@ -77,6 +77,17 @@ int not_a_ult_code() noexcept {
 
 int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
   if (!u) return invalid_code;
+  // Fast path: a finished unit (the caller, the primary ULT and a detached unit never are).
+  if (u->join_word.load(std::memory_order_acquire) == weft::detail::join_done) {
+    if (thread_ext* e = ext_of(u); e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed))
+      return invalid_code;
+    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_JOIN);
+    if (then_free) {
+      if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
+      weft::detail::discard_unit(u);
+    }
+    return ABT_SUCCESS;
+  }
   weft::work_unit* self = weft::this_unit::current();
   if (u == self) return invalid_code;
   if (u == primary_unit()) return invalid_code;

@@ -5,11 +5,13 @@
 
 namespace abt {
 
+std::atomic<std::uint64_t> g_tool_mask{0};
+
 namespace {
 
 struct tool_registration {
   std::atomic<ABT_tool_thread_callback_fn> cb{nullptr};
-  std::atomic<std::uint64_t> mask{0};
+  std::atomic<std::uint64_t>& mask = g_tool_mask;
   std::atomic<void*> arg{nullptr};
 };
 tool_registration g_tool;
@@ -26,10 +28,6 @@ struct ABT_tool_context_opaque {
 };
 
 namespace abt {
-
-bool tool_active() noexcept {
-  return g_tool.mask.load(std::memory_order_relaxed) != 0;
-}
 
 void tool_event(weft::work_unit* u, std::uint64_t event) noexcept {
   if (!(g_tool.mask.load(std::memory_order_acquire) & event)) return;

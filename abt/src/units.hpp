@@ -25,7 +25,11 @@ ABT_thread_state state_of(const weft::work_unit* u) noexcept;
 int not_a_ult_code() noexcept;
 /// Tool events (tool.cpp): reports `event` for `u` to the registered callback, if any.
 void tool_event(weft::work_unit* u, std::uint64_t event) noexcept;
-/// True when a tool callback is registered (a single relaxed load).
-bool tool_active() noexcept;
+/// Event mask of the registered tool callback (0: none); tool.cpp writes it.
+extern std::atomic<std::uint64_t> g_tool_mask;
+/// True when a tool callback is registered (a single relaxed load, inline on hot paths).
+inline bool tool_active() noexcept {
+  return g_tool_mask.load(std::memory_order_relaxed) != 0;
+}
 
 }  // namespace abt

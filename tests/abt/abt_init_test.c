@@ -252,10 +252,15 @@ static void check_stacksize(void* arg) {
 
 static void test_stacksize_environment(void) {
   CHECK(setenv("ABT_THREAD_STACKSIZE", "262144", 1) == 0);
+  CHECK(setenv("ABT_SCHED_EVENT_FREQ", "7", 1) == 0);
   abt_test_start();
   size_t size = 0;
   OK(ABT_info_query_config(ABT_INFO_QUERY_KIND_DEFAULT_THREAD_STACKSIZE, &size));
   CHECK(size == 262144);
+  /* Zeroed 64 bits: right whether the value is stored as an int or as a 64-bit integer. */
+  uint64_t freq = 0;
+  OK(ABT_info_query_config(ABT_INFO_QUERY_KIND_DEFAULT_SCHED_EVENT_FREQ, &freq));
+  CHECK(freq == 7);
   for (int i = 0; i < abt_test_num_xstreams; i++) {
     ABT_thread thread;
     OK(ABT_thread_create(abt_test_pools[i], check_stacksize, &size, ABT_THREAD_ATTR_NULL, &thread));
@@ -263,6 +268,7 @@ static void test_stacksize_environment(void) {
   }
   abt_test_stop();
   CHECK(unsetenv("ABT_THREAD_STACKSIZE") == 0);
+  CHECK(unsetenv("ABT_SCHED_EVENT_FREQ") == 0);
 }
 
 /* Events seen by the tool callback, by kind. */
@@ -333,7 +339,7 @@ int main(int argc, char** argv) {
       {"error_strings", test_error_strings},
       {"timer", test_timer},
       {"info", test_info},
-      {"stacksize_environment", test_stacksize_environment},
+      {"environment", test_stacksize_environment},
       {"tool_callbacks", test_tool_callbacks},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));

@@ -100,6 +100,10 @@ struct thread_ext {
   std::uint32_t magic;
   std::atomic<std::uint32_t> flags;
   std::atomic<bool> started;  // the entry began to run (a plain store: off the RMW path)
+  // ABT_self_suspend_to: the unit switched to its target and will suspend when it is back,
+  // unless a resume came first (which then consumes the flag instead of resuming).
+  std::atomic<bool> suspend_pending;
+  std::atomic<bool> suspending;  // between consuming suspend_pending and being suspended
   void (*migration_cb)(ABT_thread, void*);
   void* migration_arg;
   ABT_pool last_pool;  // the ABT pool the unit was last put in by the ABT layer

@@ -63,6 +63,30 @@ int suspend_self() {
   return ABT_SUCCESS;
 }
 
+/// Suspends the caller and runs `target` next: weft has no suspend-and-switch, so the caller
+/// switches to the target first and suspends when it is back, unless a resume arrived meanwhile
+/// (ABT_thread_resume consumes the pending suspension). Units without the ABT extension (the
+/// primary ULT) suspend first and let the scheduler reach the target.
+int suspend_to(weft::work_unit* target) {
+  weft::work_unit* self = weft::this_unit::current();
+  thread_ext* e = ext_of(self);
+  if (!e) {
+    queue_if_popped(target);
+    return suspend_self();
+  }
+  e->suspend_pending.store(true, std::memory_order_release);
+  switch_to(target);
+  e->suspending.store(true, std::memory_order_release);  // resume() waits for the suspension
+  if (e->suspend_pending.exchange(false, std::memory_order_acq_rel)) {
+    const int rc = suspend_self();
+    e->suspending.store(false, std::memory_order_release);
+    return rc;
+  }
+  e->suspending.store(false, std::memory_order_release);
+  honour_cancel();
+  return ABT_SUCCESS;
+}
+
 [[noreturn]] void exit_self() {
   weft::this_unit::exit();
 }
@@ -124,6 +148,7 @@ int ABT_self_is_primary(ABT_bool* is_primary) {
   if (!is_primary) return ABT_ERR_INV_ARG;
   *is_primary = ABT_FALSE;  // Argobots 1.x: also on error
   if (int rc = need_unit()) return rc;
+  if (calling_context() == context::tasklet) return ABT_ERR_INV_THREAD;  // Argobots 1.x
   *is_primary = calling_context() == context::primary_ult ? ABT_TRUE : ABT_FALSE;
   return ABT_SUCCESS;
 }
@@ -201,19 +226,15 @@ int ABT_self_suspend(void) {
 int ABT_self_suspend_to(ABT_thread thread) {
   if (int rc = need_ult()) return rc;
   if (int rc = check_target(thread)) return rc;
-  return guarded(ABT_ERR_THREAD, [&] {
-    queue_if_popped(unit_of(thread));  // runs next only if nothing is queued before it
-    return suspend_self();
-  });
+  return guarded(ABT_ERR_THREAD, [&] { return suspend_to(unit_of(thread)); });
 }
 
 int ABT_self_resume_suspend_to(ABT_thread thread) {
   if (int rc = need_ult()) return rc;
   if (int rc = check_target(thread)) return rc;
   return guarded(ABT_ERR_THREAD, [&] {
-    if (int rc = resume_target(thread)) return rc;
-    queue_if_popped(unit_of(thread));
-    return suspend_self();
+    if (int rc = ABT_thread_resume(thread)) return rc;
+    return suspend_to(unit_of(thread));
   });
 }
 

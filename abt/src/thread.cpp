@@ -51,6 +51,8 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
   e->magic = thread_ext::magic_value;
   e->flags.store(flags, std::memory_order_relaxed);
   e->started.store(false, std::memory_order_relaxed);
+  e->suspend_pending.store(false, std::memory_order_relaxed);
+  e->suspending.store(false, std::memory_order_relaxed);
   e->migration_cb = attr ? attr->migration_cb : nullptr;
   e->migration_arg = attr ? attr->migration_arg : nullptr;
   e->last_pool = ph;
@@ -157,7 +159,7 @@ int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle)
   if (u == primary_unit()) return ABT_ERR_INV_THREAD;  // pinned to the primary stream
   thread_ext* e = ext_of(u);
   if (e && (e->flags.load(std::memory_order_acquire) & flag_not_migratable))
-    return ABT_ERR_MIGRATION_NA;
+    return ABT_ERR_INV_THREAD;  // as Argobots: a non-migratable unit is an invalid target
   if (u->state.load(std::memory_order_acquire) == weft::unit_state::terminated)
     return ABT_ERR_INV_THREAD;
   if (u->home.load(std::memory_order_relaxed) == &target) return ABT_ERR_MIGRATION_TARGET;
@@ -440,6 +442,14 @@ int ABT_thread_resume(ABT_thread thread) {
   if (int rc = ensure_initialized()) return rc;
   weft::work_unit* u = unit_of(thread);
   if (!u || u->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
+  if (thread_ext* e = ext_of(u)) {
+    // A unit that suspended "to" another one is resumed before it actually suspends: the
+    // resume cancels the pending suspension (see ABT_self_suspend_to).
+    if (e->suspend_pending.exchange(false, std::memory_order_acq_rel)) return ABT_SUCCESS;
+    while (!u->user_suspended.load(std::memory_order_acquire) &&
+           e->suspending.load(std::memory_order_acquire))
+      sched_yield();  // it is a few instructions away from suspending
+  }
   if (!u->user_suspended.load(std::memory_order_acquire)) return ABT_ERR_THREAD;
   return guarded(ABT_ERR_THREAD, [&] {
     if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RESUME);

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,16 @@ int guarded(int fallback, F&& f) noexcept {
   } catch (...) {
     return current_exception_code(fallback);
   }
+}
+
+/// The value a C caller passed for an enum parameter, read as an int: C may pass any value, and
+/// loading an out-of-range value as the enum type is undefined in C++.
+template <class E>
+inline int enum_value(const E& e) noexcept {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
 }
 
 /// Who is calling: Argobots' calling contexts. `scheduler` is a stream's scheduler loop (a user

@@ -25,7 +25,7 @@ ABT_pool pool_handle_for(const std::shared_ptr<weft::pool>& p);
 /// The handle of weft pool `p` if one is registered, else nullptr. Takes the registry lock.
 ABT_pool find_pool(const weft::pool* p) noexcept;
 /// Creates a predefined pool.
-int create_basic_pool(ABT_pool_kind kind, ABT_pool_access access, bool automatic, ABT_pool* out);
+int create_basic_pool(int kind, int access, bool automatic, ABT_pool* out);
 /// Unregisters and deletes a pool handle (drops its share of the weft pool).
 void delete_pool_handle(ABT_pool p) noexcept;
 /// The work unit an ABT_unit of `pool` stands for (user pools keep their own units), or nullptr.
@@ -66,8 +66,8 @@ ABT_unit user_unit_of(const weft::work_unit* u) noexcept;
 
 /// Creates a predefined scheduler over `pools` (or default pools when num_pools is 0 or pools
 /// is NULL); `automatic` unless the configuration says otherwise.
-int create_predef_sched(ABT_sched_predef predef, int num_pools, ABT_pool* pools,
-                        ABT_sched_config config, bool automatic, ABT_sched* out);
+int create_predef_sched(int predef, int num_pools, ABT_pool* pools, ABT_sched_config config,
+                        bool automatic, ABT_sched* out);
 /// Wraps a scheduler weft created (a stream's main scheduler) in a handle.
 ABT_sched wrap_native_sched(weft::scheduler& s);
 /// Unregisters and deletes a scheduler handle, calling a user definition's free callback, and

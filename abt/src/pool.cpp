@@ -87,13 +87,13 @@ ABT_pool pool_handle_for(const std::shared_ptr<weft::pool>& p) {
   return h;
 }
 
-int create_basic_pool(ABT_pool_kind kind, ABT_pool_access access, bool automatic, ABT_pool* out) {
+int create_basic_pool(int kind, int access, bool automatic, ABT_pool* out) {
   if (!valid_access(access)) return ABT_ERR_INV_POOL_ACCESS;
   std::shared_ptr<weft::pool> p;
   switch (kind) {
     case ABT_POOL_FIFO:
     case ABT_POOL_FIFO_WAIT:  // weft's FIFO pools all sleep in pop_wait until a push
-      p = weft::make_fifo_pool(to_mode(access));
+      p = weft::make_fifo_pool(to_mode(static_cast<ABT_pool_access>(access)));
       break;
     case ABT_POOL_RANDWS:
       p = weft::make_ws_pool();
@@ -101,7 +101,7 @@ int create_basic_pool(ABT_pool_kind kind, ABT_pool_access access, bool automatic
     default:
       return ABT_ERR_INV_POOL_KIND;
   }
-  *out = register_pool(std::move(p), access, automatic, false);
+  *out = register_pool(std::move(p), static_cast<ABT_pool_access>(access), automatic, false);
   return ABT_SUCCESS;
 }
 
@@ -204,8 +204,9 @@ int ABT_pool_create_basic(ABT_pool_kind kind, ABT_pool_access access, ABT_bool a
   if (newpool) *newpool = ABT_POOL_NULL;
   if (int rc = ensure_initialized()) return rc;
   if (!newpool) return ABT_ERR_INV_ARG;
-  return guarded(ABT_ERR_MEM,
-                 [&] { return create_basic_pool(kind, access, automatic != ABT_FALSE, newpool); });
+  return guarded(ABT_ERR_MEM, [&] {
+    return create_basic_pool(enum_value(kind), enum_value(access), automatic != ABT_FALSE, newpool);
+  });
 }
 
 int ABT_pool_free(ABT_pool* pool) {

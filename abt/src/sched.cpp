@@ -175,8 +175,8 @@ bool pools_empty(const weft::scheduler& s) {
 
 }  // namespace
 
-int create_predef_sched(ABT_sched_predef predef, int num_pools, ABT_pool* pools,
-                        ABT_sched_config config, bool automatic, ABT_sched* out) {
+int create_predef_sched(int predef, int num_pools, ABT_pool* pools, ABT_sched_config config,
+                        bool automatic, ABT_sched* out) {
   if (predef < ABT_SCHED_DEFAULT || predef > ABT_SCHED_BASIC_WAIT) return ABT_ERR_INV_SCHED_PREDEF;
   if (num_pools < 0) return ABT_ERR_INV_ARG;
   int v = 0;
@@ -212,7 +212,7 @@ int create_predef_sched(ABT_sched_predef predef, int num_pools, ABT_pool* pools,
       break;
   }
   ABT_sched h = new_handle(std::move(list), automatic);
-  h->predef = predef;
+  h->predef = static_cast<ABT_sched_predef>(predef);
   h->event_freq = freq;
   h->sched = s.get();
   h->owned = std::move(s);
@@ -322,7 +322,7 @@ int ABT_sched_create_basic(ABT_sched_predef predef, int num_pools, ABT_pool* poo
   if (int rc = ensure_initialized()) return rc;
   if (!newsched) return ABT_ERR_INV_ARG;
   return guarded(ABT_ERR_MEM, [&] {
-    return create_predef_sched(predef, num_pools, pools, config, false, newsched);
+    return create_predef_sched(enum_value(predef), num_pools, pools, config, false, newsched);
   });
 }
 

@@ -305,7 +305,7 @@ int create_user_pool(ABT_pool_user_def def, ABT_pool_config config, ABT_pool* ou
     p = std::make_shared<user_pool>(access, d, nullptr);
   } else {
     const ABT_pool_def* d = reinterpret_cast<const ABT_pool_def*>(def);
-    if (!valid_access(d->access)) return ABT_ERR_INV_POOL_ACCESS;
+    if (!valid_access(enum_value(d->access))) return ABT_ERR_INV_POOL_ACCESS;
     if (!d->u_create_from_thread || !d->u_free || !d->p_get_size || !d->p_push || !d->p_pop)
       return ABT_ERR_INV_POOL_USER_DEF;
     access = d->access;

@@ -192,7 +192,7 @@ int ABT_xstream_create_basic(ABT_sched_predef predef, int num_pools, ABT_pool* p
   if (!newxstream) return ABT_ERR_INV_ARG;
   ABT_sched sched = nullptr;
   int rc = guarded(ABT_ERR_MEM, [&] {
-    return create_predef_sched(predef, num_pools, pools, config, true, &sched);
+    return create_predef_sched(enum_value(predef), num_pools, pools, config, true, &sched);
   });
   if (rc) return rc;
   rc = create_xstream(sched, -1, newxstream);
@@ -334,7 +334,7 @@ int ABT_xstream_set_main_sched_basic(ABT_xstream xstream, ABT_sched_predef prede
   if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
   ABT_sched sched = nullptr;
   int rc = guarded(ABT_ERR_MEM, [&] {
-    return create_predef_sched(predef, num_pools, pools, nullptr, true, &sched);
+    return create_predef_sched(enum_value(predef), num_pools, pools, nullptr, true, &sched);
   });
   if (rc) return rc;
   rc = ABT_xstream_set_main_sched(xstream, sched);

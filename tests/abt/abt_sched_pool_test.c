@@ -322,8 +322,6 @@ static void test_predefined_scheds(void) {
   OK(ABT_sched_get_num_pools(sched, &num_pools));
   CHECK(num_pools >= 1);
   OK(ABT_sched_free(&sched));
-  CHECK_RET(ABT_sched_create_basic((ABT_sched_predef)77, 0, NULL, ABT_SCHED_CONFIG_NULL, &sched),
-            ABT_ERR_INV_SCHED_PREDEF);
 
   /* PRIO serves its first pool before its second: both are full when the stream starts. */
   ABT_pool prio_pools[2];
@@ -559,10 +557,6 @@ static void test_predefined_pools(void) {
       check_pool(kinds[k], modes[m], ids, &num_ids);
   }
   ABT_pool pool;
-  CHECK_RET(ABT_pool_create_basic((ABT_pool_kind)55, ABT_POOL_ACCESS_MPMC, ABT_FALSE, &pool),
-            ABT_ERR_INV_POOL_KIND);
-  CHECK_RET(ABT_pool_create_basic(ABT_POOL_FIFO, (ABT_pool_access)55, ABT_FALSE, &pool),
-            ABT_ERR_INV_POOL_ACCESS);
   size_t size;
   CHECK_RET(ABT_pool_get_size(ABT_POOL_NULL, &size), ABT_ERR_INV_POOL);
   CHECK_RET(ABT_pool_push_thread(ABT_POOL_NULL, ABT_THREAD_NULL), ABT_ERR_INV_POOL);
@@ -990,12 +984,31 @@ static void test_units(void) {
   abt_test_stop();
 }
 
+/* Out-of-range enumeration values get Argobots' error codes. */
+static void test_invalid_enum_values(void) {
+  abt_test_start();
+  ABT_sched sched;
+  ABT_pool pool;
+  CHECK_RET(ABT_sched_create_basic((ABT_sched_predef)77, 0, NULL, ABT_SCHED_CONFIG_NULL, &sched),
+            ABT_ERR_INV_SCHED_PREDEF);
+  CHECK_RET(ABT_pool_create_basic((ABT_pool_kind)55, ABT_POOL_ACCESS_MPMC, ABT_FALSE, &pool),
+            ABT_ERR_INV_POOL_KIND);
+  CHECK_RET(ABT_pool_create_basic(ABT_POOL_FIFO, (ABT_pool_access)55, ABT_FALSE, &pool),
+            ABT_ERR_INV_POOL_ACCESS);
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
-      {"sched_config", test_sched_config},           {"user_sched", test_user_sched},
-      {"predefined_scheds", test_predefined_scheds}, {"stacking", test_stacking},
-      {"predefined_pools", test_predefined_pools},   {"pool_user_def", test_pool_user_def},
-      {"pool_def_old", test_pool_def_old},           {"units", test_units},
+      {"sched_config", test_sched_config},
+      {"user_sched", test_user_sched},
+      {"predefined_scheds", test_predefined_scheds},
+      {"stacking", test_stacking},
+      {"predefined_pools", test_predefined_pools},
+      {"pool_user_def", test_pool_user_def},
+      {"pool_def_old", test_pool_def_old},
+      {"units", test_units},
+      {"invalid_enum_values", test_invalid_enum_values},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <mutex>
 #include <new>
+#include <shared_mutex>
 #include <thread>
 #include <unordered_map>
 
@@ -77,6 +78,8 @@ class user_pool final : public weft::pool {
 
   /// Calls the free callback once and makes every later operation a no-op.
   void retire() noexcept {
+    // Waits for the runtime's calls in flight (other streams serve orphaned pools: size(), pop()).
+    std::unique_lock lock(retire_mutex_);
     ABT_pool h = handle_;
     if (!h) return;
     handle_ = nullptr;
@@ -242,12 +245,25 @@ class user_pool final : public weft::pool {
   }
 
   // weft::pool
-  weft::work_unit* pop() noexcept override { return pop_ctx(ABT_POOL_CONTEXT_OWNER_PRIMARY); }
+  // The runtime may call these from any stream that serves the pool, orphaned pools included,
+  // while the user frees it: each holds retire_mutex_ shared, so retire() waits for them.
+  weft::work_unit* pop() noexcept override {
+    std::shared_lock lock(retire_mutex_);
+    return pop_ctx(ABT_POOL_CONTEXT_OWNER_PRIMARY);
+  }
   weft::work_unit* pop_wait(std::chrono::nanoseconds timeout) noexcept override {
-    return pop_wait_ctx(static_cast<double>(timeout.count()) * 1e-9,
-                        ABT_POOL_CONTEXT_OWNER_PRIMARY);
+    {
+      std::shared_lock lock(retire_mutex_);
+      if (!handle_) return nullptr;
+      if ((is_new_ && new_.pop_wait) || (!is_new_ && old_.p_pop_timedwait))
+        return pop_wait_ctx(static_cast<double>(timeout.count()) * 1e-9,
+                            ABT_POOL_CONTEXT_OWNER_PRIMARY);
+    }
+    // No waiting callback: the base class polls pop(), which takes retire_mutex_ itself.
+    return weft::pool::pop_wait(timeout);
   }
   bool remove(weft::work_unit* u) noexcept override {
+    std::shared_lock lock(retire_mutex_);
     if (!handle_ || is_new_ || !old_.p_remove) return false;
     ABT_unit unit = user_unit_of(u);
     if (!unit) return false;
@@ -257,6 +273,7 @@ class user_pool final : public weft::pool {
     return true;
   }
   std::size_t size() const noexcept override {
+    std::shared_lock lock(retire_mutex_);
     if (!handle_) return 0;
     if (is_new_) {
       if (new_.get_size) return new_.get_size(handle_);
@@ -267,6 +284,7 @@ class user_pool final : public weft::pool {
 
  protected:
   void do_push(weft::work_unit* u) noexcept override {
+    std::shared_lock lock(retire_mutex_);
     push_ctx(u, ABT_POOL_CONTEXT_OP_POOL_OTHER);
   }
 
@@ -276,6 +294,7 @@ class user_pool final : public weft::pool {
     if (unit) take(unit);
   }
 
+  mutable std::shared_mutex retire_mutex_;  // shared: the runtime's calls; exclusive: retire()
   ABT_pool handle_ = nullptr;
   bool is_new_ = false;
   bool initialised_ = false;

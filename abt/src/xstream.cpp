@@ -156,7 +156,8 @@ int create_xstream(ABT_sched sched, int rank, ABT_xstream* newxstream) {
         return rc;
       made_here = true;
     }
-    weft::scheduler* raw = sched->owned.get();
+    // Named before the stream starts: its scheduler loop reads sched->sched (check_events).
+    sched->sched = sched->owned.get();
     weft::execution_stream* s = nullptr;
     try {
       s = &weft::execution_stream::create(std::move(sched->owned), rank);
@@ -166,7 +167,6 @@ int create_xstream(ABT_sched sched, int rank, ABT_xstream* newxstream) {
       if (made_here) delete_sched_handle(sched);
       throw;
     }
-    sched->sched = raw;
     *newxstream = new_xstream(*s, sched);
     return ABT_SUCCESS;
   });

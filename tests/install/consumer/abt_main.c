@@ -2,9 +2,11 @@
 #include <abt.h>
 #include <stdio.h>
 
-static void add(void *arg) { *(int *)arg += 1; }
+static void add(void* arg) {
+  *(int*)arg += 1;
+}
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   ABT_xstream xstream;
   ABT_pool pool;
   ABT_thread thread;

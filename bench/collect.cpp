@@ -193,6 +193,24 @@ void write_memory_csv(std::ostream& out, const results& r) {
   }
 }
 
+/// The columns (peers, weft's first) and rows (N) of the table of one benchmark at one stream
+/// count, as the text and Markdown reports lay it out.
+std::pair<std::vector<std::string>, std::set<std::int64_t>> table_of(const results& r,
+                                                                     const std::string& bench,
+                                                                     int streams) {
+  std::vector<std::string> cols;
+  std::set<std::int64_t> ns;
+  for (const auto& [k, s] : r.times) {
+    if (k.bench != bench || k.streams != streams) continue;
+    ns.insert(k.n);
+    if (std::find(cols.begin(), cols.end(), k.peer) == cols.end()) cols.push_back(k.peer);
+  }
+  std::sort(cols.begin(), cols.end(), [](const std::string& a, const std::string& b) {
+    return std::make_pair(a.rfind("weft", 0) != 0, a) < std::make_pair(b.rfind("weft", 0) != 0, b);
+  });
+  return {cols, ns};
+}
+
 void print_tables(const results& r) {
   std::set<std::pair<std::string, int>> groups;
   std::set<std::string> peers;
@@ -201,17 +219,7 @@ void print_tables(const results& r) {
     peers.insert(k.peer);
   }
   for (const auto& [bench, streams] : groups) {
-    std::vector<std::string> cols;
-    std::set<std::int64_t> ns;
-    for (const auto& [k, s] : r.times) {
-      if (k.bench != bench || k.streams != streams) continue;
-      ns.insert(k.n);
-      if (std::find(cols.begin(), cols.end(), k.peer) == cols.end()) cols.push_back(k.peer);
-    }
-    std::sort(cols.begin(), cols.end(), [](const std::string& a, const std::string& b) {
-      return std::make_pair(a.rfind("weft", 0) != 0, a) <
-             std::make_pair(b.rfind("weft", 0) != 0, b);
-    });
+    const auto [cols, ns] = table_of(r, bench, streams);
     const std::string ref = "weft-ult";  // every bench has weft ULTs; tasklets are a column
     std::printf("\n%s, %d stream%s: median ns per unit (ratio weft-ult/peer)\n", bench.c_str(),
                 streams, streams == 1 ? "" : "s");
@@ -252,17 +260,7 @@ void write_markdown(std::ostream& out, const results& r) {
   std::set<std::pair<std::string, int>> groups;
   for (const auto& [k, s] : r.times) groups.insert({k.bench, k.streams});
   for (const auto& [bench, streams] : groups) {
-    std::vector<std::string> cols;
-    std::set<std::int64_t> ns;
-    for (const auto& [k, s] : r.times) {
-      if (k.bench != bench || k.streams != streams) continue;
-      ns.insert(k.n);
-      if (std::find(cols.begin(), cols.end(), k.peer) == cols.end()) cols.push_back(k.peer);
-    }
-    std::sort(cols.begin(), cols.end(), [](const std::string& a, const std::string& b) {
-      return std::make_pair(a.rfind("weft", 0) != 0, a) <
-             std::make_pair(b.rfind("weft", 0) != 0, b);
-    });
+    const auto [cols, ns] = table_of(r, bench, streams);
     out << "\n**" << bench << ", " << streams << (streams == 1 ? " stream" : " streams")
         << "**: median ns per unit (weft-ult / peer)\n\n| N |";
     for (const auto& c : cols) out << " " << c << " |";

@@ -1,5 +1,6 @@
 // The per-unit nesting frame of the loop layer.
 #include <weft/loops/nesting.hpp>
+#include <weft/loops/worker_unit.hpp>
 
 #include <weft/error.hpp>
 #include <weft/execution_stream.hpp>
@@ -23,17 +24,48 @@ const local_key& frame_key() {
 
 }  // namespace
 
+namespace detail {
+
+void worker_entry(void* arg) noexcept {
+  auto* slot = static_cast<worker_slot*>(arg);
+  team_work* team = slot->team;
+  team->run(team->work, slot->w);
+  team->done.worker_done();  // last touch of the team: the caller may return once all are done
+}
+
+worker_slot* current_worker() noexcept {
+  // A unit's C entry point and argument are what unit_handle::function()/argument() report.
+  const work_unit* u = this_unit::current();
+  return u && u->entry_fn == &worker_entry ? static_cast<worker_slot*>(u->entry_arg) : nullptr;
+}
+
+}  // namespace detail
+
+// Units the layer created keep their frame in their worker_slot; everything else (the primary
+// ULT, user ULTs, external threads) in ULT-local storage, whose table is allocated once per such
+// unit or thread.
 const nesting_frame& current_frame() noexcept {
+  if (const detail::worker_slot* slot = detail::current_worker()) return *slot->frame;
   const void* p = frame_key().get();
   return p ? *static_cast<const nesting_frame*>(p) : top_frame;
 }
 
-frame_scope::frame_scope(const nesting_frame* f) : saved_(frame_key().get()) {
+frame_scope::frame_scope(const nesting_frame* f) : slot_(detail::current_worker()) {
+  if (slot_) {
+    saved_ = slot_->frame;
+    slot_->frame = f;
+    return;
+  }
+  saved_ = static_cast<const nesting_frame*>(frame_key().get());
   frame_key().set(const_cast<nesting_frame*>(f));
 }
 
 frame_scope::~frame_scope() {
-  frame_key().set(const_cast<void*>(saved_));
+  if (slot_) {
+    slot_->frame = saved_;
+    return;
+  }
+  frame_key().set(const_cast<nesting_frame*>(saved_));
 }
 
 int stream_count() noexcept {

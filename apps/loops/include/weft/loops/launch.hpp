@@ -1,18 +1,20 @@
-// Starting a team: creates workers 1..n-1 as ULTs or tasklets, runs worker 0 in the caller, joins
-// them all and rethrows the first exception. Every construct of the layer is built on launch().
+// Starting a team: creates workers 1..n-1 as ULTs or tasklets, runs worker 0 in the caller, waits
+// once for them all and rethrows the first exception. Every construct of the layer is built on
+// launch().
 #pragma once
 
 #include <weft/loops/nesting.hpp>
 #include <weft/loops/options.hpp>
 #include <weft/loops/team_barrier.hpp>
+#include <weft/loops/worker_unit.hpp>
 
 #include <weft/execution_stream.hpp>
 #include <weft/tasklet.hpp>
 #include <weft/ult.hpp>
 
 #include <exception>
+#include <memory>
 #include <mutex>
-#include <vector>
 
 namespace weft::loops::detail {
 
@@ -44,12 +46,63 @@ class failure {
   std::exception_ptr first_, echo_;
 };
 
+/// Runs guarded work of type G for worker w (the team_work::run of a launch).
+template <class G>
+void run_guarded(void* work, int w) noexcept {
+  (*static_cast<G*>(work))(w);
+}
+
+/// Where a worker's unit goes: stream (base + w) mod streams when spreading, else the caller's
+/// stream's main pool (the primary stream's for an external thread), looked up once per team.
+class placement_plan {
+ public:
+  explicit placement_plan(bool spread)
+      : spread_(spread),
+        streams_(stream_count()),
+        self_(execution_stream::self()),
+        base_(self_ ? self_->rank() : 0),
+        local_(self_ ? self_->main_pool() : execution_stream::primary().main_pool()) {}
+  pool& for_worker(int w) const {
+    if (spread_) {
+      if (execution_stream* s = execution_stream::by_rank((base_ + w) % streams_)) {
+        return s->main_pool();
+      }
+    }
+    return local_;
+  }
+
+ private:
+  bool spread_;
+  int streams_;
+  execution_stream* self_;
+  int base_;
+  pool& local_;
+};
+
+/// Per-worker slots of a team: on the launcher's stack for small teams, one allocation for wide
+/// ones (never one per unit).
+class worker_slots {
+ public:
+  explicit worker_slots(int count)
+      : heap_(count > inline_count ? std::make_unique<worker_slot[]>(count) : nullptr),
+        slots_(heap_ ? heap_.get() : inline_) {}
+  worker_slot& operator[](int i) noexcept { return slots_[i]; }
+
+ private:
+  static constexpr int inline_count = 16;
+  worker_slot inline_[inline_count];
+  std::unique_ptr<worker_slot[]> heap_;
+  worker_slot* slots_;
+};
+
 /// Runs `work(w)` for w = 0..width-1 in a team: w = 0 in the caller, the others in new units of
 /// kind `units` at `spread` or local placement. `abort` (may be null) is called once a worker
 /// throws, so that its team-mates blocked in a team barrier are released. Returns when all have
 /// finished; rethrows the first exception. The caller must be able to block (checked by the
-/// constructs). Unit creation failing (out of memory) terminates the process: the workers already
-/// started may be waiting for the missing one.
+/// constructs). Each worker unit is created detached, runs worker_entry() on its slot and counts
+/// itself done; the caller waits once for the whole team. No heap allocation per unit (teams
+/// wider than 17 allocate their slot array once). Unit creation failing (out of memory)
+/// terminates the process: the workers already started may be waiting for the missing one.
 template <class Work>
 void launch(int width, unit_type units, bool spread, const nesting_frame& outer, Work& work,
             team_barrier* abort) {
@@ -63,49 +116,35 @@ void launch(int width, unit_type units, bool spread, const nesting_frame& outer,
       if (abort) abort->abort();
     }
   };
+  const bool ults = units == unit_type::ult;
+  // The caller's share of a tasklet team keeps the tasklet rules, whatever the width, so that
+  // what is allowed in a team does not depend on its width.
+  nesting_frame caller_share = inner;
+  caller_share.cannot_block = !ults;
   if (width <= 1) {
-    // A one-worker tasklet team runs inline in the caller, but keeps the tasklet rules, so that
-    // what is allowed in a team does not depend on its width.
-    nesting_frame only = inner;
-    only.cannot_block = units == unit_type::tasklet;
-    frame_scope scope(&only);
+    frame_scope scope(&caller_share);
     guarded(0);
     fail.rethrow();
     return;
   }
-  const int streams = stream_count();
-  const execution_stream* self = execution_stream::self();
-  const int base = self ? self->rank() : 0;
-  auto target = [&](int w) -> execution_stream* {
-    return spread ? execution_stream::by_rank((base + w) % streams) : nullptr;
-  };
-  auto run_team = [&](auto make_unit) noexcept {
-    std::vector<decltype(make_unit(1))> team;
-    team.reserve(static_cast<std::size_t>(width - 1));
-    for (int w = 1; w < width; ++w) team.push_back(make_unit(w));
-    guarded(0);
-    for (auto& u : team) u.join();  // the units catch their own exceptions: join cannot throw
-  };
-  if (units == unit_type::ult) {
-    frame_scope scope(&inner);
-    run_team([&](int w) {
-      auto body = [&guarded, &inner, w] {
-        frame_scope scope(&inner);
-        guarded(w);
-      };
-      execution_stream* s = target(w);
-      return s ? ult::create_on(*s, body) : ult::create(body);
-    });
-  } else {
-    nesting_frame caller_share = inner;
-    caller_share.cannot_block = true;
-    frame_scope scope(&caller_share);
-    run_team([&](int w) {
-      auto body = [&guarded, w] { guarded(w); };
-      execution_stream* s = target(w);
-      return s ? tasklet::create_on(*s, body) : tasklet::create(body);
-    });
-  }
+  team_work team{&run_guarded<decltype(guarded)>, &guarded, team_done(width - 1)};
+  worker_slots slots(width - 1);
+  const placement_plan plan(spread);
+  frame_scope scope(&caller_share);
+  [&]() noexcept {  // a failed creation terminates (see above)
+    for (int w = 1; w < width; ++w) {
+      worker_slot& slot = slots[w - 1];
+      slot = {&team, ults ? &inner : &caller_share, w};
+      pool& p = plan.for_worker(w);
+      if (ults) {
+        ult::create(p, &worker_entry, &slot).detach();
+      } else {
+        tasklet::create(p, &worker_entry, &slot).detach();
+      }
+    }
+  }();
+  guarded(0);
+  team.done.wait();
   fail.rethrow();
 }
 

@@ -1,10 +1,15 @@
 // Which team the calling unit works in: the nesting level and the width of the enclosing teams,
-// kept in weft ULT-local storage so that it follows a ULT across streams.
+// kept with the unit (its worker slot, or ULT-local storage) so that it follows a ULT across
+// streams.
 #pragma once
 
 #include <weft/loops/options.hpp>
 
 namespace weft::loops {
+
+namespace detail {
+struct worker_slot;
+}
 
 /// What a worker knows about the teams around it. Stored by pointer in ULT-local storage while
 /// the worker runs; a unit without one is at level 0 (not inside any team).
@@ -18,8 +23,9 @@ struct nesting_frame {
 const nesting_frame& current_frame() noexcept;
 
 /// Installs `f` as the calling unit's frame until destroyed, then restores the previous one.
-/// Used by the team launcher for each ULT worker (tasklet workers cannot open regions and get
-/// none). Any unit or thread; may allocate the unit's local-storage table on first use.
+/// Used by the team launcher for the caller's own share. Any unit or thread. In a unit the layer
+/// created it only swaps a pointer in the unit's worker slot; elsewhere it uses ULT-local storage
+/// and may allocate the unit's local-storage table on first use.
 class frame_scope {
  public:
   explicit frame_scope(const nesting_frame* f);
@@ -28,7 +34,8 @@ class frame_scope {
   frame_scope& operator=(const frame_scope&) = delete;
 
  private:
-  const void* saved_;
+  detail::worker_slot* slot_;
+  const nesting_frame* saved_;
 };
 
 /// Number of live execution streams (1 when weft is not initialised).

@@ -211,6 +211,9 @@ void config::apply_environment() {
     num_streams = static_cast<int>(parse_integer("WEFT_NUM_STREAMS", v, 1, 4096));
   }
   if (const char* v = env("WEFT_STACK_SIZE")) stack_size = parse_size(v, "WEFT_STACK_SIZE");
+  if (const char* v = env("WEFT_STACK_GUARDS")) {
+    stack_guards = trim(v) == "auto" ? -1 : parse_integer("WEFT_STACK_GUARDS", v, 0, 1L << 40);
+  }
   if (const char* v = env("WEFT_AFFINITY")) affinity = affinity_policy::parse(v, "WEFT_AFFINITY");
   if (const char* v = env("WEFT_SCHED")) {
     const std::string_view t = trim(v);
@@ -252,6 +255,10 @@ void config::validate() const {
     throw error(errc::invalid_config, "weft: stack_size " + std::to_string(stack_size) +
                                           " is out of range (4 KiB to 1 GiB)");
   }
+  if (stack_guards < -1) {
+    throw error(errc::invalid_config, "weft: stack_guards " + std::to_string(stack_guards) +
+                                          " is out of range (-1 = automatic, or a count)");
+  }
   if (event_freq == 0) throw error(errc::invalid_config, "weft: event_freq must be at least 1");
   if (scheduler.empty()) throw error(errc::invalid_config, "weft: scheduler name is empty");
   if (affinity.how == affinity_policy::kind::places && affinity.places.empty()) {
@@ -264,6 +271,13 @@ std::string config::describe() const {
   std::ostringstream out;
   out << "num_streams = " << num_streams << "\n"
       << "stack_size = " << stack_size << "\n"
+      << "stack_guards = ";
+  if (stack_guards < 0) {
+    out << "auto";
+  } else {
+    out << stack_guards;
+  }
+  out << "\n"
       << "affinity = " << affinity.to_string() << "\n"
       << "scheduler = " << scheduler << "\n"
       << "event_freq = " << event_freq << "\n"

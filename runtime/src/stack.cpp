@@ -1,21 +1,413 @@
+// ULT stacks. Stacks of one size are carved from arenas, each one anonymous mapping holding many
+// stack slots, so that the number of mappings does not grow with the number of live ULTs except
+// for guard pages: a guard page needs an mprotect that splits the mapping (two VMAs per stack), so
+// only the first stacks, up to a budget well below vm.max_map_count, get one; past it, arenas are
+// never split and each stack is checked with a canary word instead.
+//
+// Slot layout. Every slot is one page plus the stack size. In a guarded arena the page is the
+// guard page below the stack. In a canary arena (which begins with one spare page) the stack is
+// shifted up by all but 64 bytes of that page: its top ends 64 bytes below the next slot, and its
+// canary is the last word of the previous slot, 64 bytes above the previous stack's top. A canary
+// then shares a page with the top frames of the stack below, a page that stack touches anyway, so
+// canaries cost no resident memory; and a stack's top frames (up to 4032 bytes) fit in one page.
 #include "stack.hpp"
 
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <vector>
 
+#include "runtime_state.hpp"
 #include "sanitizer.hpp"
 #include "weft/error.hpp"
 
 namespace weft::detail {
 
 namespace {
+
 constexpr std::uint64_t canary_value = 0x5745465453544b21ull;  // "WEFTSTK!"
+/// Room left above a canary stack's top for the next slot's canary.
+constexpr std::size_t canary_gap = 64;
+/// Target sizes of an arena's mapping. Guarded arenas are small because every slot costs two
+/// VMAs anyway; canary arenas are large so that 10^7 live stacks still need few mappings.
+constexpr std::size_t guarded_arena_bytes = std::size_t{1} << 20;
+constexpr std::size_t canary_arena_bytes = std::size_t{16} << 20;
+constexpr std::size_t max_guarded_slots = 64;
+constexpr std::size_t max_canary_slots = 1024;
+/// Free stacks of one size (in bytes) kept whatever their age; four times as many free resident
+/// stacks in arenas still in use trigger a MADV_DONTNEED pass over them.
+constexpr std::size_t keep_bytes = std::size_t{8} << 20;
+/// An arena left empty this long is unmapped (at the next refill or drain of any stream). Deep
+/// recursions that come back within it reuse its pages: a first touch of a page costs far more
+/// than a ULT (tens of microseconds in some VMs).
+constexpr std::uint64_t empty_arena_ttl_ns = 10'000'000'000;
+
+std::uint64_t coarse_now_ns() noexcept {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(t.tv_nsec);
+}
+
 std::atomic<bool> warned_no_guard{false};
+
+/// The canary of a stack: the word just below the page that holds its lowest byte.
+char* canary_of(const void* lo) noexcept {
+  const auto page_start = reinterpret_cast<std::uintptr_t>(lo) / page_size() * page_size();
+  return reinterpret_cast<char*>(page_start) - sizeof canary_value;
+}
+
+void write_canary(const void* lo) noexcept {
+  std::memcpy(canary_of(lo), &canary_value, sizeof canary_value);
+}
+
+void warn_no_guard(const char* why) noexcept {
+  if (warned_no_guard.exchange(true)) return;
+  std::fprintf(stderr,
+               "weft: warning: %s; further ULT stacks are checked with canaries instead of guard "
+               "pages (see vm.max_map_count and WEFT_STACK_GUARDS)\n",
+               why);
+}
+
+/// vm.max_map_count, read once (65530, the kernel's default, when unreadable).
+std::size_t max_map_count() noexcept {
+  static const std::size_t value = [] {
+    std::size_t v = 0;
+    std::ifstream in("/proc/sys/vm/max_map_count");
+    if (!(in >> v) || v == 0) v = 65530;
+    return v;
+  }();
+  return value;
+}
+
+/// A stack back in its arena. `resident`: its pages may still be in memory (not yet dropped).
+struct free_slot {
+  stack_region stack;
+  void* parked;
+  bool resident;
+};
+
+struct size_class;
+
+/// One mapping of `nslots` slots of `slot_bytes`. Slots are carved (given a canary and a TSan
+/// fiber) on first use, in address order; carved slots that are not in use sit in `free`.
+struct arena {
+  char* base = nullptr;
+  std::size_t bytes = 0;
+  std::size_t slot_bytes = 0;
+  std::size_t first_slot = 0;  // offset of slot 0 in the mapping
+  std::size_t lo_offset = 0;   // from a slot's start to its stack's lo
+  std::size_t nslots = 0;
+  std::size_t carved = 0;
+  bool guarded = false;
+  size_class* owner = nullptr;
+  std::vector<free_slot> free;
+  arena* prev = nullptr;  // the owner's list of arenas with a free or uncarved slot
+  arena* next = nullptr;
+  bool listed = false;
+  arena* older = nullptr;  // the owner's list of unused arenas, oldest first
+  arena* newer = nullptr;
+  bool idle = false;
+  std::uint64_t idle_since = 0;
+
+  bool has_room() const noexcept { return !free.empty() || carved < nslots; }
+  bool unused() const noexcept { return free.size() == carved; }
+};
+
+/// The arenas of one stack size.
+struct size_class {
+  std::size_t size = 0;
+  arena* with_room = nullptr;  // most recently refilled first
+  arena* oldest_idle = nullptr;
+  arena* newest_idle = nullptr;
+  std::size_t free_stacks = 0;
+  std::size_t resident_free = 0;
+  std::size_t idle_free = 0;  // free stacks in unused arenas
+  std::size_t keep = 0;       // free stacks kept before an empty arena is unmapped
+};
+
+/// The process-wide arenas. Leaked on purpose: stream caches give stacks back during exit.
+struct depot {
+  std::mutex lock;
+  std::map<std::uintptr_t, arena*> by_address;
+  std::vector<size_class*> classes;
+  std::size_t arenas = 0;
+  std::size_t guarded_arenas = 0;
+  std::size_t guarded_slots = 0;  // slots of mapped guarded arenas (one guard page each)
+  std::size_t caches = 0;         // live stack_cache objects (0: no runtime runs)
+  bool guards_refused = false;    // the kernel refused a guard page; retried once one is freed
+};
+
+depot& the_depot() noexcept {
+  static depot* d = new depot;
+  return *d;
+}
+
+/// Most guarded slots at once: WEFT_STACK_GUARDS, or 3/8 of vm.max_map_count (each costs two
+/// mappings, so guard pages alone stay under 3/4 of the limit and the rest of the process keeps a
+/// quarter of it).
+std::size_t guard_limit() noexcept {
+  if (g_runtime && g_runtime->cfg.stack_guards >= 0)
+    return static_cast<std::size_t>(g_runtime->cfg.stack_guards);
+  return max_map_count() / 8 * 3;
+}
+
+bool guard_limit_is_automatic() noexcept {
+  return !(g_runtime && g_runtime->cfg.stack_guards >= 0);
+}
+
+void link_front(size_class& c, arena* a) noexcept {
+  a->prev = nullptr;
+  a->next = c.with_room;
+  if (c.with_room) c.with_room->prev = a;
+  c.with_room = a;
+  a->listed = true;
+}
+
+void unlink(size_class& c, arena* a) noexcept {
+  if (!a->listed) return;
+  if (a->prev) a->prev->next = a->next;
+  if (a->next) a->next->prev = a->prev;
+  if (c.with_room == a) c.with_room = a->next;
+  a->prev = a->next = nullptr;
+  a->listed = false;
+}
+
+void mark_idle(size_class& c, arena* a) noexcept {
+  a->idle = true;
+  a->idle_since = coarse_now_ns();
+  a->older = c.newest_idle;
+  a->newer = nullptr;
+  if (c.newest_idle)
+    c.newest_idle->newer = a;
+  else
+    c.oldest_idle = a;
+  c.newest_idle = a;
+  c.idle_free += a->free.size();
+}
+
+void unmark_idle(size_class& c, arena* a) noexcept {
+  if (!a->idle) return;
+  if (a->older)
+    a->older->newer = a->newer;
+  else
+    c.oldest_idle = a->newer;
+  if (a->newer)
+    a->newer->older = a->older;
+  else
+    c.newest_idle = a->older;
+  a->older = a->newer = nullptr;
+  a->idle = false;
+  c.idle_free -= a->free.size();
+}
+
+size_class& class_of(depot& d, std::size_t size) {
+  for (size_class* c : d.classes)
+    if (c->size == size) return *c;
+  auto* c = new size_class;
+  c->size = size;
+  d.classes.push_back(c);
+  return *c;
+}
+
+/// Maps an arena's memory; nullptr when the kernel refuses.
+char* map_memory(std::size_t bytes) noexcept {
+  void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  return base == MAP_FAILED ? nullptr : static_cast<char*>(base);
+}
+
+/// Sets one guard page per slot; false (and the arena unchanged in use) when the kernel refuses.
+bool protect_guards(const arena& a) noexcept {
+  for (std::size_t i = 0; i < a.nslots; ++i) {
+    if (mprotect(a.base + i * a.slot_bytes, page_size(), PROT_NONE) != 0) return false;
+  }
+  return true;
+}
+
+arena* map_arena(depot& d, size_class& c) {
+  const std::size_t page = page_size();
+  auto* a = new arena;
+  a->owner = &c;
+  const std::size_t limit = guard_limit();
+  const std::size_t guarded_slots =
+      std::clamp<std::size_t>(guarded_arena_bytes / (c.size + page), 1, max_guarded_slots);
+  a->guarded = !d.guards_refused && d.guarded_slots + guarded_slots <= limit;
+  if (a->guarded) {
+    a->slot_bytes = c.size + page;
+    a->lo_offset = page;
+    a->nslots = guarded_slots;
+    a->bytes = a->nslots * a->slot_bytes;
+    a->base = map_memory(a->bytes);
+    if (a->base && !protect_guards(*a)) {
+      // Something else in the process took the mappings: use canaries from now on.
+      char why[128];
+      std::snprintf(why, sizeof why, "the kernel refused a stack guard page (%s)",
+                    std::strerror(errno));
+      munmap(a->base, a->bytes);
+      a->base = nullptr;
+      a->guarded = false;
+      d.guards_refused = true;
+      warn_no_guard(why);
+    } else if (!a->base) {
+      const int e = errno;
+      delete a;
+      throw error(errc::resource,
+                  std::string("weft: cannot map a ULT stack arena: ") + std::strerror(e));
+    }
+  } else if (guard_limit_is_automatic()) {
+    char why[160];
+    std::snprintf(why, sizeof why,
+                  "%zu ULT stacks have guard pages, which is close to vm.max_map_count (%zu)",
+                  d.guarded_slots, max_map_count());
+    warn_no_guard(why);
+  }
+  if (!a->guarded) {
+    a->slot_bytes = c.size + page;
+    a->first_slot = page;  // holds slot 0's canary
+    a->lo_offset = page - canary_gap;
+    a->nslots = std::clamp<std::size_t>(canary_arena_bytes / a->slot_bytes, 1, max_canary_slots);
+    a->bytes = a->first_slot + a->nslots * a->slot_bytes;
+    a->base = map_memory(a->bytes);
+    if (!a->base) {
+      const int e = errno;
+      delete a;
+      throw error(errc::resource,
+                  std::string("weft: cannot map a ULT stack arena: ") + std::strerror(e));
+    }
+    // Only in case transparent huge pages are on for every mapping: a 2 MiB fault would make
+    // every stack in it resident at once.
+    madvise(a->base, a->bytes, MADV_NOHUGEPAGE);
+  }
+  try {
+    a->free.reserve(a->nslots);
+    d.by_address.emplace(reinterpret_cast<std::uintptr_t>(a->base), a);
+  } catch (...) {
+    munmap(a->base, a->bytes);
+    delete a;
+    throw;
+  }
+  ++d.arenas;
+  if (a->guarded) {
+    ++d.guarded_arenas;
+    d.guarded_slots += a->nslots;
+  }
+  c.keep = std::max(c.keep, std::max(keep_bytes / a->slot_bytes, a->nslots));
+  return a;
+}
+
+/// Gives a slot its stack_region the first time it is used.
+stack_region carve(arena& a) noexcept {
+  stack_region s;
+  s.lo = a.base + a.first_slot + a.carved * a.slot_bytes + a.lo_offset;
+  s.size = a.owner->size;
+  s.flags = stack_arena | (a.guarded ? stack_guarded : stack_canary);
+  if (!a.guarded) write_canary(s.lo);
+  s.tsan_fiber = tsan_create_fiber();
+  ++a.carved;
+  return s;
+}
+
+/// Forgets the context parked on a free stack and lets the kernel drop its pages. The partial
+/// pages at either end are kept: they hold a neighbour's top frames or canary.
+void drop_pages(free_slot& f) noexcept {
+  const std::size_t page = page_size();
+  const auto lo = reinterpret_cast<std::uintptr_t>(f.stack.lo);
+  const std::uintptr_t first = (lo + page - 1) / page * page;
+  const std::uintptr_t last = (lo + f.stack.size) / page * page;
+  asan_unpoison(f.stack.lo, f.stack.size);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  if (f.parked) {
+    // A new context will be built on this stack: give TSan a fresh fiber for it.
+    tsan_destroy_fiber(f.stack.tsan_fiber);
+    f.stack.tsan_fiber = tsan_create_fiber();
+    f.parked = nullptr;
+  }
+  f.resident = false;
+}
+
+void unmap_arena(depot& d, arena* a) noexcept {
+  size_class& c = *a->owner;
+  for (const free_slot& f : a->free) {
+    tsan_destroy_fiber(f.stack.tsan_fiber);
+    if (f.resident) --c.resident_free;
+  }
+  unmark_idle(c, a);
+  c.free_stacks -= a->free.size();
+  unlink(c, a);
+  d.by_address.erase(reinterpret_cast<std::uintptr_t>(a->base));
+  --d.arenas;
+  if (a->guarded) {
+    --d.guarded_arenas;
+    d.guarded_slots -= a->nslots;
+    d.guards_refused = false;
+  }
+  // Frames left by parked contexts are never unwound: the next mapping here must not inherit
+  // their poison.
+  asan_unpoison(a->base, a->bytes);
+  munmap(a->base, a->bytes);
+  delete a;
+}
+
+/// Drops the pages of the free stacks in arenas still in use (unused ones age out whole).
+void drop_free_pages(size_class& c) noexcept {
+  for (arena* a = c.with_room; a; a = a->next) {
+    if (a->idle) continue;
+    for (free_slot& f : a->free) {
+      if (!f.resident) continue;
+      drop_pages(f);
+      --c.resident_free;
+    }
+  }
+}
+
+/// Unmaps the arenas of `c` left unused for longer than empty_arena_ttl_ns, oldest first, while
+/// more than c.keep free stacks remain.
+void age_out(depot& d, size_class& c) noexcept {
+  if (!c.oldest_idle) return;
+  const std::uint64_t now = coarse_now_ns();
+  while (arena* a = c.oldest_idle) {
+    if (now - a->idle_since < empty_arena_ttl_ns) break;
+    if (c.free_stacks - a->free.size() < c.keep) break;
+    unmap_arena(d, a);
+  }
+}
+
+/// After the last cache is gone no runtime runs: unmap every unused arena and forget every
+/// parked context (the next runtime builds its own).
+void release_all(depot& d) noexcept {
+  for (auto it = d.by_address.begin(); it != d.by_address.end();) {
+    arena* a = it->second;
+    ++it;
+    if (a->unused()) {
+      unmap_arena(d, a);
+    } else {
+      for (free_slot& f : a->free) {
+        if (!f.resident) continue;
+        drop_pages(f);
+        --a->owner->resident_free;
+      }
+    }
+  }
+}
+
+arena* arena_of(depot& d, const void* lo) noexcept {
+  auto it = d.by_address.upper_bound(reinterpret_cast<std::uintptr_t>(lo));
+  if (it == d.by_address.begin()) return nullptr;
+  --it;
+  arena* a = it->second;
+  return static_cast<const char*>(lo) < a->base + a->bytes ? a : nullptr;
+}
+
 }  // namespace
 
 std::size_t page_size() noexcept {
@@ -27,6 +419,70 @@ std::size_t round_to_pages(std::size_t bytes) noexcept {
   const std::size_t page = page_size();
   if (bytes == 0) return page;
   return (bytes + page - 1) / page * page;
+}
+
+std::size_t take_arena_stacks(std::size_t size, cached_stack* out, std::size_t want) {
+  depot& d = the_depot();
+  std::lock_guard guard(d.lock);
+  size_class& c = class_of(d, size);
+  std::size_t got = 0;
+  while (got < want) {
+    arena* a = c.with_room;
+    if (!a) {
+      if (got > 0) break;  // a refill does not map an arena for stacks it may never use
+      a = map_arena(d, c);
+      link_front(c, a);
+    }
+    unmark_idle(c, a);
+    while (got < want && !a->free.empty()) {
+      const free_slot& f = a->free.back();
+      out[got++] = {f.stack, f.parked};
+      --c.free_stacks;
+      if (f.resident) --c.resident_free;
+      a->free.pop_back();
+    }
+    while (got < want && a->carved < a->nslots) out[got++] = {carve(*a), nullptr};
+    if (!a->has_room()) unlink(c, a);
+  }
+  age_out(d, c);
+  return got;
+}
+
+void give_arena_stacks(const cached_stack* stacks, std::size_t n) noexcept {
+  depot& d = the_depot();
+  std::lock_guard guard(d.lock);
+  size_class* last = nullptr;
+  for (std::size_t i = 0; i < n; ++i) {
+    arena* a = arena_of(d, stacks[i].stack.lo);
+    if (!a) continue;  // cannot happen: only arena stacks carry stack_arena
+    size_class& c = *a->owner;
+    last = &c;
+    a->free.push_back({stacks[i].stack, stacks[i].parked, true});
+    ++c.free_stacks;
+    ++c.resident_free;
+    if (!a->listed) link_front(c, a);
+    if (a->unused()) {
+      if (d.caches == 0)
+        unmap_arena(d, a);
+      else
+        mark_idle(c, a);
+    }
+  }
+  if (!last) return;
+  if (last->resident_free > last->idle_free + 4 * last->keep) drop_free_pages(*last);
+  age_out(d, *last);
+}
+
+stack_arena_stats arena_stats() noexcept {
+  depot& d = the_depot();
+  std::lock_guard guard(d.lock);
+  stack_arena_stats s;
+  s.arenas = d.arenas;
+  s.guarded_arenas = d.guarded_arenas;
+  s.guarded_stacks = d.guarded_slots;
+  for (const size_class* c : d.classes) s.free_stacks += c->free_stacks;
+  s.guard_limit = guard_limit();
+  return s;
 }
 
 stack_region map_stack(std::size_t size) {
@@ -45,15 +501,13 @@ stack_region map_stack(std::size_t size) {
     s.flags = stack_guarded;
   } else {
     // Each guard page splits the mapping; past vm.max_map_count the kernel refuses. A canary
-    // still turns an overflow into a clear report instead of silent corruption.
+    // (in the unprotected page below) still turns an overflow into a clear report.
     s.flags = stack_canary;
-    std::memcpy(s.lo, &canary_value, sizeof canary_value);
-    if (!warned_no_guard.exchange(true)) {
-      std::fprintf(stderr,
-                   "weft: warning: cannot add more stack guard pages (%s; see vm.max_map_count); "
-                   "further ULT stacks are checked with canaries instead\n",
-                   std::strerror(errno));
-    }
+    write_canary(s.lo);
+    char why[128];
+    std::snprintf(why, sizeof why, "the kernel refused a stack guard page (%s)",
+                  std::strerror(errno));
+    warn_no_guard(why);
   }
   s.tsan_fiber = tsan_create_fiber();
   return s;
@@ -65,6 +519,11 @@ void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept {
 
 void unmap_stack(const stack_region& s) noexcept {
   if (s.flags & stack_foreign) return;
+  if (s.flags & stack_arena) {
+    const cached_stack c{s, nullptr};
+    give_arena_stacks(&c, 1);
+    return;
+  }
   tsan_destroy_fiber(s.tsan_fiber);
   asan_unpoison(s.lo, s.size);
   const std::size_t page = page_size();
@@ -74,12 +533,37 @@ void unmap_stack(const stack_region& s) noexcept {
 bool stack_intact(const stack_region& s) noexcept {
   if (!(s.flags & stack_canary)) return true;
   std::uint64_t word;
-  std::memcpy(&word, s.lo, sizeof word);
+  std::memcpy(&word, canary_of(s.lo), sizeof word);
   return word == canary_value;
 }
 
+stack_cache::stack_cache(std::size_t default_size) noexcept : default_size_(default_size) {
+  depot& d = the_depot();
+  std::lock_guard guard(d.lock);
+  ++d.caches;
+}
+
+stack_cache::~stack_cache() {
+  clear();
+  depot& d = the_depot();
+  std::lock_guard guard(d.lock);
+  if (--d.caches == 0) release_all(d);
+}
+
+cached_stack stack_cache::refill() {
+  count_ = take_arena_stacks(default_size_, free_, batch);
+  return free_[--count_];
+}
+
+void stack_cache::drain() noexcept {
+  // The oldest half goes: the top of the LIFO is the warmest in the CPU's caches.
+  give_arena_stacks(free_, batch);
+  std::move(free_ + batch, free_ + count_, free_);
+  count_ -= batch;
+}
+
 void stack_cache::clear() noexcept {
-  for (std::size_t i = 0; i < count_; ++i) unmap_stack(free_[i].stack);
+  give_arena_stacks(free_, count_);
   count_ = 0;
 }
 

@@ -1,9 +1,9 @@
-// ULT stacks: mmap'd, with a PROT_NONE guard page below each, cached per stream.
+// ULT stacks: carved from shared arenas (one mapping for many stacks), guarded by a PROT_NONE page
+// while the process is far from vm.max_map_count and by a canary word past it, cached per stream.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "weft/work_unit.hpp"
 
@@ -12,9 +12,10 @@ namespace weft::detail {
 /// Bits of stack_region::flags.
 enum stack_flags : std::uint32_t {
   stack_guarded = 1u << 0,  ///< A PROT_NONE page lies below lo.
-  stack_canary = 1u << 1,   ///< No guard page could be set: a canary word sits at lo.
+  stack_canary = 1u << 1,   ///< No guard page: a canary word lies below the page of lo.
   stack_foreign = 1u << 2,  ///< Not ours (the primary thread's stack): never freed.
   stack_user = 1u << 3,     ///< Memory the user gave (set_user_stack): never cached or unmapped.
+  stack_arena = 1u << 4,    ///< A slot of a stack arena: goes back to the arena, never unmapped.
 };
 
 /// Page size of the machine.
@@ -22,13 +23,14 @@ std::size_t page_size() noexcept;
 /// Rounds `bytes` up to whole pages (at least one).
 std::size_t round_to_pages(std::size_t bytes) noexcept;
 
-/// Maps a stack of `size` usable bytes (a multiple of the page size) plus its guard page. When the
-/// kernel refuses another mapping split (vm.max_map_count), the stack gets a canary instead and a
-/// one-time warning is printed. Throws errc::resource when memory is exhausted.
+/// Maps a stack of `size` usable bytes (a multiple of the page size) plus its guard page, as a
+/// mapping of its own (the primary stream's scheduler stack). When the kernel refuses another
+/// mapping split (vm.max_map_count), the stack gets a canary instead and a one-time warning is
+/// printed. Throws errc::resource when memory is exhausted.
 stack_region map_stack(std::size_t size);
-/// Unmaps a stack made by map_stack.
+/// Gives back a stack made by map_stack (unmapped) or taken from an arena (returned to it).
 void unmap_stack(const stack_region& s) noexcept;
-/// False when a canary stack's canary was overwritten.
+/// False when a canary stack's canary was overwritten (the stack overflowed).
 bool stack_intact(const stack_region& s) noexcept;
 
 /// A stack and, when a finished ULT left it, the context parked at the bottom of that ULT's entry
@@ -38,33 +40,76 @@ struct cached_stack {
   void* parked = nullptr;
 };
 
-/// A per-stream LIFO of stacks of the default size (hot in cache, no syscall when warm). Other
-/// sizes are mapped and unmapped directly.
+/// Takes up to `want` stacks of `size` bytes (a multiple of the page size) from the process-wide
+/// arenas into `out`, mapping a new arena when none has a free slot; returns how many (at least
+/// one). Takes the arenas' lock. Throws errc::resource when memory is exhausted.
+std::size_t take_arena_stacks(std::size_t size, cached_stack* out, std::size_t want);
+/// Returns `n` arena stacks to their arenas. Takes the arenas' lock; may unmap arenas that became
+/// empty and drop (MADV_DONTNEED) free stacks above the high-water mark.
+void give_arena_stacks(const cached_stack* stacks, std::size_t n) noexcept;
+
+/// Counters of the process-wide stack arenas, for tests and diagnostics.
+struct stack_arena_stats {
+  std::size_t arenas = 0;          ///< Arenas mapped now.
+  std::size_t guarded_arenas = 0;  ///< Of which with a guard page per slot.
+  std::size_t guarded_stacks = 0;  ///< Slots of the guarded arenas (each with a guard page).
+  std::size_t free_stacks = 0;     ///< Carved stacks back in their arenas (not in stream caches).
+  std::size_t guard_limit = 0;     ///< Most guarded slots the arenas may hold at once.
+};
+/// A snapshot of the arena counters (takes the arenas' lock).
+stack_arena_stats arena_stats() noexcept;
+
+/// A per-stream LIFO of stacks of the default size. Contract: only the owning stream calls
+/// acquire() and release() (on every ULT's first run and termination), so they are plain array
+/// operations without a lock or a system call while the cache has a stack (acquire) or room
+/// (release). An empty cache refills half of itself from the process-wide arenas and a full one
+/// gives half back, each a single lock round-trip. Stacks of other sizes go to and from the
+/// arenas one at a time.
 class stack_cache {
  public:
-  explicit stack_cache(std::size_t default_size) : default_size_(default_size) {}
-  ~stack_cache() { clear(); }
+  explicit stack_cache(std::size_t default_size) noexcept;
+  /// Gives every cached stack back to the arenas.
+  ~stack_cache();
   stack_cache(const stack_cache&) = delete;
   stack_cache& operator=(const stack_cache&) = delete;
 
-  /// A stack with at least `size` bytes (0: the default size).
+  /// A stack with at least `size` bytes (0: the default size). Throws errc::resource when memory
+  /// is exhausted.
   cached_stack acquire(std::size_t size) {
-    if ((size == 0 || size == default_size_) && count_ > 0) return free_[--count_];
-    return {map_stack(size == 0 ? default_size_ : size), nullptr};
+    if (size == 0 || size == default_size_) [[likely]] {
+      if (count_ > 0) [[likely]]
+        return free_[--count_];
+      return refill();
+    }
+    cached_stack c;
+    take_arena_stacks(size, &c, 1);
+    return c;
   }
   /// Gives a stack back, with the context parked on it (or nullptr).
   void release(const stack_region& s, void* parked) noexcept {
-    if (s.size == default_size_ && count_ < capacity) {
+    if (s.size == default_size_ && (s.flags & stack_arena)) [[likely]] {
+      if (count_ == capacity) [[unlikely]]
+        drain();
       free_[count_++] = {s, parked};
+    } else if (s.flags & stack_arena) {
+      const cached_stack c{s, parked};
+      give_arena_stacks(&c, 1);
     } else {
       unmap_stack(s);
     }
   }
-  /// Unmaps every cached stack.
+  /// Gives every cached stack back to the arenas.
   void clear() noexcept;
 
  private:
+  /// Stacks moved per refill or drain: half the cache, so that a stream alternating between
+  /// creating and finishing ULTs at the boundary does not take the lock each time.
   static constexpr std::size_t capacity = 64;
+  static constexpr std::size_t batch = capacity / 2;
+
+  cached_stack refill();
+  void drain() noexcept;
+
   std::size_t default_size_;
   std::size_t count_ = 0;
   cached_stack free_[capacity];

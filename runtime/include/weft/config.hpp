@@ -34,6 +34,11 @@ struct config {
   /// Default ULT stack size in bytes (rounded up to pages). WEFT_STACK_SIZE, accepts K/M/G
   /// suffixes (either case).
   std::size_t stack_size = 16 * 1024;
+  /// Most ULT stacks that have a guard page at once; past it, new stacks get a canary word instead
+  /// (an overflow is then reported when the ULT ends rather than when it happens). Each guard page
+  /// costs two kernel mappings: -1 (the default) allows 3/8 of vm.max_map_count; 0 means canaries
+  /// only. WEFT_STACK_GUARDS, a count or "auto".
+  long stack_guards = -1;
   /// Binding of streams to CPUs. WEFT_AFFINITY.
   affinity_policy affinity;
   /// Name of the default main scheduler of every stream. WEFT_SCHED.

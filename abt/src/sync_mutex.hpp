@@ -17,7 +17,7 @@ namespace weft::abt_sync {
 ///
 /// Who may call: ULTs block without blocking their stream, external threads sleep on a futex,
 /// tasklets (which cannot block in weft) spin, as Argobots lets them. Cost: an uncontended
-/// lock/unlock of a plain mutex is weft::mutex's (one compare-and-swap, one exchange); a recursive
+/// lock/unlock of a plain mutex is weft::mutex's (one compare-and-swap each); a recursive
 /// one adds a look-up of the caller's identity.
 struct mutex_object {
   /// attrs bit of a recursive mutex; equals the first int of ABT_RECURSIVE_MUTEX_INITIALIZER.

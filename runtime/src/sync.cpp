@@ -66,10 +66,15 @@ bool mutex::lock_slow(const detail::sync_clock::time_point* deadline) {
 }
 
 void mutex::unlock_slow() noexcept {
+  // The state is `contended`, so nobody can take the mutex until we release it below; and only
+  // we (holding lock_) may change it. Releasing it under lock_ makes lock_.unlock() our last
+  // access: a unit that locks, unlocks and destroys the mutex right after the store finds lock_
+  // held in ~mutex() and waits for us (detail/sync.hpp, "Destruction safety").
   lock_.lock();
   wakeup wk = queue_.take();
+  state_.store(unlocked, std::memory_order_release);
   lock_.unlock();
-  wk();
+  wk();  // touches the waiter only, which stays blocked until this wakes it
 }
 
 }  // namespace weft

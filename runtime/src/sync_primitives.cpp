@@ -1,5 +1,6 @@
 // The out-of-line parts of barrier, counting_semaphore and rwlock.
 #include <mutex>
+#include <thread>
 
 #include "weft/barrier.hpp"
 #include "weft/error.hpp"
@@ -15,6 +16,24 @@ barrier::barrier(std::size_t parties) : parties_(parties) {
   if (parties == 0) throw error(errc::invalid_state, "weft: a barrier needs at least one party");
 }
 
+barrier::~barrier() {
+  // A party destroys the barrier once it is back from a completed round. The last arriver may
+  // still be waking the others (it leaves with lock_.unlock()), and a party that timed out as
+  // the round completed still has to check it under lock_: wait for both.
+  lock_.lock();
+  while (stragglers_ != 0) {
+    lock_.unlock();
+    // The straggler may be a ULT of our own stream: let it run.
+    if (this_unit::is_ult()) {
+      this_unit::yield();
+    } else {
+      std::this_thread::yield();
+    }
+    lock_.lock();
+  }
+  lock_.unlock();
+}
+
 bool barrier::arrive_and_wait() {
   return *arrive(nullptr);
 }
@@ -22,10 +41,17 @@ bool barrier::arrive_and_wait() {
 std::optional<bool> barrier::arrive(const detail::sync_clock::time_point* deadline) {
   lock_.lock();
   if (arrived_ + 1 == parties_) {
+    // Every other party of the round is either woken here or has timed out meanwhile; the
+    // latter come back under lock_ and must find the barrier alive (stragglers_, ~barrier).
+    std::size_t woken = 0;
+    while (wakeup wk = queue_.take()) {
+      wk();
+      ++woken;
+    }
+    stragglers_ += arrived_ - woken;
     arrived_ = 0;
     ++generation_;
-    detail::wake_all_locked(queue_);
-    lock_.unlock();
+    lock_.unlock();  // our last access: a woken party may destroy the barrier from here on
     return true;
   }
   if (this_unit::is_tasklet()) {
@@ -38,7 +64,11 @@ std::optional<bool> barrier::arrive(const detail::sync_clock::time_point* deadli
   if (detail::wait_releasing(queue_, lock_, w, deadline) == wait_status::notified) return false;
   lock_.lock();
   const bool completed = generation_ != generation;  // completed while we were timing out
-  if (!completed) --arrived_;
+  if (completed) {
+    --stragglers_;
+  } else {
+    --arrived_;
+  }
   lock_.unlock();
   if (completed) return false;
   return std::nullopt;

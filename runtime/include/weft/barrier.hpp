@@ -19,12 +19,20 @@ namespace weft {
 ///
 /// Tasklets may arrive only as the last party (errc::tasklet_cannot_block otherwise, and their
 /// arrival is not counted).
+///
+/// Destruction: once one party is back from a round, the round is over and the barrier may be
+/// destroyed (if nobody arrives again), even while the other parties are still returning, as
+/// with glibc's pthread barriers. The destructor waits for the last arriver to leave, and for a
+/// party whose deadline passed just as the round completed to check it (it then yields, so do
+/// not destroy a barrier from a tasklet while such a party of the same stream may be returning).
 class barrier {
  public:
   /// Throws errc::invalid_state when `parties` is 0.
   explicit barrier(std::size_t parties);
   barrier(const barrier&) = delete;
   barrier& operator=(const barrier&) = delete;
+  /// Waits for the parties of the last round that still have to touch the barrier.
+  ~barrier();
 
   /// Arrives and waits for the round to complete; true for the last arriver.
   bool arrive_and_wait();
@@ -52,6 +60,9 @@ class barrier {
   wait_queue queue_;
   std::size_t arrived_ = 0;
   std::uint64_t generation_ = 0;
+  // Parties counted in a completed round that timed out instead of being woken: they still take
+  // lock_ to learn that their round completed.
+  std::size_t stragglers_ = 0;
 };
 
 }  // namespace weft

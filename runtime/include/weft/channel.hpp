@@ -49,6 +49,10 @@ class channel {
       : cap_(capacity), ring_(capacity ? new std::optional<T>[capacity] : nullptr) {}
   channel(const channel&) = delete;
   channel& operator=(const channel&) = delete;
+  /// Waits for a send, recv or close still leaving the object: a party it handed a value to
+  /// may destroy the channel at once (detail/sync.hpp, "Destruction safety"). Values still
+  /// buffered are destroyed.
+  ~channel() { lock_.wait_unlocked(); }
 
   /// Sends `v`, blocking while the channel is full (unbuffered: until a receiver takes it).
   void send(T&& v) { send_impl(v, nullptr, true); }

@@ -21,6 +21,13 @@ namespace detail {
 /// user's lock, so a notify that follows the release cannot be missed.
 class cv_core {
  public:
+  cv_core() noexcept = default;
+  cv_core(const cv_core&) = delete;
+  cv_core& operator=(const cv_core&) = delete;
+  /// Waits for a notify_*() still leaving the object: a woken waiter may destroy the condition
+  /// variable at once (detail/sync.hpp, "Destruction safety").
+  ~cv_core() { lock_.wait_unlocked(); }
+
   /// Blocks until notified or `deadline` (nullptr: none). `unlock_user` releases the user's lock
   /// once the caller is queued (under the internal spinlock: it must not block); `relock_user`
   /// takes it again on every way out, exceptions included. Returns timed_out if the deadline
@@ -74,6 +81,10 @@ class cv_core {
 /// happen, but a woken waiter competes for the mutex like any other locker, so always re-check
 /// the condition (the predicate overloads do). Tasklets cannot wait (errc::tasklet_cannot_block,
 /// thrown with the lock still held). notify_* may be called from any context, lock held or not.
+///
+/// Destruction: as with std::condition_variable, only the notification has to happen before
+/// the destructor: a woken waiter may destroy the condition variable while notify_*() has not
+/// returned yet.
 class condition_variable {
  public:
   condition_variable() noexcept = default;

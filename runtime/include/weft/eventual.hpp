@@ -19,7 +19,8 @@ namespace weft {
 /// Errors (weft::error): set() on an eventual already set, or reset() while someone waits or a
 /// set() is in progress: errc::invalid_state; wait() from a tasklet on an unset eventual:
 /// errc::tasklet_cannot_block. The reference wait() returns is valid until reset() or
-/// destruction, which the caller must order after the readers are done.
+/// destruction, which the caller must order after the readers are done. A waiter may destroy
+/// the eventual as soon as its wait() returned, even while set() has not returned yet.
 template <class T>
 class eventual {
  public:

@@ -15,8 +15,12 @@ namespace weft {
 /// suspended and its stream runs other work; an external thread sleeps on a futex. Meets
 /// Lockable and TimedLockable, so std::lock_guard, std::unique_lock and std::scoped_lock work.
 ///
-/// Cost: an uncontended lock() is one compare-and-swap, an uncontended unlock() one exchange; no
+/// Cost: an uncontended lock() and an uncontended unlock() are one compare-and-swap each; no
 /// yield, no syscall. A contended lock() spins briefly, then blocks on a wait_queue.
+///
+/// Destruction: as with std::mutex, a mutex may be destroyed as soon as it is unlocked and no
+/// one else uses it, even while the unlock() that let its last user in has not returned yet
+/// (the "last reference frees the object that holds the mutex" pattern). See detail/sync.hpp.
 ///
 /// Fairness: barging. unlock() releases the mutex and wakes the longest-waiting waiter, which
 /// then competes with whoever arrives meanwhile (like glibc's std::mutex); under sustained
@@ -30,6 +34,8 @@ class mutex {
   mutex() noexcept = default;
   mutex(const mutex&) = delete;
   mutex& operator=(const mutex&) = delete;
+  /// Waits for an unlock() still leaving the object (a few instructions at most).
+  ~mutex() { lock_.wait_unlocked(); }
 
   /// Acquires the mutex, blocking the calling ULT or thread while another holder has it.
   void lock() {
@@ -63,7 +69,14 @@ class mutex {
   }
   /// Releases the mutex (held by the caller) and wakes one waiter if there is any.
   void unlock() noexcept {
-    if (state_.exchange(unlocked, std::memory_order_release) == contended) unlock_slow();
+    // Uncontended: the CAS is the release and our last access. Contended: the state is released
+    // under lock_ (unlock_slow), never before it is taken, so that nobody can lock, unlock and
+    // destroy the mutex while we still have to touch it.
+    std::uint32_t expected = locked;
+    if (!state_.compare_exchange_strong(expected, unlocked, std::memory_order_release,
+                                        std::memory_order_relaxed)) {
+      unlock_slow();
+    }
   }
 
  private:
@@ -75,7 +88,7 @@ class mutex {
   void unlock_slow() noexcept;
 
   std::atomic<std::uint32_t> state_{unlocked};
-  spinlock lock_;  // guards queue_; `contended` is only set under it
+  spinlock lock_;  // guards queue_; `contended` is only set, and only left, under it
   wait_queue queue_;
 };
 

@@ -25,6 +25,9 @@ class rwlock {
   rwlock() noexcept = default;
   rwlock(const rwlock&) = delete;
   rwlock& operator=(const rwlock&) = delete;
+  /// Waits for an unlock still leaving the object: a party it admitted may unlock and destroy
+  /// the rwlock at once (detail/sync.hpp, "Destruction safety").
+  ~rwlock() { lock_.wait_unlocked(); }
 
   // Exclusive (writer) side.
   void lock() { lock_until(nullptr); }

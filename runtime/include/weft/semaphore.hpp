@@ -18,6 +18,10 @@ namespace detail {
 class semaphore_base {
  public:
   explicit semaphore_base(std::ptrdiff_t initial) noexcept : count_(initial) {}
+  semaphore_base(const semaphore_base&) = delete;
+  semaphore_base& operator=(const semaphore_base&) = delete;
+  /// Waits for a release() still leaving the object (detail/sync.hpp, "Destruction safety").
+  ~semaphore_base() { lock_.wait_unlocked(); }
   bool try_acquire() noexcept {
     std::ptrdiff_t c = count_.load(std::memory_order_relaxed);
     while (c > 0) {
@@ -35,7 +39,8 @@ class semaphore_base {
 
  private:
   // Decremented without the lock (try_acquire), incremented only under it: a caller that found
-  // it at 0 under the lock and queued cannot miss a release().
+  // it at 0 under the lock and queued cannot miss a release(), and an acquirer that got its unit
+  // without the lock may destroy the semaphore while release() is still leaving.
   std::atomic<std::ptrdiff_t> count_;
   spinlock lock_;
   wait_queue queue_;
@@ -48,6 +53,9 @@ class semaphore_base {
 /// unit, a newcomer cannot take it), and adds the rest to the count. acquire() from a tasklet
 /// succeeds when a unit is available and throws errc::tasklet_cannot_block when it would block;
 /// the try_ forms never block.
+///
+/// Destruction: as with POSIX semaphores, an acquirer may destroy the semaphore as soon as it
+/// has its unit, even while the release() that gave it has not returned yet.
 template <std::ptrdiff_t LeastMaxValue = std::numeric_limits<std::ptrdiff_t>::max()>
 class counting_semaphore {
  public:

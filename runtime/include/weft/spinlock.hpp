@@ -36,6 +36,12 @@ class spinlock {
   }
   /// Releases the lock.
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+  /// Returns once the lock is free, without taking it. Acquire: what the last holder did under
+  /// the lock, its release included, happens before the return. weft's sync primitives call it
+  /// in their destructors (see detail/sync.hpp, "Destruction safety").
+  void wait_unlocked() const noexcept {
+    while (locked_.load(std::memory_order_acquire)) cpu_relax();
+  }
 
  private:
   std::atomic<bool> locked_{false};

@@ -73,6 +73,12 @@ class wakeup {
 /// Fairness: waiters are taken in the order they arrived; a woken ULT is pushed to the back of
 /// its pool, so it runs after the units already queued there. A waiter whose deadline passed
 /// leaves the queue by itself (its stream's timer takes it out), never consuming a notification.
+///
+/// A primitive built on it can be made safe to destroy as soon as a waiter is released (as
+/// weft's own are, see weft/detail/sync.hpp): publish the released state and take() under the
+/// lock, make the lock's unlock() the operation's last access to the primitive, run the wakeup
+/// after it (a wakeup touches only its waiter), and call spinlock::wait_unlocked() in the
+/// primitive's destructor. A woken waiter does not touch the queue or the lock again.
 class wait_queue {
  public:
   using clock = std::chrono::steady_clock;

@@ -8,6 +8,21 @@
 #include "weft/spinlock.hpp"
 #include "weft/wait_queue.hpp"
 
+// Destruction safety. A primitive may be destroyed by a party as soon as that party has seen it
+// released (the mutex unlocked, the value set, its own wake-up, its unit handed over), even while
+// the operation that released it has not returned yet, as std::mutex, std::condition_variable and
+// POSIX semaphores allow. Every primitive keeps one invariant for that:
+//   1. every state change another party may take as "released" (and so as leave to destroy) is
+//      published while the primitive's spinlock `lock_` is held; lock-free fast paths only ever
+//      publish such a change as their last access to the object (mutex::unlock's CAS);
+//   2. after that point an operation touches nothing of the object but `lock_.unlock()`, its
+//      last access; a wakeup (run after the unlock) touches only the waiter, which stays valid
+//      until it is woken;
+//   3. the destructor calls `lock_.wait_unlocked()`: it cannot finish while an operation is still
+//      inside (2), and it sees everything that operation did.
+// A party that saw the release through (1) saw a store made under `lock_`, so `lock_` was taken
+// before that store and the destructor's wait cannot miss it.
+
 namespace weft::detail {
 
 using sync_clock = std::chrono::steady_clock;

@@ -26,7 +26,12 @@ class value_slot {
   value_slot() noexcept = default;
   value_slot(const value_slot&) = delete;
   value_slot& operator=(const value_slot&) = delete;
-  ~value_slot() { destroy_value(); }
+  /// Waits for a publish() still waking waiters: a waiter that saw the value (with or without
+  /// the lock) may destroy the slot at once (detail/sync.hpp, "Destruction safety").
+  ~value_slot() {
+    lock_.wait_unlocked();
+    destroy_value();
+  }
 
   /// True once a value or an exception was published (acquire: its contents are visible).
   bool ready() const noexcept { return state_.load(std::memory_order_acquire) >= has_value; }
@@ -99,6 +104,8 @@ class value_slot {
     return state_.compare_exchange_strong(expected, setting, std::memory_order_acquire,
                                           std::memory_order_relaxed);
   }
+  // The state is stored under lock_ and lock_.unlock() is the last access: a waiter's lock-free
+  // ready() may see it and return at once, and ~value_slot() then waits for the unlock.
   void publish(std::uint8_t s) noexcept {
     lock_.lock();
     state_.store(s, std::memory_order_release);

@@ -234,4 +234,33 @@ TEST_P(SyncChannelTest, TaskletsUseTheTryFormsAndFailOnlyWhenTheyWouldBlock) {
   EXPECT_EQ(ch.size(), 0u);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Destruction right after the last use (docs/sync.md, "Destruction")
+
+TEST_P(SyncChannelTest, TheReceiverOfTheLastValueMayDestroyTheChannelRightAway) {
+  // The sender's send() may still be returning when the receiver frees the channel.
+  const int rounds = static_cast<int>(scaled(80, 8));
+  std::atomic<long> sum{0};
+  for (int i = 0; i < rounds; ++i) {
+    auto* ch = new weft::channel<int>(static_cast<std::size_t>(i % 2));  // unbuffered or 1
+    auto receive = [&] {
+      sum.fetch_add(*ch->recv(), std::memory_order_relaxed);
+      delete ch;
+    };
+    // A queued receiver (a ULT, or a thread every other round) gets the value handed over.
+    std::optional<weft::ult> u;
+    std::optional<std::thread> t;
+    if (i % 4 < 2) {
+      u.emplace(weft::ult::create_on(last_stream(), receive));
+      ASSERT_TRUE(blocked(*u));
+    } else {
+      t.emplace(receive);
+    }
+    ch->send(i);
+    if (u) u->join();
+    if (t) t->join();
+  }
+  EXPECT_EQ(sum.load(), static_cast<long>(rounds) * (rounds - 1) / 2);
+}
+
 }  // namespace

@@ -15,6 +15,22 @@ using namespace std::chrono_literals;
 class SyncMutexTest : public streams_test {};
 WEFT_INSTANTIATE_STREAMS(SyncMutexTest);
 
+/// A heap object shared by `users` parties; the one that leaves last deletes it (the "last
+/// reference frees the object" pattern). Under ASan, an operation that touches the object after
+/// the point where its last user could see it released is a heap-use-after-free.
+template <class T>
+class last_user_deletes {
+ public:
+  last_user_deletes(T* obj, int users) : obj_(obj), users_(users) {}
+  void leave() {
+    if (users_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete obj_;
+  }
+
+ private:
+  T* obj_;
+  std::atomic<int> users_;
+};
+
 // ---------------------------------------------------------------------------------------------
 // mutex
 
@@ -440,6 +456,103 @@ TEST_P(SyncMutexTest, ConditionVariableAnyWorksWithOtherLocks) {
   std::unique_lock lk(sm);
   EXPECT_EQ(cv.wait_for(lk, 10ms), std::cv_status::timeout);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 10ms);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Destruction right after the last use (docs/sync.md, "Destruction")
+
+TEST_P(SyncMutexTest, TheLastUserMayDestroyTheMutexAsSoonAsItIsUnlocked) {
+  const int rounds = static_cast<int>(scaled(80, 8));
+  std::atomic<int> acquired{0};
+  for (int i = 0; i < rounds; ++i) {
+    auto* m = new weft::mutex;
+    last_user_deletes<weft::mutex> users(m, 2);
+    auto use = [&] {
+      m->lock();
+      acquired.fetch_add(1, std::memory_order_relaxed);
+      m->unlock();
+      users.leave();
+    };
+    m->lock();
+    weft::ult w = weft::ult::create_on(last_stream(), use);
+    ASSERT_TRUE(blocked(w));  // queued: the unlock below takes the contended path
+    std::thread t(use);       // spins or queues behind w; either may leave last
+    m->unlock();
+    w.join();
+    t.join();
+  }
+  EXPECT_EQ(acquired.load(), 2 * rounds);
+}
+
+TEST_P(SyncMutexTest, AMutexLeftContendedByATimedOutWaiterMayBeDestroyedOnceUnlocked) {
+  const int rounds = static_cast<int>(scaled(80, 8));
+  int timed_out = 0;
+  std::atomic<int> acquired{0};
+  for (int i = 0; i < rounds; ++i) {
+    auto* m = new weft::mutex;
+    m->lock();
+    // A waiter that gives up leaves the mutex marked contended with nobody queued, so the
+    // unlock below takes the contended path while a spinning try_lock() can get in at once.
+    bool got = true;
+    weft::ult::create_on(last_stream(), [&] { got = m->try_lock_for(0ms); }).join();
+    if (!got) ++timed_out;
+    std::thread spinner([&] {
+      for (unsigned k = 1; !m->try_lock(); ++k) {
+        if (k % 256 == 0) std::this_thread::yield();
+      }
+      acquired.fetch_add(1, std::memory_order_relaxed);
+      m->unlock();
+      delete m;  // the last user
+    });
+    m->unlock();
+    spinner.join();
+  }
+  EXPECT_EQ(timed_out, rounds);
+  EXPECT_EQ(acquired.load(), rounds);
+}
+
+TEST_P(SyncMutexTest, AWokenWaiterMayDestroyTheConditionVariableRightAway) {
+  // As std::condition_variable allows: only the notification must happen before destruction,
+  // not the return of notify_*().
+  weft::mutex m;
+  const int rounds = static_cast<int>(scaled(80, 8));
+  int woken = 0;  // under m
+  int expected = 0;
+  for (int i = 0; i < rounds; ++i) {
+    auto* cv = new weft::condition_variable;
+    const bool all = i % 2 == 0;  // notify_all to two ULTs and a thread, or notify_one to a thread
+    const int waiters = all ? 3 : 1;
+    expected += waiters;
+    last_user_deletes<weft::condition_variable> users(cv, waiters);
+    int queued = 0;  // under m
+    auto wait_once = [&] {
+      std::unique_lock lk(m);
+      ++queued;
+      cv->wait(lk);  // no predicate: weft's condition variables have no spurious wake-ups
+      ++woken;
+      lk.unlock();
+      users.leave();
+    };
+    std::vector<weft::ult> us;
+    if (all) {
+      us.push_back(weft::ult::create_on(stream(0), wait_once));
+      us.push_back(weft::ult::create_on(last_stream(), wait_once));
+    }
+    std::thread t(wait_once);
+    // A waiter releases m only once queued on cv: seeing them all under m means all are queued.
+    ASSERT_TRUE(wait_until([&] {
+      std::lock_guard g(m);
+      return queued == waiters;
+    }));
+    if (all) {
+      cv->notify_all();
+    } else {
+      cv->notify_one();
+    }
+    for (auto& u : us) u.join();
+    t.join();
+  }
+  EXPECT_EQ(woken, expected);
 }
 
 }  // namespace

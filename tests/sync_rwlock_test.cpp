@@ -14,6 +14,22 @@ using namespace std::chrono_literals;
 class SyncRwlockTest : public streams_test {};
 WEFT_INSTANTIATE_STREAMS(SyncRwlockTest);
 
+/// A heap object shared by `users` parties; the one that leaves last deletes it (the "last
+/// reference frees the object" pattern). Under ASan, an operation that touches the object after
+/// the point where its last user could see it released is a heap-use-after-free.
+template <class T>
+class last_user_deletes {
+ public:
+  last_user_deletes(T* obj, int users) : obj_(obj), users_(users) {}
+  void leave() {
+    if (users_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete obj_;
+  }
+
+ private:
+  T* obj_;
+  std::atomic<int> users_;
+};
+
 // ---------------------------------------------------------------------------------------------
 // rwlock
 
@@ -289,6 +305,66 @@ TEST_P(SyncRwlockTest, SemaphoreTimedAcquireAndTasklets) {
   EXPECT_EQ(in_tasklet(last_stream(), [&] { sem.release(); }), std::nullopt);
   EXPECT_EQ(in_tasklet(last_stream(), [&] { sem.acquire(); }), std::nullopt);
   EXPECT_EQ(sem.value(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Destruction right after the last use (docs/sync.md, "Destruction")
+
+TEST_P(SyncRwlockTest, TheLastReaderMayDestroyTheRwlockAsSoonAsItLeaves) {
+  const int rounds = static_cast<int>(scaled(80, 8));
+  const int readers = streams() + 1;  // a ULT per stream and a thread, queued behind a writer
+  std::atomic<int> admitted{0};
+  for (int i = 0; i < rounds; ++i) {
+    auto* rw = new weft::rwlock;
+    last_user_deletes<weft::rwlock> users(rw, readers);
+    auto read_once = [&] {
+      rw->lock_shared();
+      admitted.fetch_add(1, std::memory_order_relaxed);
+      rw->unlock_shared();
+      users.leave();
+    };
+    rw->lock();
+    std::vector<weft::ult> us;
+    for (int r = 0; r < streams(); ++r) us.push_back(weft::ult::create_on(stream(r), read_once));
+    for (auto& u : us) ASSERT_TRUE(blocked(u));
+    std::thread t(read_once);
+    rw->unlock();  // admits the queued readers under its lock, one by one
+    for (auto& u : us) u.join();
+    t.join();
+  }
+  EXPECT_EQ(admitted.load(), rounds * readers);
+}
+
+TEST_P(SyncRwlockTest, TheLastAcquirerMayDestroyTheSemaphoreRightAway) {
+  const int rounds = static_cast<int>(scaled(80, 8));
+  const int takers = streams() + 2;  // a blocked ULT per stream, a thread, a try_acquire spinner
+  std::atomic<int> acquired{0};
+  for (int i = 0; i < rounds; ++i) {
+    auto* sem = new weft::counting_semaphore<>(0);
+    last_user_deletes<weft::counting_semaphore<>> users(sem, takers);
+    auto take_one = [&] {
+      sem->acquire();
+      acquired.fetch_add(1, std::memory_order_relaxed);
+      users.leave();
+    };
+    std::vector<weft::ult> us;
+    for (int r = 0; r < streams(); ++r) us.push_back(weft::ult::create_on(stream(r), take_one));
+    for (auto& u : us) ASSERT_TRUE(blocked(u));
+    std::thread t(take_one);
+    std::thread spinner([&] {
+      // Takes a unit from the count without the semaphore's lock (the fast path).
+      for (unsigned k = 1; !sem->try_acquire(); ++k) {
+        if (k % 256 == 0) std::this_thread::yield();
+      }
+      acquired.fetch_add(1, std::memory_order_relaxed);
+      users.leave();
+    });
+    sem->release(takers);  // hands units to the queued ones, adds the rest to the count
+    for (auto& u : us) u.join();
+    t.join();
+    spinner.join();
+  }
+  EXPECT_EQ(acquired.load(), rounds * takers);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <weft/execution_stream.hpp>
 #include <weft/tasklet.hpp>
+#include <weft/this_unit.hpp>
 #include <weft/ult.hpp>
 
 #include <exception>
@@ -95,6 +96,12 @@ class worker_slots {
   worker_slot* slots_;
 };
 
+/// A caller that puts its team into its own pool yields after every this many creations, so
+/// that the units created so far run (and their descriptors and stacks are recycled, still in
+/// the cache) before it creates more: a wide nested team then keeps a few dozen units alive per
+/// stream instead of all of them.
+inline int creation_wave = 64;
+
 /// Runs `work(w)` for w = 0..width-1 in a team: w = 0 in the caller, the others in new units of
 /// kind `units` at `spread` or local placement. `abort` (may be null) is called once a worker
 /// throws, so that its team-mates blocked in a team barrier are released. Returns when all have
@@ -131,8 +138,10 @@ void launch(int width, unit_type units, bool spread, const nesting_frame& outer,
   worker_slots slots(width - 1);
   const placement_plan plan(spread);
   frame_scope scope(&caller_share);
+  const bool waves = !spread && creation_wave > 0 && this_unit::is_ult();
   [&]() noexcept {  // a failed creation terminates (see above)
     for (int w = 1; w < width; ++w) {
+      if (waves && w % creation_wave == 0) this_unit::yield();
       worker_slot& slot = slots[w - 1];
       slot = {&team, ults ? &inner : &caller_share, w};
       pool& p = plan.for_worker(w);

@@ -17,11 +17,13 @@ struct loop_state {
         kind(s.kind),
         workers(w),
         chunk(default_chunk(s, e > b ? e - b : 0, w)),
+        blocks(b, e, w),
         next(b) {}
   std::int64_t begin, end;
   schedule_kind kind;
   int workers;
   std::int64_t chunk;
+  static_split blocks;  // static schedule without a chunk: one block per worker
   alignas(64) std::atomic<std::int64_t> next;
 };
 
@@ -32,7 +34,7 @@ void run_share(loop_state& st, int w, Body& body) {
   switch (st.kind) {
     case schedule_kind::static_blocks: {
       if (st.chunk == 0) {
-        const range r = static_block(st.begin, end, w, st.workers);
+        const range r = st.blocks.block(w);
         for (std::int64_t i = r.begin; i < r.end; ++i) body(i);
         return;
       }

@@ -60,13 +60,26 @@ struct range {
   constexpr std::int64_t size() const { return end > begin ? end - begin : 0; }
 };
 
+/// [begin, end) split into `workers` contiguous blocks whose sizes differ by at most one (the
+/// first trip % workers blocks are one longer). Computed once per loop, so that each worker's
+/// block costs a multiply and no division.
+struct static_split {
+  constexpr static_split(std::int64_t begin, std::int64_t end, int workers)
+      : begin(begin),
+        q((end > begin ? end - begin : 0) / workers),
+        r((end > begin ? end - begin : 0) % workers) {}
+  /// Worker `w`'s block.
+  constexpr range block(int w) const {
+    const std::int64_t lo = begin + w * q + std::min<std::int64_t>(w, r);
+    return {lo, lo + q + (w < r ? 1 : 0)};
+  }
+  std::int64_t begin, q, r;
+};
+
 /// Worker `w`'s block of [begin, end) split into `workers` contiguous blocks whose sizes differ
 /// by at most one (the first trip % workers blocks are one longer).
 constexpr range static_block(std::int64_t begin, std::int64_t end, int w, int workers) {
-  const std::int64_t trip = end > begin ? end - begin : 0;
-  const std::int64_t q = trip / workers, r = trip % workers;
-  const std::int64_t lo = begin + w * q + std::min<std::int64_t>(w, r);
-  return {lo, lo + q + (w < r ? 1 : 0)};
+  return static_split(begin, end, workers).block(w);
 }
 
 /// The size of the next guided chunk when `remaining` iterations are left: remaining/(2*workers)

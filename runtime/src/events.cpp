@@ -12,7 +12,7 @@
 #include "weft/error.hpp"
 #include "weft/rm_protocol.hpp"
 #include "weft/runtime.hpp"
-#include "weft/ult.hpp"
+#include "weft/this_unit.hpp"
 
 namespace weft {
 
@@ -36,16 +36,37 @@ void answer(const std::shared_ptr<resize_state>& s, bool ok, std::string message
   for (auto& w : wake) w();
 }
 
-/// Ends the request in progress and lets the next one be picked up.
+/// The request being handled, once it has been started. Guarded by runtime_state::events_mutex;
+/// reset by close_events() at finalize, so a later init starts clean.
+struct in_flight {
+  std::shared_ptr<resize_state> req;
+  /// Shrink targets told to stop and not yet freed: whichever main scheduler checks its events
+  /// next frees those whose thread has ended (steps 6 and 7).
+  std::vector<stream*> stopping;
+  /// True while one stream works on `stopping` outside the lock (joins and frees streams).
+  bool claimed = false;
+  /// Why freeing a target failed, if it did (the request then fails).
+  std::string failure;
+};
+in_flight g_flight;
+
+/// Ends the request in progress and lets the next one be picked up. Caller holds events_mutex.
+void end_event_locked(runtime_state& r) {
+  g_flight.req.reset();
+  g_flight.stopping.clear();
+  g_flight.failure.clear();
+  r.event_in_progress = false;
+  // Pending again only when another request is queued; then some stream must notice it.
+  r.events_pending.store(!r.events.empty(), std::memory_order_release);
+  if (!r.events.empty() && r.primary) r.primary->unpark();
+}
+
+/// Ends the request in progress with the given outcome.
 void finish_event(const std::shared_ptr<resize_state>& s, bool ok, std::string message) {
   answer(s, ok, std::move(message));
   runtime_state& r = rt();
   std::lock_guard lock(r.events_mutex);
-  r.event_in_progress = false;
-  if (!r.events.empty()) {
-    r.events_pending.store(true, std::memory_order_release);
-    if (r.primary) r.primary->unpark();
-  }
+  end_event_locked(r);
 }
 
 /// Asks every `ask` callback of `kind` about `rank`; returns an empty string or why it failed.
@@ -108,6 +129,19 @@ std::vector<int> next_ranks(int n) {
   return out;
 }
 
+/// Wakes a running stream other than the targets, so that one that is awake checks its events
+/// soon (the primary first: it never stops).
+void wake_one_survivor(const std::vector<stream*>& targets) {
+  runtime_state& r = rt();
+  std::lock_guard lock(r.streams_mutex);
+  for (stream* s : r.streams) {
+    if (!s || s->state() != stream_state::running) continue;
+    if (std::find(targets.begin(), targets.end(), s) != targets.end()) continue;
+    s->unpark();
+    return;
+  }
+}
+
 void shrink(stream& here, const std::shared_ptr<resize_state>& req, std::vector<stream*> targets) {
   // (2) ask, all targets first: one veto fails the request and changes nothing.
   for (stream* t : targets) {
@@ -121,52 +155,80 @@ void shrink(stream& here, const std::shared_ptr<resize_state>& req, std::vector<
     t->request(request_stop);
   }
   for (stream* t : targets) act_all(event_kind::stop_stream, t->rank_);
-  // (5) a helper ULT (6) waits for each target to end, (7) frees it and answers. It runs on the
-  // stream handling the event, which is alive by definition, unless that stream is itself
-  // stopping; then on the primary, which never stops (003 always uses the primary: a primary
-  // thread blocked in a system call would then hold every shrink up).
-  const bool here_stops = std::find(targets.begin(), targets.end(), &here) != targets.end();
-  execution_stream& helper_home = here_stops ? *rt().primary : here;
-  try {
-    ult::create_on(helper_home, [req, targets] {
-      for (stream* t : targets) {
-        t->wait_terminated();
-        static_cast<execution_stream*>(t)->free();
-      }
-      finish_event(req, true, {});
-    }).detach();
-  } catch (const std::exception& e) {
-    // No ULT for step 5: the targets still stop (they were told to); answer the failure.
-    finish_event(req, false, std::string("cannot create the helper ULT: ") + e.what());
-  }
+  // (5)-(7) without a helper ULT: a ULT would queue behind every unit in its stream's pool (and
+  // go back behind them at each poll), tens of milliseconds under load. Instead the request stays
+  // pending, so every main scheduler's check_events() looks at it and the first to see a target
+  // ended frees it; the last free answers. Any surviving stream can finish the job, so neither
+  // a busy handling stream nor a primary blocked in a system call holds the shrink up.
+  // The handling stream checks again at its next check_events(), unless it is stopping itself:
+  // then wake a survivor (a parked one would otherwise wait for its park limit).
+  if (std::find(targets.begin(), targets.end(), &here) != targets.end()) wake_one_survivor(targets);
+  runtime_state& r = rt();
+  std::lock_guard lock(r.events_mutex);
+  g_flight.req = req;
+  g_flight.stopping = std::move(targets);
+  r.events_pending.store(true, std::memory_order_release);
 }
 
-void expand(stream& here, const std::shared_ptr<resize_state>& req, int n) {
+/// Steps 6 and 7 of a shrink in flight, from any main scheduler's check_events(): frees every
+/// target whose thread has ended (a join that returns at once) and answers once none is left.
+/// Called with `lock` held on events_mutex; releases it while joining and freeing.
+void advance_shrink(runtime_state& r, std::unique_lock<std::mutex>& lock) {
+  std::vector<stream*> ended;
+  auto& stopping = g_flight.stopping;
+  for (auto it = stopping.begin(); it != stopping.end();) {
+    if ((*it)->state() == stream_state::terminated) {
+      ended.push_back(*it);
+      it = stopping.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (ended.empty()) return;
+  // Claimed: close_events() waits for us rather than joining these streams a second time.
+  g_flight.claimed = true;
+  lock.unlock();
+  std::string failure;
+  for (stream* t : ended) {
+    try {
+      static_cast<execution_stream*>(t)->free();
+    } catch (const std::exception& e) {
+      failure += "freeing stream " + std::to_string(t->rank_) + ": " + e.what() + "; ";
+    }
+  }
+  lock.lock();
+  g_flight.claimed = false;
+  g_flight.failure += failure;
+  if (!g_flight.stopping.empty() || !g_flight.req) return;
+  // Answered under the lock, before the next request can start, so that the count it reports
+  // is this request's outcome.
+  answer(g_flight.req, g_flight.failure.empty(), g_flight.failure);
+  end_event_locked(r);
+}
+
+/// The five steps of an expand, all in the scheduler context of the handling stream: creating a
+/// stream costs a pthread_create (the new thread binds itself), so no helper ULT is needed to
+/// keep the stream responsive, and one would wait behind every unit queued on it.
+void expand(const std::shared_ptr<resize_state>& req, int n) {
   const std::vector<int> ranks = next_ranks(n);
   for (int rank : ranks) {
     std::string why = ask_all(event_kind::add_stream, rank);
     if (!why.empty()) return finish_event(req, false, why);
   }
+  int made = 0;
+  std::string failure;
   try {
-    ult::create_on(here, [req, n] {
-      int made = 0;
-      std::string failure;
-      try {
-        for (; made < n; ++made) {
-          execution_stream& s = execution_stream::create();
-          // The first new stream takes over the orphaned pools that still hold units.
-          if (made == 0) impl(s).request(request_adopt_busy);
-          act_all(event_kind::add_stream, s.rank());
-        }
-      } catch (const std::exception& e) {
-        failure = "created " + std::to_string(made) + " of " + std::to_string(n) +
-                  " streams: " + e.what();
-      }
-      finish_event(req, failure.empty(), failure);
-    }).detach();
+    for (; made < n; ++made) {
+      execution_stream& s = execution_stream::create();
+      // The first new stream takes over the orphaned pools that still hold units.
+      if (made == 0) impl(s).request(request_adopt_busy);
+      act_all(event_kind::add_stream, s.rank());
+    }
   } catch (const std::exception& e) {
-    finish_event(req, false, std::string("cannot create the helper ULT: ") + e.what());
+    failure =
+        "created " + std::to_string(made) + " of " + std::to_string(n) + " streams: " + e.what();
   }
+  finish_event(req, failure.empty(), failure);
 }
 
 void start(stream& here, const std::shared_ptr<resize_state>& req) {
@@ -191,10 +253,10 @@ void start(stream& here, const std::shared_ptr<resize_state>& req) {
       return shrink(here, req, std::move(all));
     }
     case resize_op::expand:
-      return expand(here, req, req->value);
+      return expand(req, req->value);
     case resize_op::set_count: {
       if (req->value == count) return finish_event(req, true, {});
-      if (req->value > count) return expand(here, req, req->value - count);
+      if (req->value > count) return expand(req, req->value - count);
       std::vector<stream*> all = stoppable();
       const int drop = count - req->value;
       if (drop > static_cast<int>(all.size())) {
@@ -215,8 +277,18 @@ void handle_events(stream& here) noexcept {
   std::shared_ptr<resize_state> req;
   {
     std::unique_lock lock(r.events_mutex, std::try_to_lock);
-    if (!lock) return;  // another stream is picking one up
-    if (r.event_in_progress || r.events.empty()) {
+    if (!lock) return;  // another stream is at it
+    if (r.event_in_progress) {
+      // A shrink waiting for its targets to end: anyone may take it a step further. Otherwise
+      // the stream that started the request is still at it, and will set the flag as needed.
+      if (!g_flight.req) {
+        r.events_pending.store(false, std::memory_order_relaxed);
+      } else if (!g_flight.claimed) {
+        advance_shrink(r, lock);
+      }
+      return;
+    }
+    if (r.events.empty()) {
       r.events_pending.store(false, std::memory_order_relaxed);
       return;
     }
@@ -237,12 +309,37 @@ void handle_events(stream& here) noexcept {
 void close_events() noexcept {
   runtime_state& r = rt();
   std::deque<std::shared_ptr<resize_state>> left;
-  {
-    std::lock_guard lock(r.events_mutex);
-    r.events_closed = true;
-    left.swap(r.events);
-    r.events_pending.store(false, std::memory_order_relaxed);
+  std::shared_ptr<resize_state> req;
+  std::vector<stream*> stopping;
+  std::string failure;
+  std::unique_lock lock(r.events_mutex);
+  r.events_closed = true;
+  left.swap(r.events);
+  // A request being started elsewhere finishes its start first (it never blocks), and a stream
+  // freeing shrink targets finishes that; we are the primary ULT, so yielding lets them run.
+  while (r.event_in_progress && (!g_flight.req || g_flight.claimed)) {
+    lock.unlock();
+    this_unit::yield();
+    lock.lock();
   }
+  if (r.event_in_progress) {
+    // A shrink in flight: finish it here (the targets were told to stop, so they end).
+    req = std::move(g_flight.req);
+    stopping = std::move(g_flight.stopping);
+    failure = std::move(g_flight.failure);
+    end_event_locked(r);
+  }
+  g_flight = in_flight{};
+  r.events_pending.store(false, std::memory_order_relaxed);
+  lock.unlock();
+  for (stream* t : stopping) {
+    try {
+      static_cast<execution_stream*>(t)->free();
+    } catch (const std::exception& e) {
+      failure += "freeing stream " + std::to_string(t->rank_) + ": " + e.what() + "; ";
+    }
+  }
+  if (req) answer(req, failure.empty(), failure);
   for (auto& s : left) answer(s, false, "the runtime is finalizing");
 }
 

@@ -4,20 +4,20 @@
 // Flow of a shrink (003's seven steps): a request is queued; (1) the next stream that checks its
 // events picks it up; (2) it asks every registered `ask` callback whether each target stream may
 // stop, and one veto fails the whole request; (3) it marks the targets to stop, so that their
-// schedulers return at their next check; (4) it calls the `act` callbacks; (5) it creates a
-// helper ULT, which (6) waits until each target's scheduler has returned and its thread ended,
-// and (7) frees the stream and answers the request. The primary stream never stops. The helper
-// runs on the stream that picked the request up, or on the primary when that stream is one of
-// the targets (003 always uses the primary; a primary thread blocked in a system call would then
-// hold every shrink up).
+// schedulers return at their next check; (4) it calls the `act` callbacks; (5)-(6) the request
+// stays pending while the targets end, and every main scheduler's next check looks at it (003
+// uses a helper ULT here; one would queue behind every unit of its stream, tens of milliseconds
+// under load, and a primary thread blocked in a system call would hold the shrink up); (7) the
+// first stream to see a target's thread ended frees it, and the last free answers the request.
+// The primary stream never stops.
 // A stopped stream's pools become orphaned: every remaining stream serves them (one unit at a
 // time, under the orphan lock, so private pools stay single-consumer) until an expand takes them
 // over. Nothing queued, blocked or sleeping is lost.
 //
 // Flow of an expand (five steps): picked up likewise; the `ask` callbacks are asked for each new
-// rank; a helper ULT on the handling stream creates the streams (placed by the affinity policy),
-// the first new stream adopts the orphaned pools that hold units, the `act` callbacks are told, and
-// the request is answered.
+// rank; the handling stream's scheduler creates the streams itself (a pthread_create each: no
+// helper ULT), placed by the affinity policy; the first new stream adopts the orphaned pools that
+// hold units, the `act` callbacks are told, and the request is answered.
 //
 // Requests are handled one at a time, in arrival order.
 #pragma once
@@ -37,9 +37,8 @@ enum class event_kind {
 };
 
 /// One registrant's callbacks for one event kind. Both run in the scheduler context of the stream
-/// that handles the event (add_stream's act: in the helper ULT that created the stream): they must
-/// not block, yield or throw (an exception counts as a veto from `ask` and is reported from
-/// `act`). They may not register or deregister callbacks.
+/// that handles the event: they must not block, yield or throw (an exception counts as a veto from
+/// `ask` and is reported from `act`). They may not register or deregister callbacks.
 struct event_callbacks {
   /// May stream `rank` stop now / may a stream of rank `rank` be added? Return false to veto.
   /// Empty: agrees.

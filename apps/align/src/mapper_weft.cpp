@@ -15,6 +15,7 @@
 #include <weft/execution_stream.hpp>
 #include <weft/runtime.hpp>
 #include <weft/tasklet.hpp>
+#include <weft/this_unit.hpp>
 #include <weft/ult.hpp>
 
 #include "mapper.hpp"
@@ -51,6 +52,7 @@ struct weft_run {
   run_state* progress;
   int workers = 0, threads = 1;
   std::size_t query_chunks = 0, ref_chunks = 0;
+  bool shared_streams = false;                   ///< more units than streams
   std::vector<weft::execution_stream*> lanes;    ///< streams, NUMA node by node
   std::atomic<std::size_t> next_query_chunk{0};  ///< dynamic outer schedule
 
@@ -166,6 +168,11 @@ void run_unit(weft_run& run, team& tm, int t) {
       finish_query(run, first + i, qs);
       if (chunk->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1) tm.release_finished();
     }
+    // With more units than streams, a unit that ran on would keep its stream's other units (maybe
+    // of its own team) from counting out of its queries until it ends: finished queries would
+    // pile up unmerged and the progress bar stall. A ULT steps aside after each chunk (a tasklet
+    // cannot; its stream's other units catch up when it ends).
+    if (run.shared_streams && weft::this_unit::is_ult()) weft::this_unit::yield();
   }
 }
 
@@ -211,6 +218,9 @@ std::vector<query_result> map_weft(const std::vector<record>& refs,
   std::stable_sort(run.lanes.begin(), run.lanes.end(),
                    [](auto* a, auto* b) { return a->numa_node() < b->numa_node(); });
   run.workers = opt.workers > 0 ? opt.workers : static_cast<int>(run.lanes.size());
+  run.shared_streams =
+      static_cast<std::size_t>(run.workers) * static_cast<std::size_t>(run.threads) >
+      run.lanes.size();
   if (progress) {
     progress->workers = run.workers;
     progress->streams = static_cast<int>(run.lanes.size());

@@ -8,11 +8,6 @@
 #include <weft/loops/team_barrier.hpp>
 #include <weft/loops/worker_unit.hpp>
 
-#include <weft/execution_stream.hpp>
-#include <weft/tasklet.hpp>
-#include <weft/this_unit.hpp>
-#include <weft/ult.hpp>
-
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -53,33 +48,6 @@ void run_guarded(void* work, int w) noexcept {
   (*static_cast<G*>(work))(w);
 }
 
-/// Where a worker's unit goes: stream (base + w) mod streams when spreading, else the caller's
-/// stream's main pool (the primary stream's for an external thread), looked up once per team.
-class placement_plan {
- public:
-  explicit placement_plan(bool spread)
-      : spread_(spread),
-        streams_(stream_count()),
-        self_(execution_stream::self()),
-        base_(self_ ? self_->rank() : 0),
-        local_(self_ ? self_->main_pool() : execution_stream::primary().main_pool()) {}
-  pool& for_worker(int w) const {
-    if (spread_) {
-      if (execution_stream* s = execution_stream::by_rank((base_ + w) % streams_)) {
-        return s->main_pool();
-      }
-    }
-    return local_;
-  }
-
- private:
-  bool spread_;
-  int streams_;
-  execution_stream* self_;
-  int base_;
-  pool& local_;
-};
-
 /// Per-worker slots of a team: on the launcher's stack for small teams, one allocation for wide
 /// ones (never one per unit).
 class worker_slots {
@@ -96,11 +64,16 @@ class worker_slots {
   worker_slot* slots_;
 };
 
-/// A caller that puts its team into its own pool yields after every this many creations, so
-/// that the units created so far run (and their descriptors and stacks are recycled, still in
-/// the cache) before it creates more: a wide nested team then keeps a few dozen units alive per
-/// stream instead of all of them.
-inline int creation_wave = 64;
+/// Creates workers 1..width-1 of `team` as detached units (ULTs if `ults`, else tasklets)
+/// running worker_entry() on slots[0..width-2], each starting with nesting frame `frame`: at
+/// `spread` placement worker w goes to stream (caller's rank + w) mod streams, otherwise all go
+/// into the caller's stream's main pool (the primary stream's for an external thread), and a ULT
+/// caller then yields every 64 creations, so that the units created so far run (their
+/// descriptors and stacks recycled while still in the cache) before it creates more: a wide
+/// nested team keeps a few dozen units alive per stream instead of all of them. Terminates the
+/// process if a creation fails (the units already started may be waiting for the missing one).
+void start_workers(team_work& team, worker_slot* slots, int width, bool ults, bool spread,
+                   const nesting_frame* frame) noexcept;
 
 /// Runs `work(w)` for w = 0..width-1 in a team: w = 0 in the caller, the others in new units of
 /// kind `units` at `spread` or local placement. `abort` (may be null) is called once a worker
@@ -136,22 +109,8 @@ void launch(int width, unit_type units, bool spread, const nesting_frame& outer,
   }
   team_work team{&run_guarded<decltype(guarded)>, &guarded, team_done(width - 1)};
   worker_slots slots(width - 1);
-  const placement_plan plan(spread);
   frame_scope scope(&caller_share);
-  const bool waves = !spread && creation_wave > 0 && this_unit::is_ult();
-  [&]() noexcept {  // a failed creation terminates (see above)
-    for (int w = 1; w < width; ++w) {
-      if (waves && w % creation_wave == 0) this_unit::yield();
-      worker_slot& slot = slots[w - 1];
-      slot = {&team, ults ? &inner : &caller_share, w};
-      pool& p = plan.for_worker(w);
-      if (ults) {
-        ult::create(p, &worker_entry, &slot).detach();
-      } else {
-        tasklet::create(p, &worker_entry, &slot).detach();
-      }
-    }
-  }();
+  start_workers(team, &slots[0], width, ults, spread, ults ? &inner : &caller_share);
   guarded(0);
   team.done.wait();
   fail.rethrow();

@@ -1,0 +1,53 @@
+// Creating a team's worker units (the non-template half of launch()).
+#include <weft/loops/launch.hpp>
+
+#include <weft/execution_stream.hpp>
+#include <weft/tasklet.hpp>
+#include <weft/this_unit.hpp>
+#include <weft/ult.hpp>
+
+namespace weft::loops::detail {
+namespace {
+
+// Creations between two yields of a caller that fills its own pool (see start_workers()).
+constexpr int creation_wave = 64;
+
+void start_one(pool& p, worker_slot& slot, bool ults) {
+  if (ults) {
+    ult::create(p, &worker_entry, &slot).detach();
+  } else {
+    tasklet::create(p, &worker_entry, &slot).detach();
+  }
+}
+
+}  // namespace
+
+void start_workers(team_work& team, worker_slot* slots, int width, bool ults, bool spread,
+                   const nesting_frame* frame) noexcept {
+  execution_stream* self = execution_stream::self();
+  pool& local = self ? self->main_pool() : execution_stream::primary().main_pool();
+  if (spread) {
+    const int streams = stream_count();
+    const int base = self ? self->rank() : 0;
+    for (int w = 1; w < width; ++w) {
+      worker_slot& slot = slots[w - 1];
+      slot = {&team, frame, w};
+      execution_stream* s = execution_stream::by_rank((base + w) % streams);
+      start_one(s ? s->main_pool() : local, slot, ults);
+    }
+    return;
+  }
+  const bool waves = this_unit::is_ult();
+  int until_yield = creation_wave;
+  for (int w = 1; w < width; ++w) {
+    if (waves && --until_yield == 0) {
+      this_unit::yield();
+      until_yield = creation_wave;
+    }
+    worker_slot& slot = slots[w - 1];
+    slot = {&team, frame, w};
+    start_one(local, slot, ults);
+  }
+}
+
+}  // namespace weft::loops::detail

@@ -269,6 +269,15 @@ TEST_P(EventsTest, RequestsFromUltsAndExternalThreads) {
   EXPECT_EQ(weft::execution_stream::count(), streams());
 }
 
+/// A variable of the environment the test program started with: read before any fixture, as
+/// streams_test unsets every WEFT_* variable while a test runs.
+std::optional<std::string> startup_env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+const std::optional<std::string> stress_units_env = startup_env("WEFT_EVENTS_STRESS_UNITS");
+const std::optional<std::string> stress_rounds_env = startup_env("WEFT_EVENTS_STRESS_ROUNDS");
+
 /// The median of `v` (which it sorts), 0 when empty.
 std::int64_t median(std::vector<std::int64_t>& v) {
   if (v.empty()) return 0;
@@ -286,8 +295,8 @@ TEST_P(EventsTest, ShrinkAndExpandUnderLoadLoseNothing) {
   // takes seconds (see docs/events.md).
   int rounds = static_cast<int>(scaled(100, 10));
   std::size_t per_round = scaled(1000, 100);
-  if (const char* v = std::getenv("WEFT_EVENTS_STRESS_UNITS")) per_round = std::stoul(v);
-  if (const char* v = std::getenv("WEFT_EVENTS_STRESS_ROUNDS")) rounds = std::stoi(v);
+  if (stress_units_env) per_round = std::stoul(*stress_units_env);
+  if (stress_rounds_env) rounds = std::stoi(*stress_rounds_env);
   ASSERT_GT(rounds, 0);
   ASSERT_GT(per_round, 0u);
   std::vector<std::atomic<int>> runs(per_round * static_cast<std::size_t>(rounds));

@@ -55,8 +55,11 @@ std::int64_t chain_sum(std::int64_t n) {
 
 TEST(StackArena, ChainDeeperThanHalfTheMapCountCompletes) {
   if (weft_test::sanitized_build()) {
-    GTEST_SKIP() << "40,000 live ULTs each with a TSan fiber or ASan fake stacks take minutes and "
-                    "gigabytes; GuardBudgetThenCanaries covers the switch at a smaller depth";
+    GTEST_SKIP()
+        << "a chain past vm.max_map_count / 2 (about 35,000 live ULTs, each with a TSan "
+           "fiber or ASan's fake stacks) would take most of a sanitizer run's time budget; "
+           "GuardBudgetThenCanaries covers the guard-to-canary switch at a smaller depth";
+    GuardBudgetThenCanaries covers the switch at a smaller depth ";
   }
   clean_weft_env env;
   const auto depth = static_cast<std::int64_t>(max_map_count() / 2 + 2000);

@@ -59,7 +59,6 @@ TEST(StackArena, ChainDeeperThanHalfTheMapCountCompletes) {
         << "a chain past vm.max_map_count / 2 (about 35,000 live ULTs, each with a TSan "
            "fiber or ASan's fake stacks) would take most of a sanitizer run's time budget; "
            "GuardBudgetThenCanaries covers the guard-to-canary switch at a smaller depth";
-    GuardBudgetThenCanaries covers the switch at a smaller depth ";
   }
   clean_weft_env env;
   const auto depth = static_cast<std::int64_t>(max_map_count() / 2 + 2000);

@@ -70,7 +70,7 @@ class worker_slots {
 /// into the caller's stream's main pool (the primary stream's for an external thread), and a ULT
 /// caller then yields every 64 creations, so that the units created so far run (their
 /// descriptors and stacks recycled while still in the cache) before it creates more: a wide
-/// nested team keeps a few dozen units alive per stream instead of all of them. Terminates the
+/// nested team has at most ~64 units waiting at a time instead of all of them. Terminates the
 /// process if a creation fails (the units already started may be waiting for the missing one).
 void start_workers(team_work& team, worker_slot* slots, int width, bool ults, bool spread,
                    const nesting_frame* frame) noexcept;

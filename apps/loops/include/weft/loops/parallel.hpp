@@ -5,9 +5,9 @@
 // thread (which then blocks its kernel thread while the team runs); never a tasklet and never the
 // caller's share of a tasklet team (errc::tasklet_cannot_block), and only while weft is initialised
 // (errc::not_initialized). A construct creates no kernel thread: workers 1..n-1 are new work units
-// in the pools of the existing streams, worker 0 is the caller. The cost is one unit create+join
-// per extra worker (about 0.1 us for a ULT, 0.03 us for a tasklet on this project's machines)
-// plus, in parallel(), the barriers the body asks for. Nested constructs inside a worker open a
+// in the pools of the existing streams, worker 0 is the caller. The cost is one detached unit
+// creation per extra worker plus one wait of the caller for the whole team (launch()), and, in
+// parallel(), the barriers the body asks for. Nested constructs inside a worker open a
 // nested team the same way; their default width shrinks with the enclosing teams' width
 // (default_team_width()). Exceptions thrown by body run through: the first is rethrown by the
 // construct after every worker has finished.

@@ -217,6 +217,56 @@ TEST(loops_streams, nested_every_inner_iteration_once) {
   }
 }
 
+// Wide nested teams (slots on the heap, the caller yielding between waves of creations): each
+// worker unit sees its own nesting frame, a worker's frame is restored after it ran a nested
+// team, and a failing inner worker's exception reaches the outermost caller.
+TEST(loops_streams, wide_nested_teams_keep_frames_and_rethrow) {
+  weft::runtime rt(with_streams(2));
+  const int outer = 4, inner = 200;
+  for (auto inner_units : {wl::unit_type::ult, wl::unit_type::tasklet}) {
+    std::vector<std::atomic<int>> hits(outer * inner);
+    std::atomic<int> inner_frames_ok{0}, restored{0};
+    wl::parallel_for(0, outer,
+                     [&](std::int64_t x) {
+                       wl::parallel_for(0, inner,
+                                        [&](std::int64_t j) {
+                                          hits[static_cast<std::size_t>(x * inner + j)]++;
+                                          const wl::nesting_frame& f = wl::current_frame();
+                                          if (f.level == 2 && f.active_width == outer * inner)
+                                            inner_frames_ok++;
+                                        },
+                                        {.num_workers = inner, .units = inner_units});
+                       const wl::nesting_frame& f = wl::current_frame();
+                       if (f.level == 1 && f.active_width == outer && !f.cannot_block) restored++;
+                     },
+                     {.num_workers = outer});
+    expect_each_once(hits, inner_units == wl::unit_type::ult ? "ult" : "tasklet");
+    // Tasklet workers are not asked for a frame by anything but this test: only the ULT team's
+    // units (and every team's caller share) must carry the inner frame.
+    if (inner_units == wl::unit_type::ult) EXPECT_EQ(inner_frames_ok.load(), outer * inner);
+    EXPECT_EQ(restored.load(), outer);
+
+    std::atomic<int> ran{0};
+    try {
+      wl::parallel_for(0, outer,
+                       [&](std::int64_t x) {
+                         wl::parallel_for(0, inner,
+                                          [&](std::int64_t j) {
+                                            if (x == 1 && j == 150)
+                                              throw std::runtime_error("inner 1/150 failed");
+                                            ran++;
+                                          },
+                                          {.num_workers = inner, .units = inner_units});
+                       },
+                       {.num_workers = outer});
+      FAIL() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "inner 1/150 failed");
+    }
+    EXPECT_EQ(ran.load(), outer * inner - 1);  // every team ran to its end
+  }
+}
+
 TEST(loops_streams, three_levels_of_regions) {
   for (int streams : {1, 2, 4}) {  // one process for the three stream counts
     weft::runtime rt(with_streams(streams));

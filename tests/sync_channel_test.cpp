@@ -256,9 +256,10 @@ TEST_P(SyncChannelTest, TheReceiverOfTheLastValueMayDestroyTheChannelRightAway) 
     } else {
       t.emplace(receive);
     }
-    ch->send(i);
+    std::thread sender([&] { ch->send(i); });  // a thread: the receiver may run on any stream
     if (u) u->join();
     if (t) t->join();
+    sender.join();
   }
   EXPECT_EQ(sum.load(), static_cast<long>(rounds) * (rounds - 1) / 2);
 }

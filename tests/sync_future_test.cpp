@@ -357,10 +357,12 @@ TEST_P(SyncFutureTest, TheLastWaiterMayDestroyTheEventualRightAway) {
       wait_once();
     });
     for (auto& u : us) ASSERT_TRUE(blocked(u));
-    ev->set(i);
+    // Set from a thread, so that the woken ULTs can run on any stream meanwhile.
+    std::thread setter([&] { ev->set(i); });
     for (auto& u : us) u.join();
     t.join();
     spinner.join();
+    setter.join();
   }
   EXPECT_EQ(seen.load(), rounds * waiters);
 }

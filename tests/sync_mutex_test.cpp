@@ -473,13 +473,25 @@ TEST_P(SyncMutexTest, TheLastUserMayDestroyTheMutexAsSoonAsItIsUnlocked) {
       m->unlock();
       users.leave();
     };
-    m->lock();
-    weft::ult w = weft::ult::create_on(last_stream(), use);
-    ASSERT_TRUE(blocked(w));  // queued: the unlock below takes the contended path
-    std::thread t(use);       // spins or queues behind w; either may leave last
-    m->unlock();
+    // The holder is a thread, so that the woken ULT can run (and free the mutex) on any stream,
+    // the primary's included, while unlock() is still returning.
+    std::atomic<bool> held{false};
+    std::atomic<bool> go{false};
+    std::thread holder([&] {
+      m->lock();
+      held = true;
+      while (!go) std::this_thread::yield();
+      m->unlock();
+    });
+    ASSERT_TRUE(wait_until([&] { return held.load(); }));
+    weft::ult w = weft::ult::create_on(stream(i % streams()), use);
+    const bool queued = blocked(w);  // queued: the unlock takes the contended path
+    std::thread t(use);              // spins or queues behind w; either may leave last
+    go = true;
     w.join();
     t.join();
+    holder.join();
+    ASSERT_TRUE(queued);
   }
   EXPECT_EQ(acquired.load(), 2 * rounds);
 }
@@ -544,13 +556,17 @@ TEST_P(SyncMutexTest, AWokenWaiterMayDestroyTheConditionVariableRightAway) {
       std::lock_guard g(m);
       return queued == waiters;
     }));
-    if (all) {
-      cv->notify_all();
-    } else {
-      cv->notify_one();
-    }
+    // Notified from a thread, so that the woken ULTs can run on any stream meanwhile.
+    std::thread notifier([&] {
+      if (all) {
+        cv->notify_all();
+      } else {
+        cv->notify_one();
+      }
+    });
     for (auto& u : us) u.join();
     t.join();
+    notifier.join();
   }
   EXPECT_EQ(woken, expected);
 }

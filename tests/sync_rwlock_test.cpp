@@ -323,14 +323,27 @@ TEST_P(SyncRwlockTest, TheLastReaderMayDestroyTheRwlockAsSoonAsItLeaves) {
       rw->unlock_shared();
       users.leave();
     };
-    rw->lock();
+    // The writer is a thread, so that the admitted ULTs can run on any stream while its
+    // unlock() is still admitting the others, one by one under its lock.
+    std::atomic<bool> held{false};
+    std::atomic<bool> go{false};
+    std::thread writer([&] {
+      rw->lock();
+      held = true;
+      while (!go) std::this_thread::yield();
+      rw->unlock();
+    });
+    ASSERT_TRUE(wait_until([&] { return held.load(); }));
     std::vector<weft::ult> us;
     for (int r = 0; r < streams(); ++r) us.push_back(weft::ult::create_on(stream(r), read_once));
-    for (auto& u : us) ASSERT_TRUE(blocked(u));
+    bool queued = true;
+    for (auto& u : us) queued = blocked(u) && queued;
     std::thread t(read_once);
-    rw->unlock();  // admits the queued readers under its lock, one by one
+    go = true;
     for (auto& u : us) u.join();
     t.join();
+    writer.join();
+    ASSERT_TRUE(queued);
   }
   EXPECT_EQ(admitted.load(), rounds * readers);
 }
@@ -359,10 +372,13 @@ TEST_P(SyncRwlockTest, TheLastAcquirerMayDestroyTheSemaphoreRightAway) {
       acquired.fetch_add(1, std::memory_order_relaxed);
       users.leave();
     });
-    sem->release(takers);  // hands units to the queued ones, adds the rest to the count
+    // Released from a thread, so that the woken ULTs can run on any stream meanwhile: it hands
+    // units to the queued ones (waking them under its lock) and adds the rest to the count.
+    std::thread releaser([&] { sem->release(takers); });
     for (auto& u : us) u.join();
     t.join();
     spinner.join();
+    releaser.join();
   }
   EXPECT_EQ(acquired.load(), rounds * takers);
 }

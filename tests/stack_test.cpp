@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "../runtime/src/sanitizer.hpp"
 #include "../runtime/src/stack.hpp"
 #include "test_support.hpp"
 
@@ -73,15 +74,16 @@ TEST(StackArena, ChainDeeperThanHalfTheMapCountCompletes) {
 
 TEST(StackArena, GuardBudgetThenCanaries) {
   clean_weft_env env;
-  weft::config cfg = test_config(2);
-  cfg.stack_guards = 128;  // two guarded arenas of 64 slots (16 KiB stacks), then canaries
+  weft::config cfg = test_config(1);
+  cfg.stack_guards = 128;  // two guarded arenas of 51 slots (16 KiB stacks), then canaries
   weft::runtime rt(cfg);
-  const auto depth = static_cast<std::int64_t>(scaled(5000, 1000));
+  const auto depth = static_cast<std::int64_t>(scaled(5000, 300));
   chain_bottom bottom;
   EXPECT_EQ(chain(0, depth, bottom), chain_sum(depth));
   EXPECT_EQ(bottom.stats.guard_limit, 128u);
   EXPECT_GE(bottom.stats.guarded_arenas, 1u);
   EXPECT_LE(bottom.stats.guarded_arenas, 2u);
+  EXPECT_LE(bottom.stats.guarded_stacks, 128u);
   EXPECT_GT(bottom.stats.arenas, bottom.stats.guarded_arenas);
 }
 
@@ -101,7 +103,7 @@ void live_fan_out(std::size_t n) {
 
 TEST(StackArena, FanOutsReuseStacksWithoutNewMappings) {
   clean_weft_env env;
-  weft::config cfg = test_config(2);
+  weft::config cfg = test_config(1);
   cfg.stack_guards = 0;  // guard pages cost two mappings each by nature; count the arenas alone
   {
     weft::runtime rt(cfg);
@@ -111,9 +113,13 @@ TEST(StackArena, FanOutsReuseStacksWithoutNewMappings) {
     const std::size_t after_first = mapping_count();
     const std::size_t arenas = weft::detail::arena_stats().arenas;
     live_fan_out(n);
-    // 10^4 live stacks of 16 KiB fit in ten 16 MiB arenas; one mapping each stack would be 10^4.
-    EXPECT_LT(after_first, before + 64);
-    EXPECT_LE(mapping_count(), after_first);
+    // 10^4 live stacks of 16 KiB fit in thirteen 16 MiB arenas; a mapping per stack would be
+    // 10^4. (TSan maps memory of its own for every fiber: only the arena count says it there.)
+    if (!weft::detail::tsan_enabled) {
+      EXPECT_LT(after_first, before + 64);
+      EXPECT_LE(mapping_count(), after_first);
+    }
+    EXPECT_LE(arenas, n / 512 + 1);
     EXPECT_EQ(weft::detail::arena_stats().arenas, arenas);
   }
   // finalize gave every stack back and the arenas went with them.

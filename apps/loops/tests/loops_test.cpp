@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace wl = weft::loops;
@@ -265,6 +266,29 @@ TEST(loops_streams, wide_nested_teams_keep_frames_and_rethrow) {
     }
     EXPECT_EQ(ran.load(), outer * inner - 1);  // every team ran to its end
   }
+}
+
+// A thread outside weft opens teams: it blocks its kernel thread in the team's one wait, and its
+// workers (spread over the streams, or local: in the primary stream's pool) all run.
+TEST(loops_streams, external_thread_opens_teams) {
+  weft::runtime rt(with_streams(2));
+  std::vector<std::atomic<int>> hits(3 * 100);
+  std::atomic<bool> finished{false};
+  std::thread outsider([&] {
+    for (auto units : {wl::unit_type::ult, wl::unit_type::tasklet}) {
+      wl::parallel_for(0, 100, [&](std::int64_t i) { hits[static_cast<std::size_t>(i)]++; },
+                       {.num_workers = 100, .units = units});
+    }
+    wl::parallel_for(0, 100, [&](std::int64_t i) { hits[static_cast<std::size_t>(200 + i)]++; },
+                     {.num_workers = 100, .place = wl::placement::local});
+    finished = true;
+  });
+  // The primary stream runs some of the outsider's workers: its ULT must yield, not block the
+  // kernel thread in join() until the outsider is done.
+  while (!finished) weft::this_unit::yield();
+  outsider.join();
+  for (std::size_t i = 0; i < hits.size(); ++i)
+    ASSERT_EQ(hits[i].load(), i < 100 ? 2 : (i < 200 ? 0 : 1)) << i;
 }
 
 TEST(loops_streams, three_levels_of_regions) {

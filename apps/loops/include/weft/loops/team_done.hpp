@@ -14,8 +14,9 @@ namespace weft::loops::detail {
 /// Contract: worker_done() is called exactly once by each of the `workers` workers, from any unit
 /// or thread (tasklets included: it never blocks); wait() is called once, by the team's caller
 /// (a ULT or an external thread, never a tasklet), and returns when every worker has called
-/// worker_done(). The last worker's worker_done() touches the object only under the lock, and
-/// wait() always takes the lock, so the caller may destroy the object as soon as wait() returns.
+/// worker_done(). The last worker's worker_done() touches the object (and wakes the caller) only
+/// under the lock, and wait() takes the lock after its wait too, so the caller may destroy the
+/// object as soon as wait() returns.
 /// Cost: one atomic decrement per worker; one lock, plus one block and wake-up if the caller
 /// finishes its own share first, per team.
 class team_done {
@@ -29,9 +30,10 @@ class team_done {
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     lock_.lock();
     done_ = true;
-    wakeup wake = queue_.take();
+    // Woken under the lock: an external thread's wait may return as soon as take() marks it,
+    // and wait() takes the lock once more before returning, so *this outlives this call.
+    if (wakeup wake = queue_.take()) wake();
     lock_.unlock();
-    if (wake) wake();  // after unlock: the woken caller may destroy *this at once
   }
 
   /// Blocks the caller (its ULT, not its stream) until every worker has finished.
@@ -48,6 +50,8 @@ class team_done {
       lock_.unlock();
       throw;
     }
+    lock_.lock();  // the last worker_done() is past its unlock: *this may be destroyed now
+    lock_.unlock();
   }
 
  private:

@@ -103,6 +103,7 @@ row ult_row(std::int64_t n, int trials) {
 
 /// Adds streams up to `total` for the duration of the row, then frees them, so that the other rows
 /// run without idle schedulers spinning on the other cores.
+/// One creator dealing the units round-robin over the streams: the others only run what it makes.
 row ult_all_streams_row(std::int64_t n, int total) {
   std::vector<weft::execution_stream*> streams{&weft::execution_stream::primary()};
   while (static_cast<int>(streams.size()) < total) {
@@ -113,10 +114,29 @@ row ult_all_streams_row(std::int64_t n, int total) {
   const trial_summary s =
       measure(2, kTrials, [&] { return weft_bench::ult_fan_out_round_robin(streams, handles, n); });
   for (std::size_t i = 1; i < streams.size(); ++i) streams[i]->free();
-  return {"ULT create+join, N=" + std::to_string(n) + ", " + std::to_string(total) +
+  return {"ULT create+join, N=" + std::to_string(n) + " dealt over " + std::to_string(total) +
               (total == 1 ? " stream" : " streams"),
           "ult_create_join/" + std::to_string(n) + "/streams:" + std::to_string(total), s,
           "fanout-streams/" + std::to_string(n)};
+}
+
+/// The scaling form (003's "ideal scalability", as the Argobots papers measure it): every stream
+/// creates and joins `n` ULTs of its own at the same time; ns per unit is the wall time over `n`,
+/// so perfect scaling gives the one-stream figure. Streams are added and freed as above.
+row ult_per_stream_row(std::int64_t n, int total) {
+  std::vector<weft::execution_stream*> streams{&weft::execution_stream::primary()};
+  while (static_cast<int>(streams.size()) < total) {
+    streams.push_back(&weft::execution_stream::create());
+  }
+  std::vector<std::vector<weft::ult>> handles(streams.size());
+  for (auto& h : handles) h.reserve(static_cast<std::size_t>(n));
+  const trial_summary s =
+      measure(2, kTrials, [&] { return weft_bench::ult_fan_out_per_stream(streams, handles, n); });
+  for (std::size_t i = 1; i < streams.size(); ++i) streams[i]->free();
+  return {"ULT create+join, N=" + std::to_string(n) + " on each of " + std::to_string(total) +
+              (total == 1 ? " stream" : " streams"),
+          "ult_create_join_per_stream/" + std::to_string(n) + "/streams:" + std::to_string(total),
+          s, "fanout-per-stream/" + std::to_string(n)};
 }
 
 row tasklet_row(std::int64_t n) {
@@ -345,6 +365,7 @@ int run(const options& opts, const char* executable) {
   std::vector<row> rows;
   rows.push_back(ult_row(kSmallFanOut, kTrials));
   rows.push_back(ult_row(kLargeFanOut, kLargeTrials));
+  rows.push_back(ult_per_stream_row(kSmallFanOut, all_streams));
   rows.push_back(ult_all_streams_row(kSmallFanOut, all_streams));
   rows.push_back(tasklet_row(kSmallFanOut));
   rows.push_back(yield_row());

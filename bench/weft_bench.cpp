@@ -93,6 +93,21 @@ void BM_ult_create_join_all_streams(benchmark::State& state) {
   report_units(state, n);
 }
 
+/// Every stream creates and joins N ULTs of its own, all at once (ult_fan_out_per_stream).
+void BM_ult_create_join_per_stream(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  std::vector<weft::execution_stream*> streams;
+  for (int r = 0; r < weft::execution_stream::count(); ++r) {
+    if (auto* s = weft::execution_stream::by_rank(r)) streams.push_back(s);
+  }
+  std::vector<std::vector<weft::ult>> handles(streams.size());
+  for (auto& h : handles) h.reserve(static_cast<std::size_t>(n));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(weft_bench::ult_fan_out_per_stream(streams, handles, n));
+  }
+  report_units(state, n);
+}
+
 void BM_tasklet_create_join(benchmark::State& state) {
   const std::int64_t n = state.range(0);
   weft::pool& p = weft::execution_stream::primary().main_pool();
@@ -208,8 +223,10 @@ void register_fan_out(const char* name, Fn fn) {
 void register_benchmarks(int streams) {
   register_fan_out("BM_ult_create_join", &BM_ult_create_join);
   register_fan_out("BM_ult_create_join_private", &BM_ult_create_join_private);
-  if (streams > 1)
+  if (streams > 1) {
     register_fan_out("BM_ult_create_join_all_streams", &BM_ult_create_join_all_streams);
+    register_fan_out("BM_ult_create_join_per_stream", &BM_ult_create_join_per_stream);
+  }
   register_fan_out("BM_tasklet_create_join", &BM_tasklet_create_join);
   common(benchmark::RegisterBenchmark("BM_yield", &BM_yield), 0.1);
   common(benchmark::RegisterBenchmark("BM_yield_to", &BM_yield_to), 0.1);

@@ -26,7 +26,14 @@ namespace {
     work_unit* self = current_stream()->current_;
     run_callable(self);
     switch_record rec{self, switch_action::terminate};
-    current_stream()->switch_to_scheduler(rec);
+    stream* here = current_stream();
+    // Straight on to the next unit when the scheduler allows it (see yield_directly); whoever
+    // runs next frees this stack.
+    if (here->direct_ && here->direct_allowed()) {
+      here->switch_directly(here->pop_directly(), rec);
+    } else {
+      here->switch_to_scheduler(rec);
+    }
   }
 }
 
@@ -68,7 +75,9 @@ void stream::resume_unit(work_unit* u) {
   work_unit* const outer = current_;
   const fcontext outer_ctx = sched_ctx_;
   const stack_region outer_stack = sched_stack_;
+  scheduler* const outer_direct = direct_;
   if (outer) sched_stack_ = outer->stack;
+  direct_ = !outer && sched_->direct_yield_ ? sched_.get() : nullptr;
   current_ = u;
   u->last_stream.store(this, std::memory_order_relaxed);
   u->state.store(unit_state::running, std::memory_order_relaxed);
@@ -83,8 +92,68 @@ void stream::resume_unit(work_unit* u) {
   if (outer) {
     sched_ctx_ = outer_ctx;
     sched_stack_ = outer_stack;
+    direct_ = outer_direct;
   }
   land(t);
+}
+
+bool stream::direct_allowed() noexcept {
+  // The scheduler sees at least every event_freq-th choice, and every one while a request
+  // (stop, join, replacement, adoption) waits: those are decided in its loop.
+  if (direct_left_ == 0) [[unlikely]] {
+    events_due_ = true;
+    return false;
+  }
+  if (requests_.load(std::memory_order_relaxed) != 0) [[unlikely]]
+    return false;
+  --direct_left_;
+  return true;
+}
+
+work_unit* stream::pop_directly() noexcept {
+  for (const auto& p : direct_->pools_) {
+    if (work_unit* u = p->pop()) return u;
+  }
+  return nullptr;
+}
+
+void stream::switch_directly(work_unit* next, switch_record& rec) {
+  if (next) {
+    execution_stream* pin = next->pinned_to.load(std::memory_order_relaxed);
+    if (next->kind == unit_kind::ult && (!pin || pin == this) &&
+        !next->migrate_to.load(std::memory_order_relaxed)) [[likely]] {
+      switch_to_unit(next, rec);
+      return;
+    }
+  }
+  // Nothing to run, or a unit only run_unit() knows how to treat (a tasklet, a unit pinned
+  // elsewhere or migrating): run_unit() takes it right after the scheduler lands.
+  handoff_ = next;
+  switch_to_scheduler(rec);
+}
+
+bool stream::yield_directly(work_unit* self) {
+  // The yielder queues itself first and then pops, exactly as the scheduler's loop would after
+  // a plain yield, so the choice is the loop's for any pool discipline (FIFO, LIFO, ...). Being
+  // queued while still running is safe only where no other stream can take it out: its home
+  // must be a pool this stream consumes (and, single-producer, produces for).
+  pool& home = *self->home.load(std::memory_order_relaxed);
+  if (pool_access::consumer(home).load(std::memory_order_relaxed) != this ||
+      (single_producer(home.access()) &&
+       pool_access::producer(home).load(std::memory_order_relaxed) != this) ||
+      self->migrate_to.load(std::memory_order_relaxed) || !direct_allowed()) {
+    return false;
+  }
+  self->state.store(unit_state::ready, std::memory_order_relaxed);
+  pool_access::push_as_consumer(home, self);
+  work_unit* next = pop_directly();
+  if (next == self) {  // nothing queued ahead of it: it goes on
+    self->state.store(unit_state::running, std::memory_order_relaxed);
+    return true;
+  }
+  switch_record rec{self, switch_action::requeued};
+  switch_directly(next, rec);
+  return true;
 }
 
 void stream::switch_to_scheduler(switch_record& rec) {
@@ -156,6 +225,11 @@ void stream::land(transfer t) {
       complete(from);
       break;
     }
+    case switch_action::requeued:
+      // Queued before the switch (yield_directly); only this stream can take it out, and
+      // nobody runs here before this landing.
+      from->context = t.fctx;
+      break;
     case switch_action::none:
     case switch_action::sched_exit:
       break;

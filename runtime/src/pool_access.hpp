@@ -10,6 +10,9 @@ class pool_access {
   static std::atomic<stream*>& producer(pool& p) noexcept { return p.producer_; }
   static std::atomic<stream*>& consumer(pool& p) noexcept { return p.consumer_; }
   static std::atomic<int>& attached(pool& p) noexcept { return p.attached_; }
+  /// pool::push() without the wake-up: for a push by the running consumer of a single-consumer
+  /// pool, which is awake by definition and the only stream that could be parked on it.
+  static void push_as_consumer(pool& p, work_unit* u) noexcept { p.do_push(u); }
   /// Links `e` into the pool's parked list (the stream parks on it).
   static void park(pool& p, park_entry& e) noexcept;
   /// Unlinks `e` if a pusher has not already taken it.

@@ -20,7 +20,7 @@
 
 namespace weft::detail {
 
-[[gnu::tls_model("initial-exec")]] thread_local stream* tls_stream = nullptr;
+[[gnu::tls_model("initial-exec")]] constinit thread_local stream* tls_stream = nullptr;
 
 namespace {
 constexpr unit_id id_block = 1024;
@@ -280,12 +280,10 @@ void stream::release_resources() noexcept {
   stacks_.clear();
 }
 
-unit_id stream::next_id() noexcept {
-  if (id_next_ == id_end_) {
-    const unit_id block = next_id_block.fetch_add(1, std::memory_order_relaxed);
-    id_next_ = block * id_block + 1;
-    id_end_ = id_next_ + id_block;
-  }
+unit_id stream::next_id_block_start() noexcept {
+  const unit_id block = next_id_block.fetch_add(1, std::memory_order_relaxed);
+  id_next_ = block * id_block + 1;
+  id_end_ = id_next_ + id_block;
   return id_next_++;
 }
 
@@ -338,6 +336,21 @@ bool stream::has_work() const noexcept {
 }
 
 void stream::run_unit(work_unit* u) {
+  // A direct yield may leave a unit it popped but could not switch to (yield_directly): it runs
+  // next, as it would have without the shortcut.
+  do {
+    run_one(u);
+    u = std::exchange(handoff_, nullptr);
+  } while (u);
+  // Direct yields used up their budget: the scheduler's own count did not see them, so the
+  // events they skipped are checked here (check_events() runs units too: not from inside it).
+  if (events_due_ && !checking_events_) [[unlikely]] {
+    events_due_ = false;
+    check_events(true);
+  }
+}
+
+void stream::run_one(work_unit* u) {
   execution_stream* pin = u->pinned_to.load(std::memory_order_relaxed);
   if (pin && pin != this) [[unlikely]] {
     stream& target = impl(*pin);
@@ -384,6 +397,14 @@ void stream::run_timers() noexcept {
 }
 
 bool stream::check_events(bool main) {
+  direct_left_ = rt().cfg.event_freq;
+  struct checking {
+    bool& flag;
+    explicit checking(bool& f) : flag(f) { flag = true; }
+    ~checking() { flag = false; }
+    checking(const checking&) = delete;
+    checking& operator=(const checking&) = delete;
+  } guard(checking_events_);
   run_timers();
   if (inbox_.load(std::memory_order_relaxed)) {
     work_unit* list = inbox_.exchange(nullptr, std::memory_order_acquire);

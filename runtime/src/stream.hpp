@@ -41,7 +41,8 @@ enum class switch_action : std::uint8_t {
   suspend,
   terminate,
   migrate,
-  sched_exit
+  sched_exit,
+  requeued  // a direct yield that already queued itself: only its context is saved
 };
 
 struct switch_record {
@@ -73,7 +74,8 @@ void set_current_stream(stream* s) noexcept;
 
 // initial-exec: one %fs-relative load instead of a __tls_get_addr call (libweft is linked at
 // program start, or dlopen'ed into glibc's static TLS surplus, which one pointer always fits).
-[[gnu::tls_model("initial-exec")]] extern thread_local stream* tls_stream;
+// constinit: no dynamic initialisation, so no TLS wrapper call on every access.
+[[gnu::tls_model("initial-exec")]] extern constinit thread_local stream* tls_stream;
 
 /// current_stream() for functions that never switch context themselves (push, pop, allocation):
 /// an initial-exec load addresses %fs afresh each time, so nothing can be cached across a switch.
@@ -97,6 +99,19 @@ class stream final : public execution_stream {
   void switch_to_scheduler(switch_record& rec);
   /// Running ULT -> `target` (yield_to); the caller's record says what happens to the caller.
   void switch_to_unit(work_unit* target, switch_record& rec);
+  /// yield() of the running ULT `self` without a trip through the scheduler, when the scheduler
+  /// allows it (scheduler::set_direct_yield): queues `self` and switches to the unit the
+  /// scheduler's loop would run next, or goes on when that is `self`. False (nothing done): take
+  /// the scheduler path.
+  bool yield_directly(work_unit* self);
+  /// True when the running ULT may make the scheduler's choice itself now (no request pending,
+  /// event budget left); counts the choice.
+  bool direct_allowed() noexcept;
+  /// Pops direct_'s pools in order (what its loop would run next); nullptr when all are empty.
+  work_unit* pop_directly() noexcept;
+  /// Jumps from the running ULT into `next`, or, when that is not a ULT it can jump into (or
+  /// nullptr), to the scheduler, which runs `next` first (handoff_). `rec` is the ULT's record.
+  void switch_directly(work_unit* next, switch_record& rec);
   /// Gives `u` its stack and context; on failure ends it with the error and returns false.
   bool try_prepare(work_unit* u) noexcept;
   /// Carries out the record of the context that just switched away.
@@ -104,6 +119,8 @@ class stream final : public execution_stream {
 
   // --- mechanisms behind weft::scheduler ---
   void run_unit(work_unit* u);
+  /// run_unit() for one unit.
+  void run_one(work_unit* u);
   /// Delivers the inbox and runs forwarded pinned units; `main`: also applies requests that
   /// change the main scheduler's pools (a stacked scheduler leaves those to the main one).
   bool check_events(bool main);
@@ -155,7 +172,13 @@ class stream final : public execution_stream {
   /// (closed inbox) until finalize.
   void release_resources() noexcept;
   /// Unit id for a new unit (ids are handed out in blocks, so this takes no atomic).
-  unit_id next_id() noexcept;
+  unit_id next_id() noexcept {
+    if (id_next_ == id_end_) [[unlikely]]
+      return next_id_block_start();
+    return id_next_++;
+  }
+  /// next_id() when the current block is used up: takes a new block.
+  unit_id next_id_block_start() noexcept;
 
   // identity
   const int rank_;
@@ -173,6 +196,15 @@ class stream final : public execution_stream {
   std::atomic<std::uint32_t> requests_{0};
   work_unit* current_ = nullptr;  // the unit running on this stream, nullptr in the scheduler
   fcontext sched_ctx_ = nullptr;  // the scheduler context, saved while a unit runs
+  // Direct yields (yield_directly): the scheduler whose choice a yield may make, while the
+  // running ULT was resumed by the main scheduler (nullptr otherwise); how many more direct
+  // yields before the scheduler must see one (reset by check_events); a unit popped by a direct
+  // yield that the scheduler side must run.
+  scheduler* direct_ = nullptr;
+  unsigned direct_left_ = 0;
+  work_unit* handoff_ = nullptr;
+  bool events_due_ = false;       // a direct yield found its budget spent
+  bool checking_events_ = false;  // inside check_events()
   stack_region sched_stack_;      // its stack (primary: mapped; secondary: the thread's own)
   std::atomic<work_unit*> inbox_{nullptr};
   std::atomic<std::uint32_t> park_seq_{0};  // futex word of park(); bumped by unpark()

@@ -55,6 +55,7 @@ execution_stream* stream() noexcept {
 
 void yield() {
   auto [s, self] = calling_ult("yield");
+  if (s->direct_ && s->yield_directly(self)) return;
   detail::switch_record rec{self, detail::switch_action::yield};
   s->switch_to_scheduler(rec);
 }

@@ -45,7 +45,7 @@ bool may_remove_from(pool& p, stream* here) {
 
 }  // namespace
 
-void route(work_unit* u) noexcept {
+void route_slow(work_unit* u) noexcept {
   for (;;) {
     pool& p = *u->home.load(std::memory_order_relaxed);
     if (!single_producer(p.access())) {
@@ -77,15 +77,6 @@ void route(work_unit* u) noexcept {
     }
     cpu_relax();  // the producer is ending; it hands the pool over within a few instructions
   }
-}
-
-void make_ready(work_unit* u) noexcept {
-  if (u->migrate_to.load(std::memory_order_relaxed)) {
-    if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel))
-      u->home.store(m, std::memory_order_relaxed);
-  }
-  u->state.store(unit_state::ready, std::memory_order_relaxed);
-  route(u);
 }
 
 void complete(work_unit* u) noexcept {
@@ -139,29 +130,6 @@ void report_detached_error(work_unit* u) noexcept {
   std::fprintf(stderr, "weft: exception escaped detached %s %llu: %s\n",
                u->kind == unit_kind::ult ? "ULT" : "tasklet",
                static_cast<unsigned long long>(u->id), what.c_str());
-}
-
-void init_unit(work_unit* u, unit_kind kind, std::uint32_t stack_size, unit_id id) noexcept {
-  u->pool_next = u->pool_prev = nullptr;
-  u->pool_holder.store(nullptr, std::memory_order_relaxed);
-  u->context = nullptr;
-  u->stack = {};
-  u->invoke = nullptr;
-  u->destroy = nullptr;
-  u->entry_fn = nullptr;
-  u->entry_arg = nullptr;
-  u->join_word.store(join_none, std::memory_order_relaxed);
-  u->migrate_to.store(nullptr, std::memory_order_relaxed);
-  u->home.store(nullptr, std::memory_order_relaxed);
-  u->last_stream.store(nullptr, std::memory_order_relaxed);
-  u->pinned_to.store(nullptr, std::memory_order_relaxed);
-  u->local_storage = nullptr;
-  u->id = id;
-  u->stack_size = stack_size;
-  u->state.store(unit_state::ready, std::memory_order_relaxed);
-  u->user_suspended.store(false, std::memory_order_relaxed);
-  u->kind = kind;
-  u->flags = 0;
 }
 
 work_unit* allocate_unit(unit_kind kind, std::size_t stack_size) {

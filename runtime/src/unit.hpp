@@ -1,18 +1,63 @@
 // Operations on work units shared by the runtime's translation units.
 #pragma once
 
+#include "pool_access.hpp"
 #include "stream.hpp"
 #include "weft/work_unit.hpp"
 
 namespace weft::detail {
 
-/// Resets a recycled descriptor for a new unit.
-void init_unit(work_unit* u, unit_kind kind, std::uint32_t stack_size, unit_id id) noexcept;
+/// Resets a recycled descriptor for a new unit (inline: it is on every creation).
+inline void init_unit(work_unit* u, unit_kind kind, std::uint32_t stack_size, unit_id id) noexcept {
+  u->pool_next = u->pool_prev = nullptr;
+  u->pool_holder.store(nullptr, std::memory_order_relaxed);
+  u->context = nullptr;
+  u->stack = {};
+  u->invoke = nullptr;
+  u->destroy = nullptr;
+  u->entry_fn = nullptr;
+  u->entry_arg = nullptr;
+  u->join_word.store(join_none, std::memory_order_relaxed);
+  u->migrate_to.store(nullptr, std::memory_order_relaxed);
+  u->home.store(nullptr, std::memory_order_relaxed);
+  u->last_stream.store(nullptr, std::memory_order_relaxed);
+  u->pinned_to.store(nullptr, std::memory_order_relaxed);
+  u->local_storage = nullptr;
+  u->id = id;
+  u->stack_size = stack_size;
+  u->state.store(unit_state::ready, std::memory_order_relaxed);
+  u->user_suspended.store(false, std::memory_order_relaxed);
+  u->kind = kind;
+  u->flags = 0;
+}
+/// route() for every case but a push by the pool's own consumer.
+void route_slow(work_unit* u) noexcept;
+
 /// Pushes a ready unit into u->home, honouring the pool's access mode: single-producer pools
 /// owned by another stream get it through that stream's inbox, orphaned ones under the orphan lock.
-void route(work_unit* u) noexcept;
+inline void route(work_unit* u) noexcept {
+  // The common case inline: a stream pushing into a pool it consumes (a yield, a wake-up or a
+  // creation on the unit's own stream), which needs no wake-up. consumer() is set for
+  // single-consumer modes only; a single-producer mode also needs the stream to be its producer.
+  pool& p = *u->home.load(std::memory_order_relaxed);
+  stream* const here = current_stream_no_switch();
+  if (pool_access::consumer(p).load(std::memory_order_relaxed) == here && here &&
+      (!single_producer(p.access()) ||
+       pool_access::producer(p).load(std::memory_order_relaxed) == here)) [[likely]] {
+    pool_access::push_as_consumer(p, u);
+    return;
+  }
+  route_slow(u);
+}
 /// Marks `u` ready and routes it (applying a pending migration request).
-void make_ready(work_unit* u) noexcept;
+inline void make_ready(work_unit* u) noexcept {
+  if (u->migrate_to.load(std::memory_order_relaxed)) [[unlikely]] {
+    if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel))
+      u->home.store(m, std::memory_order_relaxed);
+  }
+  u->state.store(unit_state::ready, std::memory_order_relaxed);
+  route(u);
+}
 /// Publishes the termination of `u` to its joiner (or frees it when detached).
 void complete(work_unit* u) noexcept;
 /// Runs the callable of `u`, capturing what escapes it; destroys the callable.

@@ -7,6 +7,8 @@ namespace weft {
 basic_scheduler::basic_scheduler(std::vector<std::shared_ptr<pool>> pools, const idle_policy& idle)
     : scheduler(std::move(pools)) {
   set_idle_policy(idle);
+  // run() below is exactly "first non-empty pool in order": a yield may skip it.
+  set_direct_yield(true);
 }
 
 std::unique_ptr<basic_scheduler> basic_scheduler::with_new_pool(access_mode mode) {

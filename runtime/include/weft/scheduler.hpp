@@ -66,6 +66,19 @@ class scheduler {
   /// The idle policy.
   const idle_policy& idle() const noexcept { return idle_; }
 
+  /// Lets a ULT that yields pick its successor itself and switch to it directly, one context
+  /// switch instead of a round trip through run(). The successor is what a "first non-empty pool
+  /// in order, FIFO within a pool" loop would run: the first unit popped from pools() in order,
+  /// looking no further than the yielder's own pool (when nothing is queued ahead of it, the
+  /// yielder just continues). The runtime still goes through run() when a request is pending
+  /// and at least every event_freq() yields, and a popped unit it cannot switch to directly
+  /// (a tasklet, a unit pinned elsewhere or migrating) is handed to run_unit() on the way. Only
+  /// for policies that would make the same choice (basic does); off by default. Applies while
+  /// the scheduler is a stream's main scheduler, not while it runs stacked. Call before run().
+  void set_direct_yield(bool on) noexcept { direct_yield_ = on; }
+  /// True when set_direct_yield(true) was called.
+  bool direct_yield() const noexcept { return direct_yield_; }
+
   // --- stacking (a scheduler run as a work unit of another scheduler's pool) ---
   /// True once the scheduler was given to push_scheduler().
   bool stacked() const noexcept { return stacked_; }
@@ -119,6 +132,7 @@ class scheduler {
   std::vector<std::shared_ptr<pool>> pools_;
   detail::stream* stream_ = nullptr;
   idle_policy idle_;
+  bool direct_yield_ = false;
   // Stacking state: set while run() runs stacked; requests from any thread.
   bool stacked_ = false;
   bool running_stacked_ = false;

@@ -1,0 +1,201 @@
+// Direct switches (scheduler::set_direct_yield, on for basic): a yielding or terminating ULT
+// makes its scheduler's choice itself. These tests pin down that the choice is the one the
+// scheduler's loop would make (FIFO and LIFO pools, tasklets in between), and that the scheduler
+// still sees events, timers and requests while its ULTs do nothing but yield.
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+#include "weft/schedulers/basic_scheduler.hpp"
+#include "weft/schedulers/fifo_pool.hpp"
+#include "weft/schedulers/lifo_pool.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using weft_test::scoped_stream;
+using weft_test::streams_test;
+using weft_test::wait_until;
+
+class DirectSwitchTest : public streams_test {
+ protected:
+  /// A new stream running basic over one pool of `pool`.
+  static std::unique_ptr<weft::scheduler> basic_over(std::shared_ptr<weft::pool> pool) {
+    return std::make_unique<weft::basic_scheduler>(std::vector{std::move(pool)});
+  }
+};
+
+/// A ULT body that logs "<name><i>" and yields, `rounds` times.
+auto yielder(std::vector<std::string>& log, std::string name, int rounds) {
+  return [&log, name, rounds] {
+    for (int i = 0; i < rounds; ++i) {
+      log.push_back(name + std::to_string(i));
+      weft::this_unit::yield();
+    }
+  };
+}
+
+TEST_P(DirectSwitchTest, BasicSchedulersAllowDirectSwitches) {
+  EXPECT_TRUE(weft::basic_scheduler::with_new_pool()->direct_yield());
+  EXPECT_TRUE(weft::basic_wait_scheduler::with_new_pool()->direct_yield());
+}
+
+TEST_P(DirectSwitchTest, YieldingUltsAlternateInFifoOrder) {
+  for (weft::access_mode mode : {weft::access_mode::priv, weft::access_mode::mpsc}) {
+    scoped_stream s(basic_over(weft::make_fifo_pool(mode)));
+    std::vector<std::string> log;
+    // The parent queues A, B and C on the stream itself, then blocks in join.
+    weft::ult::create_on(*s, [&] {
+      weft::ult a = weft::ult::create(yielder(log, "A", 3));
+      weft::ult b = weft::ult::create(yielder(log, "B", 3));
+      weft::ult c = weft::ult::create(yielder(log, "C", 2));
+      a.join();
+      b.join();
+      c.join();
+    }).join();
+    EXPECT_EQ(log, (std::vector<std::string>{"A0", "B0", "C0", "A1", "B1", "C1", "A2", "B2"}))
+        << "mode " << static_cast<int>(mode);
+  }
+}
+
+TEST_P(DirectSwitchTest, YieldIntoALifoPoolKeepsTheYielderRunning) {
+  // push-then-pop on a LIFO pool gives the yielder back: what the loop would do.
+  scoped_stream s(basic_over(weft::make_lifo_pool(weft::access_mode::mpsc)));
+  std::vector<std::string> log;
+  weft::ult::create_on(*s, [&] {
+    weft::ult a = weft::ult::create(yielder(log, "A", 3));
+    weft::ult b = weft::ult::create(yielder(log, "B", 3));
+    a.join();
+    b.join();
+  }).join();
+  EXPECT_EQ(log, (std::vector<std::string>{"B0", "B1", "B2", "A0", "A1", "A2"}));
+}
+
+TEST_P(DirectSwitchTest, ATaskletFoundByAYieldRunsInItsTurn) {
+  scoped_stream s(basic_over(weft::make_fifo_pool(weft::access_mode::mpsc)));
+  std::vector<std::string> log;
+  weft::ult::create_on(*s, [&] {
+    weft::ult a = weft::ult::create(yielder(log, "A", 2));
+    weft::tasklet t = weft::tasklet::create([&] { log.push_back("T"); });
+    weft::ult b = weft::ult::create(yielder(log, "B", 2));
+    a.join();
+    t.join();
+    b.join();
+  }).join();
+  EXPECT_EQ(log, (std::vector<std::string>{"A0", "T", "B0", "A1", "B1"}));
+}
+
+TEST_P(DirectSwitchTest, TerminatingUltsRunTheNextInFifoOrder) {
+  scoped_stream s(basic_over(weft::make_fifo_pool(weft::access_mode::mpsc)));
+  std::vector<int> order;
+  const int n = static_cast<int>(weft_test::scaled(2000, 100));
+  weft::ult::create_on(*s, [&] {
+    std::vector<weft::ult> us;
+    for (int i = 0; i < n; ++i)
+      us.push_back(weft::ult::create([&order, i] { order.push_back(i); }));
+    for (auto& u : us) u.join();
+  }).join();
+  ASSERT_EQ(static_cast<int>(order.size()), n);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(order[static_cast<std::size_t>(i)], i);
+}
+
+TEST_P(DirectSwitchTest, InboxDeliveriesReachAStreamWhoseUltsOnlyYield) {
+  // A private pool is fed by other streams through its stream's inbox, which only the
+  // scheduler's event check empties: a ULT yielding in a loop must not starve it.
+  auto pool = weft::make_fifo_pool(weft::access_mode::priv);
+  scoped_stream s(basic_over(pool));
+  std::atomic<bool> spinning{false}, done{false};
+  std::atomic<long> yields{0};
+  weft::ult spinner = weft::ult::create_on(*s, [&] {
+    spinning = true;
+    while (!done.load()) {
+      weft::this_unit::yield();
+      yields.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  ASSERT_TRUE(wait_until([&] { return spinning.load(); }));
+  weft::ult setter = weft::ult::create(*pool, [&] { done = true; });
+  setter.join();
+  spinner.join();
+  EXPECT_TRUE(done.load());
+  EXPECT_GT(yields.load(), 0);
+}
+
+TEST_P(DirectSwitchTest, TimersFireOnAStreamWhoseUltsOnlyYield) {
+  scoped_stream s(basic_over(weft::make_fifo_pool(weft::access_mode::mpsc)));
+  std::atomic<bool> done{false};
+  weft::ult spinner = weft::ult::create_on(*s, [&] {
+    while (!done.load()) weft::this_unit::yield();
+  });
+  weft::ult sleeper = weft::ult::create_on(*s, [&] {
+    weft::this_unit::sleep_for(2ms);
+    done = true;
+  });
+  sleeper.join();
+  spinner.join();
+  EXPECT_TRUE(done.load());
+}
+
+TEST_P(DirectSwitchTest, StopReachesAStreamWhoseUltsOnlyYield) {
+  std::atomic<bool> release{false};
+  std::atomic<int> running{0};
+  scoped_stream s(basic_over(weft::make_fifo_pool(weft::access_mode::mpsc)));
+  std::vector<weft::ult> us;
+  for (int i = 0; i < 3; ++i) {
+    us.push_back(weft::ult::create_on(*s, [&] {
+      running.fetch_add(1);
+      while (!release.load()) weft::this_unit::yield();
+    }));
+  }
+  ASSERT_TRUE(wait_until([&] { return running.load() == 3; }));
+  s->stop();  // returns once the scheduler has returned: yields must not hide the request
+  EXPECT_EQ(s->state(), weft::stream_state::terminated);
+  release = true;
+  s->revive();
+  for (auto& u : us) u.join();
+}
+
+TEST_P(DirectSwitchTest, EveryUnitRunsOnceUnderMixedDirectSwitches) {
+  // ULTs that yield, tasklets, and units pinned to another stream, all in one pool: direct
+  // switches hand the tasklets and the pinned units to the scheduler, none is lost or run twice.
+  const int n = static_cast<int>(weft_test::scaled(3000, 300));
+  std::vector<std::atomic<int>> runs(static_cast<std::size_t>(n));
+  weft::execution_stream& home = stream(0);
+  weft::execution_stream& other = last_stream();
+  weft::ult::create_on(home, [&] {
+    std::vector<weft::ult> us;
+    std::vector<weft::tasklet> ts;
+    for (int i = 0; i < n; ++i) {
+      auto& slot = runs[static_cast<std::size_t>(i)];
+      switch (i % 3) {
+        case 0:
+          us.push_back(weft::ult::create([&slot] {
+            weft::this_unit::yield();
+            slot.fetch_add(1);
+            weft::this_unit::yield();
+          }));
+          break;
+        case 1:
+          ts.push_back(weft::tasklet::create([&slot] { slot.fetch_add(1); }));
+          break;
+        default: {
+          weft::ult u = weft::ult::create([&slot, &other] {
+            if (weft::this_unit::stream() == &other) slot.fetch_add(1);
+            weft::this_unit::yield();
+          });
+          u.pin_to(&other);
+          us.push_back(std::move(u));
+        }
+      }
+    }
+    for (auto& u : us) u.join();
+    for (auto& t : ts) t.join();
+  }).join();
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(runs[static_cast<std::size_t>(i)].load(), 1) << "unit " << i;
+}
+
+WEFT_INSTANTIATE_STREAMS(DirectSwitchTest);
+
+}  // namespace

@@ -213,11 +213,10 @@ void stream::land(transfer t) {
       break;
     case switch_action::terminate: {
       const stack_region stack = from->stack;
+      // Before the unit lets go of the stack: the report names its size.
+      if (!stack_intact(stack)) report_stack_overflow(from);
       from->stack = {};
       from->context = nullptr;
-      if (!stack_intact(stack)) {
-        report_stack_overflow(from);
-      }
       if (stack.flags & stack_user)
         tsan_destroy_fiber(stack.tsan_fiber);  // the memory stays the user's
       else

@@ -67,8 +67,9 @@ struct runtime_state {
   std::deque<std::shared_ptr<resize_state>> events;  // under events_mutex
   bool event_in_progress = false;                    // under events_mutex
   bool events_closed = false;                        // under events_mutex (finalize)
-  std::atomic<bool> events_pending{false};           // events non-empty and none in progress
-  std::unique_ptr<rm_client> rm;                     // the resource-manager connection
+  // A request queued and none in progress, or a shrink waiting for its targets to end.
+  std::atomic<bool> events_pending{false};
+  std::unique_ptr<rm_client> rm;  // the resource-manager connection
 };
 
 /// Blocks of unit ids handed out so far; process-wide, so ids stay unique across re-inits.

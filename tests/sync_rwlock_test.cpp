@@ -14,22 +14,6 @@ using namespace std::chrono_literals;
 class SyncRwlockTest : public streams_test {};
 WEFT_INSTANTIATE_STREAMS(SyncRwlockTest);
 
-/// A heap object shared by `users` parties; the one that leaves last deletes it (the "last
-/// reference frees the object" pattern). Under ASan, an operation that touches the object after
-/// the point where its last user could see it released is a heap-use-after-free.
-template <class T>
-class last_user_deletes {
- public:
-  last_user_deletes(T* obj, int users) : obj_(obj), users_(users) {}
-  void leave() {
-    if (users_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete obj_;
-  }
-
- private:
-  T* obj_;
-  std::atomic<int> users_;
-};
-
 // ---------------------------------------------------------------------------------------------
 // rwlock
 

@@ -317,6 +317,25 @@ inline std::string streams_param_name(const ::testing::TestParamInfo<int>& info)
 #define WEFT_INSTANTIATE_STREAMS(suite) \
   INSTANTIATE_TEST_SUITE_P(, suite, ::testing::Values(1, 2, 4), ::weft_test::streams_param_name)
 
+// ---------------------------------------------------------------------------------------------
+// Destruction tests
+
+/// A heap object shared by `users` parties; the one that leaves last deletes it (the "last
+/// reference frees the object" pattern). Under ASan, an operation that touches the object after
+/// the point where its last user could see it released is a heap-use-after-free.
+template <class T>
+class last_user_deletes {
+ public:
+  last_user_deletes(T* obj, int users) : obj_(obj), users_(users) {}
+  void leave() {
+    if (users_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete obj_;
+  }
+
+ private:
+  T* obj_;
+  std::atomic<int> users_;
+};
+
 /// A stream created for the duration of a scope; free()d (which joins it first) on destruction.
 class scoped_stream {
  public:

@@ -11,6 +11,12 @@ namespace {
 
 // Creations between two yields of a caller that fills its own pool (see start_workers()).
 constexpr int creation_wave = 64;
+// ...when the teams filling pools at once may queue more units than this (the frame's
+// active_width: the product of the enclosing teams' widths). Below it, creating a whole team
+// first is cheaper (its descriptors stay in cache); above it, waves keep the queues short. Measured
+// on the nested benchmark (docs/loops.md): 2 x 1000 tasklets 1.02 -> 0.92 ms without waves, while
+// 36 x 1000 needs them (1.1 ms with, 3.8 ms without).
+constexpr int wave_threshold = 4096;
 
 void start_one(pool& p, worker_slot& slot, bool ults) {
   if (ults) {
@@ -37,7 +43,7 @@ void start_workers(team_work& team, worker_slot* slots, int width, bool ults, bo
     }
     return;
   }
-  const bool waves = this_unit::is_ult();
+  const bool waves = this_unit::is_ult() && frame->active_width > wave_threshold;
   int until_yield = creation_wave;
   for (int w = 1; w < width; ++w) {
     if (waves && --until_yield == 0) {

@@ -218,12 +218,13 @@ TEST(loops_streams, nested_every_inner_iteration_once) {
   }
 }
 
-// Wide nested teams (slots on the heap, the caller yielding between waves of creations): each
-// worker unit sees its own nesting frame, a worker's frame is restored after it ran a nested
-// team, and a failing inner worker's exception reaches the outermost caller.
+// Wide nested teams (slots on the heap; 4 x 1100 units exceed the layer's wave threshold of 4096,
+// so the callers yield between waves of creations): each worker unit sees its own nesting frame,
+// a worker's frame is restored after it ran a nested team, and a failing inner worker's exception
+// reaches the outermost caller.
 TEST(loops_streams, wide_nested_teams_keep_frames_and_rethrow) {
   weft::runtime rt(with_streams(2));
-  const int outer = 4, inner = 200;
+  const int outer = 4, inner = 1100;
   for (auto inner_units : {wl::unit_type::ult, wl::unit_type::tasklet}) {
     std::vector<std::atomic<int>> hits(outer * inner);
     std::atomic<int> inner_frames_ok{0}, restored{0};

@@ -68,9 +68,11 @@ class worker_slots {
 /// running worker_entry() on slots[0..width-2], each starting with nesting frame `frame`: at
 /// `spread` placement worker w goes to stream (caller's rank + w) mod streams, otherwise all go
 /// into the caller's stream's main pool (the primary stream's for an external thread), and a ULT
-/// caller then yields every 64 creations, so that the units created so far run (their
-/// descriptors and stacks recycled while still in the cache) before it creates more: a wide
-/// nested team has at most ~64 units waiting at a time instead of all of them. Terminates the
+/// caller then yields every 64 creations when the frame's active width (the product of the
+/// enclosing teams' widths) exceeds 4096, so that the units created so far run (their
+/// descriptors and stacks recycled while still in the cache) before it creates more: a very wide
+/// nested team has at most ~64 units waiting at a time instead of all of them. Narrower teams
+/// are created whole, which is cheaper while they fit in the caches. Terminates the
 /// process if a creation fails (the units already started may be waiting for the missing one).
 void start_workers(team_work& team, worker_slot* slots, int width, bool ults, bool spread,
                    const nesting_frame* frame) noexcept;

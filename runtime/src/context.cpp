@@ -45,6 +45,7 @@ void prepare_first_run(stream& s, work_unit* u) {
     return;
   }
   cached_stack c = s.stacks_.acquire(u->stack_size);
+  if (tsan_enabled && !c.stack.tsan_fiber) c.stack.tsan_fiber = tsan_create_fiber();
   u->stack = c.stack;
   u->context = c.parked ? c.parked
                         : bc::make_fcontext(static_cast<char*>(c.stack.lo) + c.stack.size,

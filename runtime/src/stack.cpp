@@ -312,7 +312,9 @@ stack_region carve(arena& a) noexcept {
   s.size = a.owner->size;
   s.flags = stack_arena | (a.guarded ? stack_guarded : stack_canary);
   if (!a.guarded) write_canary(s.lo);
-  s.tsan_fiber = tsan_create_fiber();
+  // No TSan fiber yet: a refill carves a batch, most of which may never run a ULT, and each
+  // fiber costs TSan a thread context. prepare_first_run() creates it on first use.
+  s.tsan_fiber = nullptr;
   ++a.carved;
   return s;
 }
@@ -327,9 +329,9 @@ void drop_pages(free_slot& f) noexcept {
   asan_unpoison(f.stack.lo, f.stack.size);
   if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
   if (f.parked) {
-    // A new context will be built on this stack: give TSan a fresh fiber for it.
+    // A new context will be built on this stack: it gets a fresh TSan fiber on first use.
     tsan_destroy_fiber(f.stack.tsan_fiber);
-    f.stack.tsan_fiber = tsan_create_fiber();
+    f.stack.tsan_fiber = nullptr;
     f.parked = nullptr;
   }
   f.resident = false;

@@ -44,12 +44,11 @@ void prepare_first_run(stream& s, work_unit* u) {
                                    &ult_entry);
     return;
   }
-  cached_stack c = s.stacks_.acquire(u->stack_size);
-  if (tsan_enabled && !c.stack.tsan_fiber) c.stack.tsan_fiber = tsan_create_fiber();
-  u->stack = c.stack;
-  u->context = c.parked ? c.parked
-                        : bc::make_fcontext(static_cast<char*>(c.stack.lo) + c.stack.size,
-                                            c.stack.size, &ult_entry);
+  void* const parked = s.stacks_.acquire(u->stack_size, u->stack);
+  if (tsan_enabled && !u->stack.tsan_fiber) u->stack.tsan_fiber = tsan_create_fiber();
+  u->context = parked ? parked
+                      : bc::make_fcontext(static_cast<char*>(u->stack.lo) + u->stack.size,
+                                          u->stack.size, &ult_entry);
 }
 
 }  // namespace

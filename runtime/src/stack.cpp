@@ -552,9 +552,8 @@ stack_cache::~stack_cache() {
   if (--d.caches == 0) release_all(d);
 }
 
-cached_stack stack_cache::refill() {
+void stack_cache::refill() {
   count_ = take_arena_stacks(default_size_, free_, batch);
-  return free_[--count_];
 }
 
 void stack_cache::drain() noexcept {

@@ -73,17 +73,22 @@ class stack_cache {
   stack_cache(const stack_cache&) = delete;
   stack_cache& operator=(const stack_cache&) = delete;
 
-  /// A stack with at least `size` bytes (0: the default size). Throws errc::resource when memory
-  /// is exhausted.
-  cached_stack acquire(std::size_t size) {
+  /// Puts a stack with at least `size` bytes (0: the default size) into `out` and returns the
+  /// context parked on it (or nullptr). Writes straight into `out` (a unit's descriptor): a
+  /// cached_stack returned by value went through a temporary whose partial stores and wide loads
+  /// defeated store forwarding. Throws errc::resource when memory is exhausted.
+  void* acquire(std::size_t size, stack_region& out) {
     if (size == 0 || size == default_size_) [[likely]] {
-      if (count_ > 0) [[likely]]
-        return free_[--count_];
-      return refill();
+      if (count_ == 0) [[unlikely]]
+        refill();
+      const cached_stack& c = free_[--count_];
+      out = c.stack;
+      return c.parked;
     }
     cached_stack c;
     take_arena_stacks(size, &c, 1);
-    return c;
+    out = c.stack;
+    return c.parked;
   }
   /// Gives a stack back, with the context parked on it (or nullptr).
   void release(const stack_region& s, void* parked) noexcept {
@@ -107,7 +112,7 @@ class stack_cache {
   static constexpr std::size_t capacity = 64;
   static constexpr std::size_t batch = capacity / 2;
 
-  cached_stack refill();
+  void refill();
   void drain() noexcept;
 
   std::size_t default_size_;

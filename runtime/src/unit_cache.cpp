@@ -21,19 +21,10 @@ unit_allocator::~unit_allocator() {
   }
 }
 
-work_unit* unit_allocator::take(int numa_node, std::size_t& count) {
+work_unit* unit_allocator::take(int numa_node) {
   std::lock_guard lock(mutex_);
-  if (free_) {
-    work_unit* head = free_;
-    work_unit* tail = head;
-    count = 1;
-    while (count < batch && tail->pool_next) {
-      tail = tail->pool_next;
-      ++count;
-    }
-    free_ = tail->pool_next;
-    free_count_ -= count;
-    tail->pool_next = nullptr;
+  if (work_unit* head = chunks_) {
+    chunks_ = head->pool_prev;
     return head;
   }
   // A new slab, placed on the stream's node so that its descriptors are local to their users.
@@ -54,16 +45,15 @@ work_unit* unit_allocator::take(int numa_node, std::size_t& count) {
     ::new (&units[i]) work_unit{};
     units[i].pool_next = i + 1 < batch ? &units[i + 1] : nullptr;
   }
+  make_chunk(units, batch, nullptr);
   allocated_ += batch;
-  count = batch;
   return units;
 }
 
-void unit_allocator::give(work_unit* head, work_unit* tail, std::size_t count) noexcept {
+void unit_allocator::give(work_unit* first, work_unit* last) noexcept {
   std::lock_guard lock(mutex_);
-  tail->pool_next = free_;
-  free_ = head;
-  free_count_ += count;
+  last->pool_prev = chunks_;
+  chunks_ = first;
 }
 
 std::size_t unit_allocator::allocated() const {
@@ -71,19 +61,42 @@ std::size_t unit_allocator::allocated() const {
   return allocated_;
 }
 
-void unit_cache::refill() {
-  std::size_t n = 0;
-  head_ = global_->take(node_, n);
-  tail_ = head_;
-  while (tail_->pool_next) tail_ = tail_->pool_next;
-  count_ = n;
+void unit_cache::open_chunk() {
+  if (full_) {
+    open_ = full_;
+    full_ = full_->pool_prev;
+    if (!full_) full_last_ = nullptr;
+    --full_count_;
+  } else {
+    open_ = global_->take(node_);
+  }
+  open_count_ = unit_allocator::chunk_size(open_);
+}
+
+void unit_cache::close_chunk() noexcept {
+  unit_allocator::make_chunk(open_, open_count_, full_);
+  if (!full_) full_last_ = open_;
+  full_ = open_;
+  open_ = nullptr;
+  open_count_ = 0;
+  if (++full_count_ > max_full_chunks) {
+    global_->give(full_, full_last_);
+    full_ = full_last_ = nullptr;
+    full_count_ = 0;
+  }
 }
 
 void unit_cache::flush() noexcept {
-  if (!head_) return;
-  global_->give(head_, tail_, count_);
-  head_ = tail_ = nullptr;
-  count_ = 0;
+  if (open_) {
+    unit_allocator::make_chunk(open_, open_count_, full_);
+    if (!full_) full_last_ = open_;
+    full_ = open_;
+    open_ = nullptr;
+    open_count_ = 0;
+  }
+  if (full_) global_->give(full_, full_last_);
+  full_ = full_last_ = nullptr;
+  full_count_ = 0;
 }
 
 }  // namespace weft::detail

@@ -17,6 +17,12 @@ enum unit_flags : std::uint8_t {
 
 /// Owns every descriptor slab of the runtime and a shared free list for streams whose cache ran
 /// dry or overflowed. All members lock; streams reach it once per `batch` units at most.
+///
+/// Free descriptors move between caches and the allocator in chunks, so that a move is O(1)
+/// whatever the chunk's size and never walks cold descriptors: a chunk is a list of at most
+/// `batch` free descriptors linked through pool_next (nullptr-terminated) whose head records the
+/// chunk's size in stack_size and the next chunk in pool_prev. Both fields are dead in a free
+/// descriptor; init_unit() resets them.
 class unit_allocator {
  public:
   static constexpr std::size_t batch = 256;
@@ -26,13 +32,20 @@ class unit_allocator {
   unit_allocator(const unit_allocator&) = delete;
   unit_allocator& operator=(const unit_allocator&) = delete;
 
-  /// Takes up to `batch` descriptors (a new slab on `numa_node` if the free list is empty) and
-  /// returns them as a list linked through pool_next; `count` receives how many.
-  work_unit* take(int numa_node, std::size_t& count);
-  /// Returns a list of `count` descriptors.
-  void give(work_unit* head, work_unit* tail, std::size_t count) noexcept;
+  /// Takes one chunk (a new slab of `batch` descriptors on `numa_node` if none is free).
+  work_unit* take(int numa_node);
+  /// Returns the chunks from `first` to `last` (linked through their heads' pool_prev).
+  void give(work_unit* first, work_unit* last) noexcept;
   /// Descriptors allocated in slabs so far (for tests and statistics).
   std::size_t allocated() const;
+
+  /// The size of the chunk headed by `head`.
+  static std::size_t chunk_size(const work_unit* head) noexcept { return head->stack_size; }
+  /// Makes `head` (followed by `count` - 1 descriptors) a chunk.
+  static void make_chunk(work_unit* head, std::size_t count, work_unit* next_chunk) noexcept {
+    head->stack_size = static_cast<std::uint32_t>(count);
+    head->pool_prev = next_chunk;
+  }
 
  private:
   struct slab {
@@ -42,12 +55,15 @@ class unit_allocator {
   };
   mutable std::mutex mutex_;
   std::vector<slab> slabs_;
-  work_unit* free_ = nullptr;
-  std::size_t free_count_ = 0;
+  work_unit* chunks_ = nullptr;  // free chunks, linked through pool_prev
   std::size_t allocated_ = 0;
 };
 
 /// A stream's private descriptor cache: pop and push are a few plain loads and stores.
+///
+/// Invariants: `open_` holds `open_count_` <= batch descriptors; `full_` is a list of
+/// `full_count_` chunks of exactly `batch` descriptors, `full_last_` its last chunk
+/// (full_count_ == 0 if and only if full_ == full_last_ == nullptr).
 class unit_cache {
  public:
   unit_cache(unit_allocator& global, int numa_node) : global_(&global), node_(numa_node) {}
@@ -56,33 +72,37 @@ class unit_cache {
   unit_cache& operator=(const unit_cache&) = delete;
 
   work_unit* pop() {
-    if (!head_) refill();
-    work_unit* u = head_;
-    head_ = u->pool_next;
-    if (!head_) tail_ = nullptr;
-    --count_;
+    if (!open_) [[unlikely]]
+      open_chunk();
+    work_unit* u = open_;
+    open_ = u->pool_next;
+    --open_count_;
     return u;
   }
   void push(work_unit* u) noexcept {
-    u->pool_next = head_;
-    if (!head_) tail_ = u;
-    head_ = u;
-    if (++count_ > high_water) flush();
+    if (open_count_ == unit_allocator::batch) [[unlikely]]
+      close_chunk();
+    u->pool_next = open_;
+    open_ = u;
+    ++open_count_;
   }
   /// Returns every cached descriptor to the global allocator.
   void flush() noexcept;
 
  private:
   // Enough for a fan-out of 10^4 units to recycle without touching the global lock; above it the
-  // whole list goes back in O(1) (we know its tail).
-  static constexpr std::size_t high_water = 64 * unit_allocator::batch;
-  void refill();
+  // full chunks go back in O(1).
+  static constexpr std::size_t max_full_chunks = 64;
+  void open_chunk();
+  void close_chunk() noexcept;
 
   unit_allocator* global_;
   int node_;
-  work_unit* head_ = nullptr;
-  work_unit* tail_ = nullptr;
-  std::size_t count_ = 0;
+  work_unit* open_ = nullptr;
+  std::size_t open_count_ = 0;
+  work_unit* full_ = nullptr;
+  work_unit* full_last_ = nullptr;
+  std::size_t full_count_ = 0;
 };
 
 }  // namespace weft::detail

@@ -27,7 +27,10 @@ struct stack_region {
   void* lo = nullptr;
   std::size_t size = 0;
   void* tsan_fiber = nullptr;  // ThreadSanitizer's fiber for this stack (sanitized builds only)
-  std::uint32_t flags = 0;     // stack_flags in runtime/src/stack.hpp
+  // stack_flags in runtime/src/stack.hpp. A full word: a 28-byte struct is copied as two
+  // overlapping 16-byte moves, and loading those right after a field-wise store defeats store
+  // forwarding (it stalled every ULT's first run in stack_cache::acquire).
+  std::uint64_t flags = 0;
 };
 
 /// Sentinels of work_unit::join_word; other values are waiter addresses (see unit.cpp).

@@ -145,8 +145,14 @@ bool stream::yield_directly(work_unit* self) {
     return false;
   }
   self->state.store(unit_state::ready, std::memory_order_relaxed);
-  pool_access::push_as_consumer(home, self);
-  work_unit* next = pop_directly();
+  work_unit* next;
+  if (direct_->pools_.front().get() == &home) [[likely]] {
+    // The pop would find the pushed unit in the first pool at the latest: one call does both.
+    next = pool_access::push_pop_as_consumer(home, self);
+  } else {
+    pool_access::push_as_consumer(home, self);
+    next = pop_directly();
+  }
   if (next == self) {  // nothing queued ahead of it: it goes on
     self->state.store(unit_state::running, std::memory_order_relaxed);
     return true;

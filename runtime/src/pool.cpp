@@ -96,6 +96,11 @@ work_unit* pool::pop_wait(std::chrono::nanoseconds timeout) noexcept {
   }
 }
 
+work_unit* pool::do_push_pop(work_unit* u) noexcept {
+  do_push(u);
+  return pop();
+}
+
 bool pool::remove(work_unit*) noexcept {
   return false;
 }

@@ -13,6 +13,10 @@ class pool_access {
   /// pool::push() without the wake-up: for a push by the running consumer of a single-consumer
   /// pool, which is awake by definition and the only stream that could be parked on it.
   static void push_as_consumer(pool& p, work_unit* u) noexcept { p.do_push(u); }
+  /// pool::do_push_pop(): a push by the consumer as above, then a pop.
+  static work_unit* push_pop_as_consumer(pool& p, work_unit* u) noexcept {
+    return p.do_push_pop(u);
+  }
   /// Links `e` into the pool's parked list (the stream parks on it).
   static void park(pool& p, park_entry& e) noexcept;
   /// Unlinks `e` if a pusher has not already taken it.

@@ -32,6 +32,12 @@ class private_fifo_pool final : public pool {
     if (u) size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     return u;
   }
+  work_unit* do_push_pop(work_unit* u) noexcept override {
+    // Behind an empty queue `u` would be pushed and popped straight back; the size is unchanged.
+    if (list_.empty()) return u;
+    list_.push_back(u, this);
+    return list_.pop_front();
+  }
   work_unit* pop_wait(std::chrono::nanoseconds timeout) noexcept override {
     // Only this stream can push, so nothing can arrive while it waits: honour the timeout.
     if (work_unit* u = pop()) return u;
@@ -148,6 +154,14 @@ class single_consumer_fifo_pool final : public pool {
     if (u)
       local_size_.store(local_size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     return u;
+  }
+  work_unit* do_push_pop(work_unit* u) noexcept override {
+    // Only the consumer calls this (pool::do_push_pop), so `u` goes to the local lane, behind
+    // whatever the remote lane held; the local size is unchanged.
+    if (remote_.load(std::memory_order_relaxed)) drain_remote();
+    if (local_.empty()) return u;
+    local_.push_back(u, this);
+    return local_.pop_front();
   }
   work_unit* pop_wait(std::chrono::nanoseconds timeout) noexcept override {
     const auto deadline = std::chrono::steady_clock::now() + timeout;

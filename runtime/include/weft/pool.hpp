@@ -90,6 +90,12 @@ class pool {
  protected:
   /// Adds a ready unit; what push() does before the wake-up. Same races as the mode allows push.
   virtual void do_push(work_unit* u) noexcept = 0;
+  /// do_push(u), then pop(), as one call: what a yield does when the scheduler lets the yielding
+  /// ULT choose its successor (scheduler::set_direct_yield). Called only by a single-consumer
+  /// pool's consumer stream that is also its producer in single-producer modes, so it races only
+  /// with the pushes of other streams that the mode allows. The default makes the two calls; a
+  /// FIFO pool with nothing else queued may hand `u` straight back.
+  virtual work_unit* do_push_pop(work_unit* u) noexcept;
 
  private:
   friend class detail::pool_access;

@@ -12,18 +12,24 @@ namespace weft::this_unit {
 
 namespace {
 
-/// The calling ULT and its stream; throws the right error for tasklets and external threads.
-std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
-  detail::stream* s = detail::current_stream();
-  work_unit* u = s ? s->current_ : nullptr;
+/// Throws the error for calling `what` from a tasklet (u != nullptr) or outside any unit.
+[[noreturn, gnu::cold, gnu::noinline]] void not_a_ult(const char* what, const work_unit* u) {
   if (!u) {
     throw error(errc::not_in_ult, std::string("weft: ") + what + " must be called from a ULT");
   }
-  if (u->kind == unit_kind::tasklet) {
-    throw error(
-        errc::tasklet_cannot_block,
-        std::string("weft: ") + what + " called from a tasklet (tasklets never yield or block)");
-  }
+  throw error(
+      errc::tasklet_cannot_block,
+      std::string("weft: ") + what + " called from a tasklet (tasklets never yield or block)");
+}
+
+/// The calling ULT and its stream; throws the right error for tasklets and external threads.
+/// Inline, on every yield: the thread-local load happens before any switch in the caller, and an
+/// initial-exec load is never cached across one (stream.hpp).
+inline std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
+  detail::stream* s = detail::current_stream_no_switch();
+  work_unit* u = s ? s->current_ : nullptr;
+  if (!u || u->kind == unit_kind::tasklet) [[unlikely]]
+    not_a_ult(what, u);
   return {s, u};
 }
 

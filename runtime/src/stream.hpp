@@ -86,7 +86,7 @@ inline stream* current_stream_no_switch() noexcept {
 /// Marks a single-producer pool whose producer stream has stopped: pushes take the orphan lock.
 inline stream* const orphaned_producer = reinterpret_cast<stream*>(std::uintptr_t{1});
 
-class stream final : public execution_stream {
+class alignas(64) stream final : public execution_stream {
  public:
   stream(int rank, bool primary, std::unique_ptr<scheduler> sched, std::vector<int> cpus,
          int numa_node);

@@ -20,7 +20,7 @@ namespace {
 using unit_list = detail::hook_list;
 
 /// One stream pushes and pops: not a single atomic instruction.
-class private_fifo_pool final : public pool {
+class alignas(64) private_fifo_pool final : public pool {
  public:
   private_fifo_pool() noexcept : pool(access_mode::priv) {}
   void do_push(work_unit* u) noexcept override {
@@ -59,7 +59,7 @@ class private_fifo_pool final : public pool {
 
 /// Shared modes: the list under a spinlock. A sleeping pop_wait registers under the lock, so a
 /// push sees it (and wakes it) without any fence of its own.
-class shared_fifo_pool final : public pool {
+class alignas(64) shared_fifo_pool final : public pool {
  public:
   explicit shared_fifo_pool(access_mode mode) noexcept : pool(mode) {}
   void do_push(work_unit* u) noexcept override {
@@ -125,7 +125,7 @@ class shared_fifo_pool final : public pool {
 /// (no atomic instruction), everyone else pushes onto a lock-free stack that the consumer drains
 /// into its list at every pop where it is non-empty. Units from one producer keep their order;
 /// remote units join the queue behind what the consumer had queued when it drains them.
-class single_consumer_fifo_pool final : public pool {
+class alignas(64) single_consumer_fifo_pool final : public pool {
  public:
   explicit single_consumer_fifo_pool(access_mode mode) noexcept : pool(mode) {}
   void do_push(work_unit* u) noexcept override {

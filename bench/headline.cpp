@@ -13,10 +13,14 @@
 // above 1.8x the median of the rest, but never more than 10% of the trials (if more exceed it, only
 // the largest 10% go). A trial's time is divided by the units it did (creates+joins, yields,
 // hand-offs), giving ns per unit; the table shows the median and the minimum of the kept trials.
+#include <pthread.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <boost/context/detail/fcontext.hpp>
+
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -30,6 +34,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "filter.hpp"
@@ -128,8 +133,8 @@ row ult_per_stream_row(std::int64_t n, int total) {
   while (static_cast<int>(streams.size()) < total) {
     streams.push_back(&weft::execution_stream::create());
   }
-  std::vector<std::vector<weft::ult>> handles(streams.size());
-  for (auto& h : handles) h.reserve(static_cast<std::size_t>(n));
+  std::vector<weft_bench::stream_handles> handles(streams.size());
+  for (auto& h : handles) h.handles.reserve(static_cast<std::size_t>(n));
   const trial_summary s =
       measure(2, kTrials, [&] { return weft_bench::ult_fan_out_per_stream(streams, handles, n); });
   for (std::size_t i = 1; i < streams.size(); ++i) streams[i]->free();
@@ -137,6 +142,70 @@ row ult_per_stream_row(std::int64_t n, int total) {
               (total == 1 ? " stream" : " streams"),
           "ult_create_join_per_stream/" + std::to_string(n) + "/streams:" + std::to_string(total),
           s, "fanout-per-stream/" + std::to_string(n)};
+}
+
+// --- Machine control for the per-stream row ---
+
+namespace bc = boost::context::detail;
+
+void bounce(bc::transfer_t t) {
+  for (;;) t = bc::jump_fcontext(t.fctx, nullptr);
+}
+
+/// `jumps` Boost.Context jumps there and back on the calling thread: no memory shared with
+/// anyone, no allocation.
+void jump_loop(std::int64_t jumps) {
+  std::vector<char> stack(64 * 1024);
+  bc::fcontext_t c = bc::make_fcontext(stack.data() + stack.size(), stack.size(), &bounce);
+  for (std::int64_t i = 0; i < jumps; ++i) c = bc::jump_fcontext(c, nullptr).fctx;
+}
+
+/// How much the machine itself slows a core when all of them are busy, which the per-stream row
+/// cannot tell apart from weft's own cost: the jump loop on `total` kernel threads at once, each
+/// bound to one usable CPU as the streams are (compact). The threads start together from a spin
+/// barrier of their own (the caller, bound to the first CPU, sleeps in join meanwhile) and each
+/// times its own loop; a trial is the slowest thread's time per round trip. total = 1 is the same
+/// on one thread, for the ratio. A shared VM's neighbours, SMT siblings and frequency limits all
+/// show here.
+row machine_control_row(const cpu_set_t& mask, int total) {
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE && static_cast<int>(cpus.size()) < total; ++c) {
+    if (CPU_ISSET(c, &mask)) cpus.push_back(c);
+  }
+  constexpr std::int64_t kJumps = 500'000;
+  constexpr int kWarmups = 2, kControlTrials = 31;
+  std::vector<double> ns;
+  for (int trial = 0; trial < kWarmups + kControlTrials; ++trial) {
+    std::atomic<int> arrived{0};
+    std::vector<double> per_thread(cpus.size());
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < cpus.size(); ++i) {
+      threads.emplace_back([&, i] {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus[i], &one);
+        pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+        arrived.fetch_add(1);
+        while (arrived.load(std::memory_order_acquire) != static_cast<int>(cpus.size())) {
+        }
+        const auto start = std::chrono::steady_clock::now();
+        jump_loop(kJumps);
+        per_thread[i] =
+            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
+                .count();
+      });
+    }
+    for (auto& t : threads) t.join();
+    if (trial >= kWarmups) {
+      ns.push_back(*std::max_element(per_thread.begin(), per_thread.end()) /
+                   static_cast<double>(kJumps));
+    }
+  }
+  const trial_summary s = filter_trials(std::move(ns), kJumps);
+  const int n = static_cast<int>(cpus.size());
+  return {"machine control: fcontext round trip, each of " + std::to_string(n) +
+              (n == 1 ? " CPU" : " CPUs") + " (no weft)",
+          "control_fcontext_round_trip/streams:" + std::to_string(n), s, "control"};
 }
 
 row tasklet_row(std::int64_t n) {
@@ -366,6 +435,8 @@ int run(const options& opts, const char* executable) {
   rows.push_back(ult_row(kSmallFanOut, kTrials));
   rows.push_back(ult_row(kLargeFanOut, kLargeTrials));
   rows.push_back(ult_per_stream_row(kSmallFanOut, all_streams));
+  const row control_one = machine_control_row(mask, 1);
+  const row control_all = machine_control_row(mask, all_streams);
   rows.push_back(ult_all_streams_row(kSmallFanOut, all_streams));
   rows.push_back(tasklet_row(kSmallFanOut));
   rows.push_back(yield_row());
@@ -379,7 +450,18 @@ int run(const options& opts, const char* executable) {
   rows.push_back(*handoff);
   const std::vector<peer_figure> peers = measure_peers(mask);
 
+  rows.push_back(control_one);
+  rows.push_back(control_all);
+
   print_table(m, rows, peers);
+  // The per-stream row against the one-stream row, next to the same ratio for work that shares
+  // nothing: what is left of the first beyond the second is weft's.
+  const double weft_scaling = rows[2].weft.median_ns / rows[0].weft.median_ns;
+  const double machine_scaling = control_all.weft.median_ns / control_one.weft.median_ns;
+  std::printf(
+      "\nscaling: per-stream fan-out on %d streams / on 1 stream = %sx; the machine control on %d "
+      "CPUs / on 1 = %sx\n",
+      all_streams, fixed(weft_scaling, 3).c_str(), all_streams, fixed(machine_scaling, 3).c_str());
   if (!opts.json.empty()) write_json(opts.json, executable, m, rows, peers);
   return 0;
 }

@@ -100,8 +100,8 @@ void BM_ult_create_join_per_stream(benchmark::State& state) {
   for (int r = 0; r < weft::execution_stream::count(); ++r) {
     if (auto* s = weft::execution_stream::by_rank(r)) streams.push_back(s);
   }
-  std::vector<std::vector<weft::ult>> handles(streams.size());
-  for (auto& h : handles) h.reserve(static_cast<std::size_t>(n));
+  std::vector<weft_bench::stream_handles> handles(streams.size());
+  for (auto& h : handles) h.handles.reserve(static_cast<std::size_t>(n));
   for (auto _ : state) {
     benchmark::DoNotOptimize(weft_bench::ult_fan_out_per_stream(streams, handles, n));
   }

@@ -410,6 +410,13 @@ TEST_P(StreamTest, UltPinnedToAFreedStream) {
 /// `queued` units (ULTs and tasklets alternately) waiting behind the gate. Each queued unit
 /// increments `ran` when it runs.
 struct stopped_stream {
+  /// basic, and a way for a unit of its stream to see that the stream was asked to stop.
+  struct observed_basic final : weft::basic_scheduler {
+    using basic_scheduler::basic_scheduler;
+    /// has_to_stop(), for a unit running on this scheduler's stream.
+    bool asked_to_stop() const noexcept { return has_to_stop(); }
+  };
+
   std::shared_ptr<weft::pool> pool;
   weft::execution_stream* s = nullptr;
   std::vector<weft::ult> ults;
@@ -417,14 +424,13 @@ struct stopped_stream {
 
   stopped_stream(weft::access_mode mode, int queued, std::atomic<int>& ran) {
     pool = weft::make_fifo_pool(mode);
-    s = &weft::execution_stream::create(std::make_unique<weft::basic_scheduler>(std::vector{pool}));
-    weft::execution_stream* self = s;
-    // Occupies the stream until stop() has been asked for. stop() marks the stream terminating
-    // and then posts the request; the pause lets the request land before the gate returns (the
-    // assertions below hold either way, bar the "some units are still queued" check).
-    weft::ult gate = weft::ult::create_on(*s, [self] {
-      while (self->state() == weft::stream_state::running) std::this_thread::yield();
-      std::this_thread::sleep_for(20ms);
+    auto sched = std::make_unique<observed_basic>(std::vector{pool});
+    const observed_basic* observer = sched.get();
+    s = &weft::execution_stream::create(std::move(sched));
+    // Occupies the stream until its stop request has landed, so that the scheduler's next
+    // check stops it with every queued unit still in the pool.
+    weft::ult gate = weft::ult::create_on(*s, [observer] {
+      while (!observer->asked_to_stop()) std::this_thread::yield();
     });
     // The gate must be running before stop() is asked for: a stream that has not popped it yet
     // would stop with the gate itself still queued (for a single-producer pool it sits in the

@@ -9,6 +9,7 @@
 #include <weft/schedulers/randws_scheduler.hpp>
 
 #include <numeric>
+#include <thread>
 #include <tuple>
 
 #include "test_support.hpp"
@@ -298,6 +299,36 @@ TEST_F(env_test, IdleBasicWaitStreamsUseNoCpu) {
   std::printf("2 idle basic_wait streams: %.2f%% of a core over 1 s\n", f * 100);
   ASSERT_GE(f, 0.0) << "the idle basic_wait streams never parked";
   EXPECT_LT(f, 0.05) << "2 idle basic_wait streams used " << f * 100 << "% of a core";
+}
+
+TEST_F(env_test, AUltJoiningABusyStreamLeavesItsOwnStreamIdle) {
+  // The primary ULT joins a stream whose only ULT sleeps until released: it must block, not
+  // yield in a loop, so that its basic_wait stream parks (a yielding joiner kept a core busy).
+  weft::config cfg = test_config(1);
+  cfg.scheduler = "basic_wait";
+  weft::runtime rt(cfg);
+  weft::execution_stream& s =
+      weft::execution_stream::create(weft::basic_wait_scheduler::with_new_pool());
+  std::atomic<bool> release{false};
+  weft::ult sleeper = weft::ult::create_on(s, [&] {
+    while (!release.load()) weft::this_unit::sleep_for(10ms);
+  });
+  double fraction = -1;
+  std::thread meter([&] {
+    std::this_thread::sleep_for(100ms);  // the join below has begun (it cannot end before release)
+    const double c0 = cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(500ms);
+    const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - t0;
+    fraction = (cpu_seconds() - c0) / wall.count();
+    release.store(true);
+  });
+  s.join();
+  meter.join();
+  sleeper.join();
+  s.free();
+  std::printf("joining a sleeping stream: %.2f%% of a core over 0.5 s\n", fraction * 100);
+  EXPECT_LT(fraction, 0.2) << "the joiner's stream used " << fraction * 100 << "% of a core";
 }
 
 TEST_F(env_test, EveryStockSchedulerParksWhenAskedTo) {

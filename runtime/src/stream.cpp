@@ -57,6 +57,7 @@ void* thread_main(void* arg) {
   set_current_stream(nullptr);
   s->state_.store(static_cast<std::uint32_t>(stream_state::terminated), std::memory_order_release);
   futex_wake(&s->state_);
+  s->wake_terminated_waiters();
   return nullptr;
 }
 
@@ -254,13 +255,22 @@ void stream::serve_orphans() {
 }
 
 void stream::wait_terminated() {
+  constexpr auto terminated = static_cast<std::uint32_t>(stream_state::terminated);
   for (;;) {
     const std::uint32_t st = state_.load(std::memory_order_acquire);
-    if (st == static_cast<std::uint32_t>(stream_state::terminated)) break;
+    if (st == terminated) break;
     stream* here = current_stream();
     if (here && here->current_ && here->current_->kind == unit_kind::ult) {
-      switch_record rec{here->current_, switch_action::yield};
-      here->switch_to_scheduler(rec);
+      // Blocks the ULT, not its stream: the stream runs other work, or parks, meanwhile. The
+      // state is read again under the lock the terminating thread takes to wake the queue, so
+      // the wake-up cannot be missed.
+      terminated_lock_.lock();
+      if (state_.load(std::memory_order_acquire) == terminated) {
+        terminated_lock_.unlock();
+        break;
+      }
+      waiter w;
+      terminated_waiters_.wait(terminated_lock_, w);
     } else {
       futex_wait(&state_, st);
     }
@@ -269,6 +279,14 @@ void stream::wait_terminated() {
     pthread_join(thread_, nullptr);
     thread_started_ = false;
   }
+}
+
+void stream::wake_terminated_waiters() noexcept {
+  // Under the lock: a woken ULT never touches the lock or the queue again, and this thread exits
+  // before any waiter's pthread_join returns and lets the stream be freed.
+  terminated_lock_.lock();
+  while (wakeup w = terminated_waiters_.take()) w();
+  terminated_lock_.unlock();
 }
 
 void stream::release_resources() noexcept {
@@ -327,7 +345,11 @@ void stream::unpark() noexcept {
 
 bool stream::has_work() const noexcept {
   if (inbox_.load(std::memory_order_relaxed) || pinned_head_) return true;
-  if (requests_.load(std::memory_order_relaxed)) return true;
+  // A join alone is not work: it waits for the pools, the inbox and the timers to run dry, and
+  // each of those wakes a parked stream (a push, an inbox delivery, the park limit set to the next
+  // deadline). Counting it made a stream asked to join while its ULTs slept spin until they woke.
+  // Only a shared pool emptied by another stream goes unnoticed, until the park limit.
+  if (requests_.load(std::memory_order_relaxed) & ~std::uint32_t{request_join}) return true;
   if (rt().has_orphan_timers.load(std::memory_order_relaxed)) return true;
   if (rt().events_pending.load(std::memory_order_relaxed)) return true;
   for (const auto& p : sched_->pools())

@@ -16,6 +16,8 @@
 #include "timer.hpp"
 #include "unit_cache.hpp"
 #include "weft/execution_stream.hpp"
+#include "weft/spinlock.hpp"
+#include "weft/wait_queue.hpp"
 
 namespace weft::detail {
 
@@ -158,8 +160,10 @@ class alignas(64) stream final : public execution_stream {
   bool has_work() const noexcept;
   /// Fires due timers, and takes over timers handed on by stopped streams.
   void run_timers() noexcept;
-  /// Waits until a secondary stream's thread has finished (yielding when called from a ULT).
+  /// Waits until a secondary stream's thread has finished (a ULT blocks without its stream).
   void wait_terminated();
+  /// Wakes the ULTs blocked in wait_terminated(); called by the stream's thread once terminated.
+  void wake_terminated_waiters() noexcept;
   /// After the scheduler returned: closes the inbox and releases (orphans) the pools.
   void shut_down_scheduling();
   /// Re-attaches the scheduler's pools (first start and revive).
@@ -184,6 +188,11 @@ class alignas(64) stream final : public execution_stream {
   const int rank_;
   const bool primary_;
   std::atomic<std::uint32_t> state_{static_cast<std::uint32_t>(stream_state::running)};
+  // ULTs blocked in wait_terminated(); threads sleep on the futex of state_ instead. The stream's
+  // thread wakes both after storing `terminated` (and before it exits, which the waiter's
+  // pthread_join waits for, so the lock outlives every use).
+  spinlock terminated_lock_;
+  wait_queue terminated_waiters_;  // under terminated_lock_
   std::vector<int> cpus_;
   int node_;
 

@@ -73,30 +73,29 @@ void unit_cache::open_chunk() {
   open_count_ = unit_allocator::chunk_size(open_);
 }
 
-void unit_cache::close_chunk() noexcept {
+void unit_cache::shelve_open() noexcept {
   unit_allocator::make_chunk(open_, open_count_, full_);
   if (!full_) full_last_ = open_;
   full_ = open_;
+  ++full_count_;
   open_ = nullptr;
   open_count_ = 0;
-  if (++full_count_ > max_full_chunks) {
-    global_->give(full_, full_last_);
-    full_ = full_last_ = nullptr;
-    full_count_ = 0;
-  }
 }
 
-void unit_cache::flush() noexcept {
-  if (open_) {
-    unit_allocator::make_chunk(open_, open_count_, full_);
-    if (!full_) full_last_ = open_;
-    full_ = open_;
-    open_ = nullptr;
-    open_count_ = 0;
-  }
+void unit_cache::give_all() noexcept {
   if (full_) global_->give(full_, full_last_);
   full_ = full_last_ = nullptr;
   full_count_ = 0;
+}
+
+void unit_cache::close_chunk() noexcept {
+  shelve_open();
+  if (full_count_ > max_full_chunks) give_all();
+}
+
+void unit_cache::flush() noexcept {
+  if (open_) shelve_open();  // possibly short of `batch`: it leaves the cache at once
+  give_all();
 }
 
 }  // namespace weft::detail

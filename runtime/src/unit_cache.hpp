@@ -95,6 +95,10 @@ class unit_cache {
   static constexpr std::size_t max_full_chunks = 64;
   void open_chunk();
   void close_chunk() noexcept;
+  /// Moves the open list onto the full list as one chunk.
+  void shelve_open() noexcept;
+  /// Returns every full chunk to the allocator.
+  void give_all() noexcept;
 
   unit_allocator* global_;
   int node_;

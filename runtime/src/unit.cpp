@@ -132,14 +132,18 @@ void report_detached_error(work_unit* u) noexcept {
                static_cast<unsigned long long>(u->id), what.c_str());
 }
 
-work_unit* allocate_unit(unit_kind kind, std::size_t stack_size) {
-  if (stack_size > (std::size_t{1} << 31)) [[unlikely]] {
+namespace {
+
+/// allocate_unit() for an external thread or a stack size other than the default: kept out of
+/// the fast path so that the common case needs no stack frame.
+[[gnu::noinline]] work_unit* allocate_unit_slow(unit_kind kind, std::size_t stack_size) {
+  if (stack_size > (std::size_t{1} << 31)) {
     throw error(errc::invalid_config,
                 "weft: ULT stack size " + std::to_string(stack_size) + " is larger than 2 GiB");
   }
   work_unit* u;
   unit_id id;
-  if (stream* s = current_stream_no_switch()) [[likely]] {
+  if (stream* s = current_stream_no_switch()) {
     u = s->units_.pop();
     id = s->next_id();
   } else {
@@ -153,6 +157,17 @@ work_unit* allocate_unit(unit_kind kind, std::size_t stack_size) {
                 ? static_cast<std::uint32_t>(round_to_pages(stack_size))
                 : 0,
             id);
+  return u;
+}
+
+}  // namespace
+
+work_unit* allocate_unit(unit_kind kind, std::size_t stack_size) {
+  stream* const s = current_stream_no_switch();
+  if (!s || stack_size) [[unlikely]]
+    return allocate_unit_slow(kind, stack_size);
+  work_unit* const u = s->units_.pop();
+  init_unit(u, kind, 0, s->next_id());
   return u;
 }
 
@@ -200,6 +215,17 @@ void check_join(work_unit* u) {
     throw error(errc::tasklet_cannot_block,
                 "weft: a tasklet cannot join a unit that has not finished (tasklets never block)");
   }
+}
+
+bool reap_if_done(work_unit* u) noexcept {
+  // Acquire: everything the unit did happens before the caller goes on (as in wait_unit).
+  if (u->join_word.load(std::memory_order_acquire) != join_done || u->error) return false;
+  if (stream* s = current_stream_no_switch()) [[likely]] {
+    s->units_.push(u);
+  } else {
+    free_unit(u);
+  }
+  return true;
 }
 
 void join_unit(work_unit* u) {

@@ -42,6 +42,10 @@ void wait_unit(work_unit* u);
 void check_join(work_unit* u);
 /// Lets `u` free itself when it terminates.
 void detach_unit(work_unit* u) noexcept;
+/// The common case of a join: if `u` has terminated and no exception escaped it, frees it and
+/// returns true (any caller may, since a finished unit cannot be misused by joining it); otherwise
+/// returns false and leaves it alone.
+bool reap_if_done(work_unit* u) noexcept;
 /// Joins in a destructor: like join_unit, but an escaped exception is reported on stderr.
 void join_unit_noexcept(work_unit* u) noexcept;
 
@@ -122,6 +126,10 @@ class unit_handle {
   /// From a ULT the wait suspends only the caller; from a tasklet it is an error
   /// (errc::tasklet_cannot_block); from an external thread it sleeps on a futex.
   void join() {
+    if (u_ && detail::reap_if_done(u_)) [[likely]] {
+      u_ = nullptr;
+      return;
+    }
     if (u_) detail::check_join(u_);  // misuse throws before the handle lets go of the unit
     detail::join_unit(release_or_throw());
   }

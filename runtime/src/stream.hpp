@@ -116,6 +116,8 @@ class alignas(64) stream final : public execution_stream {
   void switch_directly(work_unit* next, switch_record& rec);
   /// Gives `u` its stack and context; on failure ends it with the error and returns false.
   bool try_prepare(work_unit* u) noexcept;
+  /// switch_to_unit() for a target that has its context (inline in the direct paths).
+  void jump_to(work_unit* target, switch_record& rec);
   /// Carries out the record of the context that just switched away.
   static void land(transfer t);
 

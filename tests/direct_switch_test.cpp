@@ -156,6 +156,44 @@ TEST_P(DirectSwitchTest, StopReachesAStreamWhoseUltsOnlyYield) {
   for (auto& u : us) u.join();
 }
 
+TEST_P(DirectSwitchTest, TerminatingUltsPassTheirStackOnlyToUltsThatFitIt) {
+  // A terminating ULT runs the next ULT that never ran on its own stack (stream::pass_stack):
+  // every unit must still see its own identity, and one that asked for a larger stack must get
+  // it (its 96 KiB of locals would hit the guard page of a 16 KiB default stack and abort).
+  scoped_stream s(basic_over(weft::make_fifo_pool(weft::access_mode::mpsc)));
+  const int n = static_cast<int>(weft_test::scaled(600, 60));
+  std::vector<weft::unit_id> seen(static_cast<std::size_t>(n));
+  std::vector<int> order;
+  weft::ult::create_on(*s, [&] {
+    std::vector<weft::ult> us;
+    for (int i = 0; i < n; ++i) {
+      auto& slot = seen[static_cast<std::size_t>(i)];
+      if (i % 4 == 3) {
+        us.push_back(weft::ult::create(
+            weft::execution_stream::self()->main_pool(),
+            [&slot, &order, i] {
+              volatile char big[96 * 1024];
+              for (std::size_t k = 0; k < sizeof big; k += 4096) big[k] = static_cast<char>(k);
+              slot = weft::this_unit::id();
+              order.push_back(i);
+            },
+            weft::ult_attributes{256 * 1024}));
+      } else {
+        us.push_back(weft::ult::create([&slot, &order, i] {
+          slot = weft::this_unit::id();
+          order.push_back(i);
+        }));
+      }
+    }
+    std::vector<weft::unit_id> ids;
+    for (auto& u : us) ids.push_back(u.id());
+    for (auto& u : us) u.join();
+    for (std::size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(seen[i], ids[i]) << "unit " << i;
+  }).join();
+  ASSERT_EQ(static_cast<int>(order.size()), n);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(order[static_cast<std::size_t>(i)], i);
+}
+
 TEST_P(DirectSwitchTest, EveryUnitRunsOnceUnderMixedDirectSwitches) {
   // ULTs that yield, tasklets, and units pinned to another stream, all in one pool: direct
   // switches hand the tasklets and the pinned units to the scheduler, none is lost or run twice.

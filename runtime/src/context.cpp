@@ -22,16 +22,21 @@ namespace {
   asan_finish_switch(nullptr);
   stream::land(t);
   for (;;) {
-    // Ask each time: the previous ULT on this stack may have migrated to another stream.
+    // Ask each time: the previous ULT on this stack may have migrated to another stream, and
+    // pass_stack() may have made the next one current.
     work_unit* self = current_stream()->current_;
     run_callable(self);
-    switch_record rec{self, switch_action::terminate};
     stream* here = current_stream();
-    // Straight on to the next unit when the scheduler allows it (see yield_directly); whoever
-    // runs next frees this stack.
+    // Straight on to the next unit when the scheduler allows it (see yield_directly): on this
+    // very stack if it is a ULT that never ran, else through a switch, and whoever runs next
+    // frees this stack.
     if (here->direct_ && here->direct_allowed()) {
-      here->switch_directly(here->pop_directly(), rec);
+      work_unit* next = here->pop_directly();
+      if (here->pass_stack(self, next)) continue;
+      switch_record rec{self, switch_action::terminate};
+      here->switch_directly(next, rec);
     } else {
+      switch_record rec{self, switch_action::terminate};
       here->switch_to_scheduler(rec);
     }
   }
@@ -52,6 +57,30 @@ void prepare_first_run(stream& s, work_unit* u) {
 }
 
 }  // namespace
+
+bool stream::pass_stack(work_unit* self, work_unit* next) noexcept {
+  // `next` must be a plain ULT of the default size that never ran (no context, no user stack),
+  // free to run here; self's stack a cached one of that size (not the user's, not a custom size).
+  if (!next || next->kind != unit_kind::ult || next->context || next->stack.lo ||
+      (next->stack_size != 0 && next->stack_size != stacks_.default_size()) ||
+      next->pinned_to.load(std::memory_order_relaxed) ||
+      next->migrate_to.load(std::memory_order_relaxed) ||
+      self->stack.size != stacks_.default_size() || !(self->stack.flags & stack_arena)) {
+    return false;
+  }
+  const stack_region stack = self->stack;
+  // As in land(): the report names the overflowing unit, before it lets go of the stack.
+  if (!stack_intact(stack)) report_stack_overflow(self);
+  self->stack = {};
+  self->context = nullptr;
+  next->stack = stack;
+  current_ = next;
+  next->last_stream.store(this, std::memory_order_relaxed);
+  next->state.store(unit_state::running, std::memory_order_relaxed);
+  // Last: completing may wake a joiner that frees `self`.
+  complete(self);
+  return true;
+}
 
 /// A ULT that cannot get a stack ends at once; join rethrows why.
 bool stream::try_prepare(work_unit* u) noexcept {

@@ -105,6 +105,8 @@ class stack_cache {
   }
   /// Gives every cached stack back to the arenas.
   void clear() noexcept;
+  /// The size acquire(0) gives.
+  std::size_t default_size() const noexcept { return default_size_; }
 
  private:
   /// Stacks moved per refill or drain: half the cache, so that a stream alternating between

@@ -116,6 +116,12 @@ class alignas(64) stream final : public execution_stream {
   void switch_directly(work_unit* next, switch_record& rec);
   /// Gives `u` its stack and context; on failure ends it with the error and returns false.
   bool try_prepare(work_unit* u) noexcept;
+  /// Called by the terminating ULT `self` (still running on its stack) for the unit `next` that
+  /// the scheduler runs after it: when `next` is a ULT that never ran and wants a stack like
+  /// self's, makes it the running unit on self's stack and completes `self`, and returns true:
+  /// the caller then runs `next`'s callable on the same stack without a context switch. False
+  /// (nothing done) when `next` needs the ordinary switch.
+  bool pass_stack(work_unit* self, work_unit* next) noexcept;
   /// switch_to_unit() for a target that has its context (inline in the direct paths).
   void jump_to(work_unit* target, switch_record& rec);
   /// Carries out the record of the context that just switched away.

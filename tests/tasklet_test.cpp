@@ -88,6 +88,28 @@ TEST_P(TaskletTest, Detach) {
   EXPECT_EQ(done.load(), n);
 }
 
+TEST_P(TaskletTest, CreateDetachedRunsEveryTaskletOnce) {
+  // More than a stream's descriptor cache holds, so freed descriptors must come back for reuse.
+  const int n = static_cast<int>(weft_test::scaled(20000, 2000));
+  std::vector<std::atomic<int>> runs(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    weft::pool& p = stream(i % streams()).main_pool();
+    auto* slot = &runs[static_cast<std::size_t>(i)];
+    if (i % 2) {
+      weft::tasklet::create_detached(p, [slot] { slot->fetch_add(1); });
+    } else {
+      weft::tasklet::create_detached(
+          p, [](void* arg) { static_cast<std::atomic<int>*>(arg)->fetch_add(1); }, slot);
+    }
+  }
+  ASSERT_TRUE(wait_until([&] {
+    for (auto& r : runs)
+      if (r.load() == 0) return false;
+    return true;
+  }));
+  for (int i = 0; i < n; ++i) EXPECT_EQ(runs[static_cast<std::size_t>(i)].load(), 1) << i;
+}
+
 TEST_P(TaskletTest, HandleDestructorJoinsAndJoinTwiceFails) {
   std::atomic<int> done{0};
   {

@@ -120,6 +120,36 @@ TEST_P(UltTest, Detach) {
   EXPECT_EQ(done.load(), n);
 }
 
+TEST_P(UltTest, CreateDetachedRunsEveryUltOnceAndReportsItsException) {
+  const int n = static_cast<int>(weft_test::scaled(2000, 200));
+  std::atomic<int> done{0};
+  for (int i = 0; i < n; ++i) {
+    weft::pool& p = stream(i % streams()).main_pool();
+    if (i % 2) {
+      weft::ult::create_detached(p, [&] {
+        weft::this_unit::yield();
+        done.fetch_add(1);
+      });
+    } else {
+      weft::ult::create_detached(
+          p, [](void* arg) { static_cast<std::atomic<int>*>(arg)->fetch_add(1); }, &done);
+    }
+  }
+  ASSERT_TRUE(wait_until([&] { return done.load() == n; }));
+  testing::internal::CaptureStderr();
+  std::atomic<bool> ran{false};
+  weft::ult::create_detached(last_stream().main_pool(), [&] {
+    ran = true;
+    throw std::logic_error("detached-ult-lost");
+  });
+  ASSERT_TRUE(wait_until([&] { return ran.load(); }));
+  finalize();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("exception escaped detached ULT"), std::string::npos) << err;
+  EXPECT_NE(err.find("detached-ult-lost"), std::string::npos) << err;
+  EXPECT_EQ(done.load(), n);
+}
+
 TEST_P(UltTest, DetachAfterTheUltFinished) {
   std::atomic<int> done{0};
   weft::ult u = weft::ult::create_on(last_stream(), [&] { done++; });

@@ -81,6 +81,13 @@ void route_slow(work_unit* u) noexcept {
 
 void complete(work_unit* u) noexcept {
   u->state.store(unit_state::terminated, std::memory_order_release);
+  // A detached unit has no handle, so nothing can change its join word any more: no race to
+  // settle, and no locked instruction (units created detached never take one).
+  if (u->join_word.load(std::memory_order_relaxed) == join_detached) {
+    if (u->error) report_detached_error(u);
+    free_unit(u);
+    return;
+  }
   const std::uintptr_t prev = u->join_word.exchange(join_done, std::memory_order_acq_rel);
   if (prev == join_none) return;
   if (prev == join_detached) {
@@ -190,12 +197,14 @@ void invoke_c(work_unit* u) {
   u->entry_fn(u->entry_arg);
 }
 
-work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(void*), void* arg) {
+work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(void*), void* arg,
+                   bool detached) {
   if (!fn) throw error(errc::invalid_state, "weft: a work unit needs a function");
   work_unit* u = allocate_unit(kind, stack_size);
   u->invoke = &invoke_c;
   u->entry_fn = fn;
   u->entry_arg = arg;
+  if (detached) u->join_word.store(join_detached, std::memory_order_relaxed);
   submit_unit(u, p);
   return u;
 }

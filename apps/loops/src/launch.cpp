@@ -20,9 +20,9 @@ constexpr int wave_threshold = 4096;
 
 void start_one(pool& p, worker_slot& slot, bool ults) {
   if (ults) {
-    ult::create(p, &worker_entry, &slot).detach();
+    ult::create_detached(p, &worker_entry, &slot);
   } else {
-    tasklet::create(p, &worker_entry, &slot).detach();
+    tasklet::create_detached(p, &worker_entry, &slot);
   }
 }
 

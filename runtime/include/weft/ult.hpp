@@ -39,6 +39,19 @@ class ult : public unit_handle {
     return ult(detail::spawn_c(unit_kind::ult, p, attr.stack_size, fn, arg));
   }
 
+  /// Creates a ULT running `f` in pool `p` that frees itself when it ends: create(...).detach()
+  /// in one step, without the atomic exchange a detach costs. An exception escaping it is
+  /// reported on stderr.
+  template <class F>
+  static void create_detached(pool& p, F&& f, const ult_attributes& attr = {}) {
+    detail::spawn(unit_kind::ult, p, attr.stack_size, std::forward<F>(f), true);
+  }
+  /// create_detached() for the C-style form fn(arg).
+  static void create_detached(pool& p, void (*fn)(void*), void* arg,
+                              const ult_attributes& attr = {}) {
+    detail::spawn_c(unit_kind::ult, p, attr.stack_size, fn, arg, true);
+  }
+
   /// Resumes a ULT that suspended itself with this_unit::suspend(). Throws errc::invalid_state if
   /// it is not suspended.
   void resume() const;

@@ -86,9 +86,11 @@ void store_callable(work_unit* u, F&& f) {
   u->entry_fn = nullptr;
 }
 
-/// Allocates, fills and submits a unit; returns it.
+/// Allocates, fills and submits a unit; returns it. A `detached` unit frees itself when it ends
+/// (the caller must not use the returned pointer): it is marked before anyone can see it, which
+/// saves the atomic exchange of a later detach_unit().
 template <class F>
-work_unit* spawn(unit_kind kind, pool& p, std::size_t stack_size, F&& f) {
+work_unit* spawn(unit_kind kind, pool& p, std::size_t stack_size, F&& f, bool detached = false) {
   work_unit* u = allocate_unit(kind, stack_size);
   try {
     store_callable(u, std::forward<F>(f));
@@ -96,12 +98,14 @@ work_unit* spawn(unit_kind kind, pool& p, std::size_t stack_size, F&& f) {
     discard_unit(u);
     throw;
   }
+  if (detached) u->join_word.store(join_detached, std::memory_order_relaxed);
   submit_unit(u, p);
   return u;
 }
 
 /// Same, for a C-style entry point.
-work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(void*), void* arg);
+work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(void*), void* arg,
+                   bool detached = false);
 
 }  // namespace detail
 

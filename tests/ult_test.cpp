@@ -397,6 +397,36 @@ TEST_P(UltTest, YieldToBetweenUlts) {
   EXPECT_EQ(log, (std::vector<std::string>{"A1", "B", "F", "A2"}));
 }
 
+TEST_P(UltTest, YieldToAUltThatRanBeforePutsTheCallerLast) {
+  // The target has a saved context (it yielded before): the caller is queued at the back of its
+  // pool before the switch, behind everything already there.
+  std::vector<std::string> log;
+  weft::ult b = weft::ult::create([&] {
+    log.push_back("B1");
+    weft::this_unit::yield();
+    log.push_back("B2");
+    weft::this_unit::yield();
+    log.push_back("B3");
+  });
+  // The handle lets go of its unit while the primary waits in b.join(): keep the descriptor.
+  weft::work_unit* const target = b.native_handle();
+  weft::ult a = weft::ult::create([&] {
+    log.push_back("A1");
+    weft::this_unit::yield();
+    log.push_back(weft::this_unit::yield_to(target) ? "A2" : "A2-false");
+  });
+  weft::ult f = weft::ult::create([&] {
+    log.push_back("F1");
+    weft::this_unit::yield();
+    log.push_back("F2");
+  });
+  b.join();
+  a.join();
+  f.join();
+  // A hands off to B with F queued: A goes behind F, so F2 comes before A2.
+  EXPECT_EQ(log, (std::vector<std::string>{"B1", "A1", "F1", "B2", "B3", "F2", "A2"}));
+}
+
 TEST_P(UltTest, YieldToFallsBackToAPlainYield) {
   int ran = 0;
   weft::ult x = weft::ult::create([&] { ran++; });

@@ -80,8 +80,7 @@ bool yield_to(work_unit* target) {
     yield();
     return false;
   }
-  detail::switch_record rec{self, detail::switch_action::yield};
-  s->switch_to_unit(target, rec);
+  s->hand_off(self, target);
   return true;
 }
 

@@ -179,24 +179,6 @@ void stream::switch_directly(work_unit* next, switch_record& rec) {
   switch_to_scheduler(rec);
 }
 
-void stream::hand_off(work_unit* self, work_unit* target) {
-  pool& home = *self->home.load(std::memory_order_relaxed);
-  switch_record rec{self, switch_action::yield};
-  if (target->context && pool_access::consumer(home).load(std::memory_order_relaxed) == this &&
-      (!single_producer(home.access()) ||
-       pool_access::producer(home).load(std::memory_order_relaxed) == this) &&
-      !self->migrate_to.load(std::memory_order_relaxed)) [[likely]] {
-    // Queued while still running, which only this stream could notice: it runs nothing else
-    // before the jump, and the lander only saves the context (the `requeued` record).
-    self->state.store(unit_state::ready, std::memory_order_relaxed);
-    pool_access::push_as_consumer(home, self);
-    rec.action = switch_action::requeued;
-    jump_to(target, rec);
-    return;
-  }
-  switch_to_unit(target, rec);
-}
-
 bool stream::yield_directly(work_unit* self) {
   // The yielder queues itself first and then pops, exactly as the scheduler's loop would after
   // a plain yield, so the choice is the loop's for any pool discipline (FIFO, LIFO, ...). Being

@@ -122,10 +122,6 @@ class alignas(64) stream final : public execution_stream {
   /// the caller then runs `next`'s callable on the same stack without a context switch. False
   /// (nothing done) when `next` needs the ordinary switch.
   bool pass_stack(work_unit* self, work_unit* next) noexcept;
-  /// yield_to's switch from the running ULT `self` to `target`, already taken out of its pool:
-  /// `self` goes back to its pool before the jump where only this stream can take it out (as in
-  /// yield_directly), else after it, by the landing.
-  void hand_off(work_unit* self, work_unit* target);
   /// switch_to_unit() for a target that has its context (inline in the direct paths).
   void jump_to(work_unit* target, switch_record& rec);
   /// Carries out the record of the context that just switched away.

@@ -80,7 +80,8 @@ bool yield_to(work_unit* target) {
     yield();
     return false;
   }
-  s->hand_off(self, target);
+  detail::switch_record rec{self, detail::switch_action::yield};
+  s->switch_to_unit(target, rec);
   return true;
 }
 

@@ -96,6 +96,7 @@ bool stream::try_prepare(work_unit* u) noexcept {
   }
 }
 
+template <bool inline_requeued>
 [[gnu::always_inline]] inline void stream::jump_to(work_unit* target, switch_record& rec) {
   current_ = target;
   target->last_stream.store(this, std::memory_order_relaxed);
@@ -106,10 +107,12 @@ bool stream::try_prepare(work_unit* u) noexcept {
   tsan_switch(target->stack.tsan_fiber);
   transfer t = bc::jump_fcontext(target->context, &rec);
   asan_finish_switch(fake_stack);
-  // Most landings after a direct switch are another yielder's: take those without the call.
-  if (auto* in = static_cast<switch_record*>(t.data); in->action == switch_action::requeued) {
-    in->from->context = t.fctx;
-    return;
+  // Most landings after a direct yield are another yielder's: take those without the call.
+  if constexpr (inline_requeued) {
+    if (auto* in = static_cast<switch_record*>(t.data); in->action == switch_action::requeued) {
+      in->from->context = t.fctx;
+      return;
+    }
   }
   land(t);
 }
@@ -208,7 +211,7 @@ bool stream::yield_directly(work_unit* self) {
   if (next && next->context && next->kind == unit_kind::ult &&
       !next->pinned_to.load(std::memory_order_relaxed) &&
       !next->migrate_to.load(std::memory_order_relaxed)) [[likely]] {
-    jump_to(next, rec);  // switch_directly's common case, inline
+    jump_to<true>(next, rec);  // switch_directly's common case, inline
     return true;
   }
   switch_directly(next, rec);
@@ -228,18 +231,9 @@ void stream::switch_to_scheduler(switch_record& rec) {
 
 void stream::switch_to_unit(work_unit* target, switch_record& rec) {
   if (!target->context && !try_prepare(target)) return;
-  // Not jump_to(): a terminating ULT's stack parks in this call, and its next user lands here
-  // after a `terminate`, which the inline check would only delay.
-  current_ = target;
-  target->last_stream.store(this, std::memory_order_relaxed);
-  target->state.store(unit_state::running, std::memory_order_relaxed);
-  rec.on_stream = this;
-  void* fake_stack = nullptr;
-  asan_start_switch(&fake_stack, target->stack.lo, target->stack.size);
-  tsan_switch(target->stack.tsan_fiber);
-  transfer t = bc::jump_fcontext(target->context, &rec);
-  asan_finish_switch(fake_stack);
-  land(t);
+  // Without the inline check: a terminating ULT's stack parks in this call, and its next user
+  // lands here after a `terminate`, which the check would only delay.
+  jump_to<false>(target, rec);
 }
 
 void stream::land(transfer t) {

@@ -42,6 +42,16 @@ namespace {
   }
 }
 
+/// Takes the stack of a ULT that has finished on it, after checking the stack's canary (while
+/// the unit still holds the stack, so that the report names the unit and the stack's size).
+stack_region take_finished_stack(work_unit* u) noexcept {
+  const stack_region stack = u->stack;
+  if (!stack_intact(stack)) report_stack_overflow(u);
+  u->stack = {};
+  u->context = nullptr;
+  return stack;
+}
+
 /// Gives a unit that never ran its stack and its initial context.
 void prepare_first_run(stream& s, work_unit* u) {
   if (u->stack.flags & stack_user) {  // set_user_stack: the user's memory, set before submission
@@ -68,12 +78,7 @@ bool stream::pass_stack(work_unit* self, work_unit* next) noexcept {
       self->stack.size != stacks_.default_size() || !(self->stack.flags & stack_arena)) {
     return false;
   }
-  const stack_region stack = self->stack;
-  // As in land(): the report names the overflowing unit, before it lets go of the stack.
-  if (!stack_intact(stack)) report_stack_overflow(self);
-  self->stack = {};
-  self->context = nullptr;
-  next->stack = stack;
+  next->stack = take_finished_stack(self);
   current_ = next;
   next->last_stream.store(this, std::memory_order_relaxed);
   next->state.store(unit_state::running, std::memory_order_relaxed);
@@ -267,11 +272,7 @@ void stream::land(transfer t) {
       from->state.store(unit_state::blocked, std::memory_order_release);
       break;
     case switch_action::terminate: {
-      const stack_region stack = from->stack;
-      // Before the unit lets go of the stack: the report names its size.
-      if (!stack_intact(stack)) report_stack_overflow(from);
-      from->stack = {};
-      from->context = nullptr;
+      const stack_region stack = take_finished_stack(from);
       if (stack.flags & stack_user)
         tsan_destroy_fiber(stack.tsan_fiber);  // the memory stays the user's
       else

@@ -51,6 +51,7 @@ class unit_allocator {
   struct slab {
     void* memory;
     std::size_t bytes;
+    std::size_t count;  // descriptors in it
     bool numa;
   };
   mutable std::mutex mutex_;

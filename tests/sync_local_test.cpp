@@ -155,6 +155,29 @@ TEST_P(SyncLocalTest, DestructorsRunExactlyOncePerUnit) {
   no_dtor.destroy();
 }
 
+TEST_P(SyncLocalTest, ValuesSetForAFinishedUnitAreDestroyedByItsJoin) {
+  // set_for on a unit that already ended (its handle still owns it): the join that frees the
+  // descriptor runs the destructor, also when an exception waits in the same unit for the join.
+  weft::local_key key = weft::local_key::create(&count_destroy);
+  std::atomic<int> calls_plain{0}, calls_failed{0};
+  weft::ult plain = weft::ult::create_on(last_stream(), [] {});
+  weft::ult failed =
+      weft::ult::create_on(last_stream(), [] { throw std::runtime_error("kept for join"); });
+  ASSERT_TRUE(wait_until([&] {
+    return plain.state() == weft::unit_state::terminated &&
+           failed.state() == weft::unit_state::terminated;
+  }));
+  key.set_for(*plain.native_handle(), &calls_plain);
+  key.set_for(*failed.native_handle(), &calls_failed);
+  EXPECT_EQ(key.get_for(*plain.native_handle()), &calls_plain);
+  EXPECT_EQ(calls_plain.load(), 0);
+  plain.join();
+  EXPECT_EQ(calls_plain.load(), 1);
+  EXPECT_THROW(failed.join(), std::runtime_error);
+  EXPECT_EQ(calls_failed.load(), 1);
+  key.destroy();
+}
+
 /// A destructor that stores a new value under its own key the first time: a second round runs.
 weft::local_key g_again;
 std::atomic<int> g_again_calls{0};

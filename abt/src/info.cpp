@@ -222,7 +222,7 @@ int ABT_info_print_thread_stack(FILE* fp, ABT_thread thread) {
     std::fprintf(fp, "unit %llu: stack [%p, %p), %zu bytes\n",
                  static_cast<unsigned long long>(u->id), u->stack.lo,
                  static_cast<void*>(static_cast<char*>(u->stack.lo) + u->stack.size),
-                 u->stack.size);
+                 static_cast<std::size_t>(u->stack.size));
   }
   return ABT_SUCCESS;
 }

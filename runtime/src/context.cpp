@@ -60,7 +60,7 @@ void prepare_first_run(stream& s, work_unit* u) {
     return;
   }
   void* const parked = s.stacks_.acquire(u->stack_size, u->stack);
-  if (tsan_enabled && !u->stack.tsan_fiber) u->stack.tsan_fiber = tsan_create_fiber();
+  if (tsan_enabled && !tsan_fiber(u->stack)) set_tsan_fiber(u->stack, tsan_create_fiber());
   u->context = parked ? parked
                       : bc::make_fcontext(static_cast<char*>(u->stack.lo) + u->stack.size,
                                           u->stack.size, &ult_entry);
@@ -93,7 +93,7 @@ bool stream::try_prepare(work_unit* u) noexcept {
     prepare_first_run(*this, u);
     return true;
   } catch (...) {
-    u->error = std::current_exception();
+    capture_error(u);
     if (u->destroy) u->destroy(u);
     u->destroy = nullptr;
     complete(u);
@@ -109,7 +109,7 @@ template <bool inline_requeued>
   rec.on_stream = this;
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, target->stack.lo, target->stack.size);
-  tsan_switch(target->stack.tsan_fiber);
+  tsan_switch(tsan_fiber(target->stack));
   transfer t = bc::jump_fcontext(target->context, &rec);
   asan_finish_switch(fake_stack);
   // Most landings after a direct yield are another yielder's: take those without the call.
@@ -140,7 +140,7 @@ void stream::resume_unit(work_unit* u) {
   rec.on_stream = this;
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, u->stack.lo, u->stack.size);
-  tsan_switch(u->stack.tsan_fiber);
+  tsan_switch(tsan_fiber(u->stack));
   transfer t = bc::jump_fcontext(u->context, &rec);
   asan_finish_switch(fake_stack);
   current_ = outer;
@@ -227,7 +227,7 @@ void stream::switch_to_scheduler(switch_record& rec) {
   rec.on_stream = this;
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, sched_stack_.lo, sched_stack_.size);
-  tsan_switch(sched_stack_.tsan_fiber);
+  tsan_switch(tsan_fiber(sched_stack_));
   transfer t = bc::jump_fcontext(sched_ctx_, &rec);
   // `this` may be another stream's object now: the ULT can have been resumed elsewhere.
   asan_finish_switch(fake_stack);
@@ -274,7 +274,7 @@ void stream::land(transfer t) {
     case switch_action::terminate: {
       const stack_region stack = take_finished_stack(from);
       if (stack.flags & stack_user)
-        tsan_destroy_fiber(stack.tsan_fiber);  // the memory stays the user's
+        tsan_destroy_fiber(tsan_fiber(stack));  // the memory stays the user's
       else
         here->stacks_.release(stack, t.fctx);
       complete(from);

@@ -46,21 +46,9 @@ std::unique_ptr<alt_signal_stack> primary_alt_stack;
   rec.action = switch_action::sched_exit;
   rec.on_stream = s;
   asan_start_switch(nullptr, primary->stack.lo, primary->stack.size);
-  tsan_switch(primary->stack.tsan_fiber);
+  tsan_switch(tsan_fiber(primary->stack));
   boost::context::detail::jump_fcontext(primary->context, &rec);
   __builtin_unreachable();
-}
-
-stack_region native_stack() {
-  stack_region st;
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-    pthread_attr_getstack(&attr, &st.lo, &st.size);
-    pthread_attr_destroy(&attr);
-  }
-  st.tsan_fiber = tsan_current_fiber();
-  st.flags = stack_foreign;
-  return st;
 }
 
 void bind_primary(runtime_state& r, const std::vector<int>& cpus) {

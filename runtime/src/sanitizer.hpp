@@ -5,6 +5,8 @@
 
 #include <cstddef>
 
+#include "weft/work_unit.hpp"
+
 #if defined(__SANITIZE_ADDRESS__)
 #define WEFT_ASAN 1
 #elif defined(__has_feature)
@@ -12,12 +14,9 @@
 #define WEFT_ASAN 1
 #endif
 #endif
-#if defined(__SANITIZE_THREAD__)
+// The descriptor's layout already depends on ThreadSanitizer (stack_region::tsan_fiber).
+#ifdef WEFT_DETAIL_TSAN_FIBERS
 #define WEFT_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define WEFT_TSAN 1
-#endif
 #endif
 
 extern "C" {
@@ -103,6 +102,23 @@ inline void tsan_destroy_fiber(void* fiber) noexcept {
   if (fiber) __tsan_destroy_fiber(fiber);
 #else
   (void)fiber;
+#endif
+}
+/// The TSan fiber of stack `s` (always nullptr in other builds, whose stacks have none).
+inline void* tsan_fiber(const stack_region& s) noexcept {
+#ifdef WEFT_TSAN
+  return s.tsan_fiber;
+#else
+  (void)s;
+  return nullptr;
+#endif
+}
+/// Records the TSan fiber of stack `s` (a no-op in other builds).
+inline void set_tsan_fiber(stack_region& s, void* fiber) noexcept {
+#ifdef WEFT_TSAN
+  s.tsan_fiber = fiber;
+#else
+  (void)s, (void)fiber;
 #endif
 }
 

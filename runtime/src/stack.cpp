@@ -24,6 +24,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "runtime_state.hpp"
@@ -309,12 +310,12 @@ arena* map_arena(depot& d, size_class& c) {
 stack_region carve(arena& a) noexcept {
   stack_region s;
   s.lo = a.base + a.first_slot + a.carved * a.slot_bytes + a.lo_offset;
-  s.size = a.owner->size;
+  s.size = static_cast<std::uint32_t>(a.owner->size);  // sizes are at most 2 GiB (allocate_unit)
   s.flags = stack_arena | (a.guarded ? stack_guarded : stack_canary);
   if (!a.guarded) write_canary(s.lo);
   // No TSan fiber yet: a refill carves a batch, most of which may never run a ULT, and each
   // fiber costs TSan a thread context. prepare_first_run() creates it on first use.
-  s.tsan_fiber = nullptr;
+  set_tsan_fiber(s, nullptr);
   ++a.carved;
   return s;
 }
@@ -330,8 +331,8 @@ void drop_pages(free_slot& f) noexcept {
   if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
   if (f.parked) {
     // A new context will be built on this stack: it gets a fresh TSan fiber on first use.
-    tsan_destroy_fiber(f.stack.tsan_fiber);
-    f.stack.tsan_fiber = nullptr;
+    tsan_destroy_fiber(tsan_fiber(f.stack));
+    set_tsan_fiber(f.stack, nullptr);
     f.parked = nullptr;
   }
   f.resident = false;
@@ -340,7 +341,7 @@ void drop_pages(free_slot& f) noexcept {
 void unmap_arena(depot& d, arena* a) noexcept {
   size_class& c = *a->owner;
   for (const free_slot& f : a->free) {
-    tsan_destroy_fiber(f.stack.tsan_fiber);
+    tsan_destroy_fiber(tsan_fiber(f.stack));
     if (f.resident) --c.resident_free;
   }
   unmark_idle(c, a);
@@ -490,6 +491,10 @@ stack_arena_stats arena_stats() noexcept {
 stack_region map_stack(std::size_t size) {
   const std::size_t page = page_size();
   size = round_to_pages(size);
+  if (size > (std::size_t{1} << 31)) {
+    throw error(errc::invalid_config,
+                "weft: a stack of " + std::to_string(size) + " bytes is larger than 2 GiB");
+  }
   void* base = mmap(nullptr, size + page, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
   if (base == MAP_FAILED) {
@@ -498,7 +503,7 @@ stack_region map_stack(std::size_t size) {
   }
   stack_region s;
   s.lo = static_cast<char*>(base) + page;
-  s.size = size;
+  s.size = static_cast<std::uint32_t>(size);
   if (mprotect(base, page, PROT_NONE) == 0) {
     s.flags = stack_guarded;
   } else {
@@ -511,12 +516,47 @@ stack_region map_stack(std::size_t size) {
                   std::strerror(errno));
     warn_no_guard(why);
   }
-  s.tsan_fiber = tsan_create_fiber();
+  set_tsan_fiber(s, tsan_create_fiber());
   return s;
 }
 
+stack_region native_stack() noexcept {
+  stack_region st;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* lo = nullptr;
+    std::size_t size = 0;
+    if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+      // An unlimited main-thread stack can exceed what a stack_region describes: keep its top,
+      // where the primary ULT runs.
+      constexpr std::size_t max_size = std::size_t{1} << 31;
+      if (size > max_size) {
+        lo = static_cast<char*>(lo) + (size - max_size);
+        size = max_size;
+      }
+      st.lo = lo;
+      st.size = static_cast<std::uint32_t>(size);
+    }
+    pthread_attr_destroy(&attr);
+  }
+  set_tsan_fiber(st, tsan_current_fiber());
+  st.flags = stack_foreign;
+  return st;
+}
+
 void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept {
-  u->stack = {lo, size, tsan_create_fiber(), stack_user};
+  // A stack_region holds at most 2 GiB: a larger buffer is used from its top, where a stack
+  // starts (it has no guard page, so nothing below is checked either way).
+  constexpr std::size_t max_size = std::size_t{1} << 31;
+  if (size > max_size) {
+    lo = static_cast<char*>(lo) + (size - max_size);
+    size = max_size;
+  }
+  u->stack = {};
+  u->stack.lo = lo;
+  u->stack.size = static_cast<std::uint32_t>(size);
+  u->stack.flags = stack_user;
+  set_tsan_fiber(u->stack, tsan_create_fiber());
 }
 
 void unmap_stack(const stack_region& s) noexcept {
@@ -526,7 +566,7 @@ void unmap_stack(const stack_region& s) noexcept {
     give_arena_stacks(&c, 1);
     return;
   }
-  tsan_destroy_fiber(s.tsan_fiber);
+  tsan_destroy_fiber(tsan_fiber(s));
   asan_unpoison(s.lo, s.size);
   const std::size_t page = page_size();
   munmap(static_cast<char*>(s.lo) - page, s.size + page);

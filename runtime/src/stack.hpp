@@ -30,6 +30,8 @@ std::size_t round_to_pages(std::size_t bytes) noexcept;
 stack_region map_stack(std::size_t size);
 /// Gives back a stack made by map_stack (unmapped) or taken from an arena (returned to it).
 void unmap_stack(const stack_region& s) noexcept;
+/// The calling thread's own stack (flagged stack_foreign: never unmapped), with its TSan fiber.
+stack_region native_stack() noexcept;
 /// False when a canary stack's canary was overwritten (the stack overflowed).
 bool stack_intact(const stack_region& s) noexcept;
 

@@ -44,14 +44,7 @@ void* thread_main(void* arg) {
           s->rank_, cpu_list(s->cpus_).c_str(), why.c_str());
     }
   }
-  pthread_attr_t attr;
-  void* lo = nullptr;
-  std::size_t size = 0;
-  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-    pthread_attr_getstack(&attr, &lo, &size);
-    pthread_attr_destroy(&attr);
-  }
-  s->sched_stack_ = {lo, size, tsan_current_fiber(), stack_foreign};
+  s->sched_stack_ = native_stack();
   s->scheduler_loop();
   s->shut_down_scheduling();
   set_current_stream(nullptr);

@@ -84,14 +84,14 @@ void complete(work_unit* u) noexcept {
   // A detached unit has no handle, so nothing can change its join word any more: no race to
   // settle, and no locked instruction (units created detached never take one).
   if (u->join_word.load(std::memory_order_relaxed) == join_detached) {
-    if (u->error) report_detached_error(u);
+    if (has_error(u)) report_detached_error(u);
     free_unit(u);
     return;
   }
   const std::uintptr_t prev = u->join_word.exchange(join_done, std::memory_order_acq_rel);
   if (prev == join_none) return;
   if (prev == join_detached) {
-    if (u->error) report_detached_error(u);
+    if (has_error(u)) report_detached_error(u);
     free_unit(u);
     return;
   }
@@ -109,15 +109,16 @@ void run_callable(work_unit* u) noexcept {
     u->invoke(u);
   } catch (const unit_exit&) {
   } catch (...) {
-    u->error = std::current_exception();
+    capture_error(u);
   }
   if (u->destroy) u->destroy(u);
   u->destroy = nullptr;
-  if (u->local_storage) run_local_destructors(u);  // ULT-local values (unit_local.cpp)
+  if (u->extras) settle_extras(u);  // ULT-local values; an error stays for the join
 }
 
 void free_unit(work_unit* u) noexcept {
-  if (u->error) u->error = nullptr;  // init_unit relies on it being empty
+  if (u->extras) [[unlikely]]
+    (void)take_error(u);  // nobody will join it now; init_unit relies on extras being empty
   if (stream* s = current_stream_no_switch()) {
     s->units_.push(u);
     return;
@@ -129,7 +130,7 @@ void free_unit(work_unit* u) noexcept {
 void report_detached_error(work_unit* u) noexcept {
   std::string what = "unknown exception";
   try {
-    std::rethrow_exception(u->error);
+    std::rethrow_exception(extras_of(u)->error);
   } catch (const std::exception& e) {
     what = e.what();
   } catch (...) {
@@ -228,7 +229,8 @@ void check_join(work_unit* u) {
 
 bool reap_if_done(work_unit* u) noexcept {
   // Acquire: everything the unit did happens before the caller goes on (as in wait_unit).
-  if (u->join_word.load(std::memory_order_acquire) != join_done || u->error) return false;
+  // extras (an error, or values set from outside after the end) take the full join.
+  if (u->join_word.load(std::memory_order_acquire) != join_done || u->extras) return false;
   if (stream* s = current_stream_no_switch()) [[likely]] {
     s->units_.push(u);
   } else {
@@ -239,7 +241,7 @@ bool reap_if_done(work_unit* u) noexcept {
 
 void join_unit(work_unit* u) {
   wait_unit(u);
-  std::exception_ptr e = std::move(u->error);
+  std::exception_ptr e = take_error(u);
   free_unit(u);
   if (e) std::rethrow_exception(e);
 }
@@ -287,7 +289,7 @@ void join_unit_noexcept(work_unit* u) noexcept {
 void detach_unit(work_unit* u) noexcept {
   const std::uintptr_t prev = u->join_word.exchange(join_detached, std::memory_order_acq_rel);
   if (prev == join_done) {
-    if (u->error) report_detached_error(u);
+    if (has_error(u)) report_detached_error(u);
     free_unit(u);
   }
 }

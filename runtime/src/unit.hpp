@@ -3,6 +3,7 @@
 
 #include "pool_access.hpp"
 #include "stream.hpp"
+#include "unit_extras.hpp"
 #include "weft/work_unit.hpp"
 
 namespace weft::detail {
@@ -22,7 +23,7 @@ inline void init_unit(work_unit* u, unit_kind kind, std::uint32_t stack_size, un
   u->home.store(nullptr, std::memory_order_relaxed);
   u->last_stream.store(nullptr, std::memory_order_relaxed);
   u->pinned_to.store(nullptr, std::memory_order_relaxed);
-  u->local_storage = nullptr;
+  u->extras = nullptr;
   u->id = id;
   u->stack_size = stack_size;
   u->state.store(unit_state::ready, std::memory_order_relaxed);

@@ -98,30 +98,49 @@ thread_local thread_table tls_table;
   return &tls_table.table;
 }
 
-/// Where the caller's table pointer lives: its unit's descriptor (ULTs other than the primary,
-/// tasklets), or its thread.
-local_table** table_slot() noexcept {
+/// The caller's table, or nullptr if it has none yet: its unit's (ULTs other than the primary,
+/// tasklets), or its thread's.
+local_table* current_table() noexcept {
   work_unit* u = this_unit::current();
-  if (u && !is_primary_unit(u)) return reinterpret_cast<local_table**>(&u->local_storage);
+  if (u && !is_primary_unit(u)) {
+    const unit_extras* x = extras_of(u);
+    return x ? x->locals : nullptr;
+  }
+  return *thread_table_slot();
+}
+
+/// Where the caller's table pointer lives, ready for a store (a unit's block is allocated here).
+local_table** table_slot() {
+  work_unit* u = this_unit::current();
+  if (u && !is_primary_unit(u)) return &ensure_extras(u).locals;
   return thread_table_slot();
 }
 
-/// Where the table of unit `u` lives as seen from the caller; nullptr for the primary ULT read
-/// from another thread (its table is a thread-local of the primary thread).
-local_table** table_slot_of(const work_unit& u) noexcept {
+/// The table of unit `u` as seen from the caller; nullptr if it has none yet or if `u` is the
+/// primary ULT read from another thread (its table is a thread-local of the primary thread).
+local_table* table_of(const work_unit& u) noexcept {
+  if (&u == this_unit::current()) return current_table();
+  if (is_primary_unit(&u)) return nullptr;
+  const unit_extras* x = extras_of(&u);
+  return x ? x->locals : nullptr;
+}
+
+/// Where the table pointer of unit `u` lives, ready for a store; nullptr for the primary ULT
+/// seen from another thread.
+local_table** table_slot_of(work_unit& u) {
   if (&u == this_unit::current()) return table_slot();
   if (is_primary_unit(&u)) return nullptr;
-  return reinterpret_cast<local_table**>(&const_cast<work_unit&>(u).local_storage);
+  return &ensure_extras(&u).locals;
 }
 
 }  // namespace
 
-void run_local_destructors(work_unit* u) noexcept {
-  auto* t = static_cast<local_table*>(u->local_storage);
+void run_local_destructors(unit_extras& x) noexcept {
+  local_table* t = x.locals;
   if (!t) return;
-  run_destructors(*t);
+  run_destructors(*t);  // a destructor may set values again: they go to `t`, for the next round
   delete t;
-  u->local_storage = nullptr;
+  x.locals = nullptr;
 }
 
 }  // namespace detail
@@ -168,12 +187,11 @@ void local_key::destroy() {
 }
 
 void* local_key::get() const noexcept {
-  return get_from(*detail::table_slot());
+  return get_from(detail::current_table());
 }
 
 void* local_key::get_for(const work_unit& u) const noexcept {
-  local_table** slot = detail::table_slot_of(u);
-  return slot ? get_from(*slot) : nullptr;
+  return get_from(detail::table_of(u));
 }
 
 void* local_key::get_from(detail::local_table* t) const noexcept {

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 
 namespace weft {
 
@@ -22,15 +21,27 @@ using unit_id = std::uint64_t;
 
 namespace detail {
 
-/// A ULT stack: [lo, lo + size) is usable, the guard page (if any) lies just below lo.
+// ThreadSanitizer builds give every stack a TSan fiber. Its handle exists only in those builds,
+// which must be whole-program anyway, so that a normal build's descriptor stays at three cache
+// lines (a fan-out of 10^6 units is bound by descriptor bytes).
+#if defined(__SANITIZE_THREAD__)
+#define WEFT_DETAIL_TSAN_FIBERS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define WEFT_DETAIL_TSAN_FIBERS 1
+#endif
+#endif
+
+/// A ULT stack: [lo, lo + size) is usable, the guard page (if any) lies just below lo. Sizes are
+/// at most 2 GiB (a larger ULT stack is refused; a larger native stack is described by its top
+/// 2 GiB).
 struct stack_region {
   void* lo = nullptr;
-  std::size_t size = 0;
-  void* tsan_fiber = nullptr;  // ThreadSanitizer's fiber for this stack (sanitized builds only)
-  // stack_flags in runtime/src/stack.hpp. A full word: a 28-byte struct is copied as two
-  // overlapping 16-byte moves, and loading those right after a field-wise store defeats store
-  // forwarding (it stalled every ULT's first run in stack_cache::acquire).
-  std::uint64_t flags = 0;
+#ifdef WEFT_DETAIL_TSAN_FIBERS
+  void* tsan_fiber = nullptr;  // ThreadSanitizer's fiber for this stack
+#endif
+  std::uint32_t size = 0;
+  std::uint32_t flags = 0;  // stack_flags in runtime/src/stack.hpp
 };
 
 /// Sentinels of work_unit::join_word; other values are waiter addresses (see unit.cpp).
@@ -60,20 +71,23 @@ struct work_unit {
   void (*destroy)(work_unit*);  // destroys it (nullptr once destroyed)
   void (*entry_fn)(void*);      // C-style entry, or nullptr for a C++ callable
   void* entry_arg;              // its argument, or the address of the callable
-  std::exception_ptr error;     // what escaped the unit, rethrown by join
+  void* extras;                 // runtime-private, allocated on first need: the exception that
+                                // escaped the unit, its ULT-local values (runtime/src/unit.hpp)
   std::atomic<std::uintptr_t> join_word;
   std::atomic<pool*> migrate_to;               // pending migration request, applied at the next pop
   std::atomic<pool*> home;                     // the pool it returns to when it becomes ready
   std::atomic<execution_stream*> last_stream;  // where it last ran (read by handles anytime)
   std::atomic<execution_stream*> pinned_to;    // runs only on this stream, or nullptr
-  void* local_storage;                         // reserved for ULT-local storage
   unit_id id;
   std::uint32_t stack_size;  // requested stack bytes (ULTs)
   std::atomic<unit_state> state;
   std::atomic<bool> user_suspended;  // suspended by this_unit::suspend(), resumable by resume()
   unit_kind kind;
-  std::uint8_t flags;  // unit_flags in runtime/src/unit.hpp
+  std::uint8_t flags;  // unit_flags in runtime/src/unit_cache.hpp
   alignas(16) unsigned char storage[detail::inline_callable_size];
 };
+#ifndef WEFT_DETAIL_TSAN_FIBERS
+static_assert(sizeof(work_unit) == 192, "a descriptor is three cache lines");
+#endif
 
 }  // namespace weft

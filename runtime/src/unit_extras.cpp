@@ -1,0 +1,47 @@
+// The block of rarely needed per-unit state (see unit_extras.hpp).
+#include "unit_extras.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+#include "unit_local.hpp"
+
+namespace weft::detail {
+
+unit_extras& ensure_extras(work_unit* u) {
+  if (!u->extras) u->extras = new unit_extras;
+  return *extras_of(u);
+}
+
+void capture_error(work_unit* u) noexcept {
+  if (!u->extras) u->extras = new (std::nothrow) unit_extras;
+  if (!u->extras) {
+    std::fprintf(stderr,
+                 "weft: out of memory recording the exception that escaped unit %llu; aborting\n",
+                 static_cast<unsigned long long>(u->id));
+    std::abort();
+  }
+  extras_of(u)->error = std::current_exception();
+}
+
+void settle_extras(work_unit* u) noexcept {
+  unit_extras* x = extras_of(u);
+  if (!x) return;
+  run_local_destructors(*x);
+  if (x->error) return;
+  delete x;
+  u->extras = nullptr;
+}
+
+std::exception_ptr take_error(work_unit* u) noexcept {
+  unit_extras* x = extras_of(u);
+  if (!x) return nullptr;
+  std::exception_ptr e = std::move(x->error);
+  run_local_destructors(*x);
+  delete x;
+  u->extras = nullptr;
+  return e;
+}
+
+}  // namespace weft::detail

@@ -29,6 +29,9 @@ foreach(kind SHARED STATIC)
     PRIVATE $<BUILD_INTERFACE:Boost::context> $<BUILD_INTERFACE:PkgConfig::HWLOC> $<BUILD_INTERFACE:PkgConfig::NUMA>)
 endforeach()
 set_target_properties(weft PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+# Calls between the library's own functions bind at link time (no PLT stub, no GOT load): nobody
+# interposes weft's internals, and a yield or a creation crosses several translation units.
+target_link_options(weft PRIVATE -Wl,-Bsymbolic-functions)
 set_target_properties(weft_static PROPERTIES OUTPUT_NAME weft)
 # A static archive carries no link dependencies of its own: name them for consumers.
 target_link_libraries(weft_static INTERFACE

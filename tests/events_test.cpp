@@ -29,7 +29,9 @@ namespace rm = weft::rm;
 std::optional<rm::command> parse(std::string_view line) {
   std::string why;
   auto c = rm::parse_command(line, why);
-  if (!c) EXPECT_FALSE(why.empty()) << "a rejected line needs a reason: " << line;
+  if (!c) {
+    EXPECT_FALSE(why.empty()) << "a rejected line needs a reason: " << line;
+  }
   return c;
 }
 

@@ -642,7 +642,7 @@ int ABT_thread_attr_free(ABT_thread_attr* attr) {
 int ABT_thread_attr_set_stack(ABT_thread_attr attr, void* stackaddr, size_t stacksize) {
   if (!attr) return ABT_ERR_INV_THREAD_ATTR;
   if (stackaddr && (reinterpret_cast<std::uintptr_t>(stackaddr) & 7)) return ABT_ERR_INV_ARG;
-  if (stacksize > (std::size_t{1} << 31)) return ABT_ERR_INV_ARG;  // weft's limit: 2 GiB
+  if (stacksize > weft::detail::max_stack_size) return ABT_ERR_INV_ARG;  // weft's limit: 2 GiB
   attr->stack = stackaddr;  // the ULT runs on it (no guard page); NULL: weft maps one
   attr->stack_size = stacksize;
   return ABT_SUCCESS;
@@ -658,7 +658,7 @@ int ABT_thread_attr_get_stack(ABT_thread_attr attr, void** stackaddr, size_t* st
 
 int ABT_thread_attr_set_stacksize(ABT_thread_attr attr, size_t stacksize) {
   if (!attr) return ABT_ERR_INV_THREAD_ATTR;
-  if (stacksize > (std::size_t{1} << 31)) return ABT_ERR_INV_ARG;  // weft's limit: 2 GiB
+  if (stacksize > weft::detail::max_stack_size) return ABT_ERR_INV_ARG;  // weft's limit: 2 GiB
   attr->stack_size = stacksize;
   attr->stack = nullptr;
   return ABT_SUCCESS;

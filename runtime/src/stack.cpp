@@ -491,7 +491,7 @@ stack_arena_stats arena_stats() noexcept {
 stack_region map_stack(std::size_t size) {
   const std::size_t page = page_size();
   size = round_to_pages(size);
-  if (size > (std::size_t{1} << 31)) {
+  if (size > max_stack_size) {
     throw error(errc::invalid_config,
                 "weft: a stack of " + std::to_string(size) + " bytes is larger than 2 GiB");
   }
@@ -520,43 +520,43 @@ stack_region map_stack(std::size_t size) {
   return s;
 }
 
-stack_region native_stack() noexcept {
-  stack_region st;
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-    void* lo = nullptr;
-    std::size_t size = 0;
-    if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
-      // An unlimited main-thread stack can exceed what a stack_region describes: keep its top,
-      // where the primary ULT runs.
-      constexpr std::size_t max_size = std::size_t{1} << 31;
-      if (size > max_size) {
-        lo = static_cast<char*>(lo) + (size - max_size);
-        size = max_size;
-      }
-      st.lo = lo;
-      st.size = static_cast<std::uint32_t>(size);
-    }
-    pthread_attr_destroy(&attr);
+namespace {
+
+/// Describes a stack the runtime did not map. A stack_region holds at most max_stack_size: a
+/// larger stack is described by its top, where a stack starts (nothing below is checked anyway:
+/// such stacks have no guard page).
+stack_region describe_stack(void* lo, std::size_t size, std::uint32_t flags,
+                            void* tsan_fiber) noexcept {
+  if (size > max_stack_size) {
+    lo = static_cast<char*>(lo) + (size - max_stack_size);
+    size = max_stack_size;
   }
-  set_tsan_fiber(st, tsan_current_fiber());
-  st.flags = stack_foreign;
+  stack_region st;
+  st.lo = lo;
+  st.size = static_cast<std::uint32_t>(size);
+  st.flags = flags;
+  set_tsan_fiber(st, tsan_fiber);
   return st;
 }
 
-void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept {
-  // A stack_region holds at most 2 GiB: a larger buffer is used from its top, where a stack
-  // starts (it has no guard page, so nothing below is checked either way).
-  constexpr std::size_t max_size = std::size_t{1} << 31;
-  if (size > max_size) {
-    lo = static_cast<char*>(lo) + (size - max_size);
-    size = max_size;
+}  // namespace
+
+stack_region native_stack() noexcept {
+  void* lo = nullptr;
+  std::size_t size = 0;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    if (pthread_attr_getstack(&attr, &lo, &size) != 0) {
+      lo = nullptr;
+      size = 0;
+    }
+    pthread_attr_destroy(&attr);
   }
-  u->stack = {};
-  u->stack.lo = lo;
-  u->stack.size = static_cast<std::uint32_t>(size);
-  u->stack.flags = stack_user;
-  set_tsan_fiber(u->stack, tsan_create_fiber());
+  return describe_stack(lo, size, stack_foreign, tsan_current_fiber());
+}
+
+void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept {
+  u->stack = describe_stack(lo, size, stack_user, tsan_create_fiber());
 }
 
 void unmap_stack(const stack_region& s) noexcept {

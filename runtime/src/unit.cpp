@@ -145,7 +145,7 @@ namespace {
 /// allocate_unit() for an external thread or a stack size other than the default: kept out of
 /// the fast path so that the common case needs no stack frame.
 [[gnu::noinline]] work_unit* allocate_unit_slow(unit_kind kind, std::size_t stack_size) {
-  if (stack_size > (std::size_t{1} << 31)) {
+  if (stack_size > max_stack_size) {
     throw error(errc::invalid_config,
                 "weft: ULT stack size " + std::to_string(stack_size) + " is larger than 2 GiB");
   }

@@ -53,8 +53,10 @@ class local_key {
   /// ABT_thread_get_specific). Racy if `u` sets its own value meanwhile. The primary ULT's values
   /// live in its thread: from another thread they read as nullptr.
   void* get_for(const work_unit& u) const noexcept;
-  /// Sets the value of unit `u` (not running a destructor on the old one). Racy if `u` uses
-  /// the key meanwhile. Throws errc::invalid_state for an invalid or deleted key, and
+  /// Sets the value of unit `u` (not running a destructor on the old one). Call it on a unit
+  /// that is not running (not yet started, blocked, suspended, yielded or ended): it races with
+  /// `u` using the key, ending or throwing meanwhile. A value set on an ended unit is destroyed
+  /// by the join that frees it. Throws errc::invalid_state for an invalid or deleted key, and
   /// errc::unsupported for the primary ULT from another thread.
   void set_for(work_unit& u, void* value) const;
 

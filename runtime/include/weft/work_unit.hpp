@@ -44,6 +44,10 @@ struct stack_region {
   std::uint32_t flags = 0;  // stack_flags in runtime/src/stack.hpp
 };
 
+/// The largest stack a stack_region describes: ULT stacks are refused above it, a larger native
+/// or user-provided stack is used from its top.
+inline constexpr std::size_t max_stack_size = std::size_t{1} << 31;
+
 /// Sentinels of work_unit::join_word; other values are waiter addresses (see unit.cpp).
 inline constexpr std::uintptr_t join_none = 0;
 inline constexpr std::uintptr_t join_done = 1;
@@ -72,7 +76,7 @@ struct work_unit {
   void (*entry_fn)(void*);      // C-style entry, or nullptr for a C++ callable
   void* entry_arg;              // its argument, or the address of the callable
   void* extras;                 // runtime-private, allocated on first need: the exception that
-                                // escaped the unit, its ULT-local values (runtime/src/unit.hpp)
+                                // escaped the unit, its ULT-local values (src/unit_extras.hpp)
   std::atomic<std::uintptr_t> join_word;
   std::atomic<pool*> migrate_to;               // pending migration request, applied at the next pop
   std::atomic<pool*> home;                     // the pool it returns to when it becomes ready

@@ -472,6 +472,11 @@ bool stream::has_to_stop() const noexcept {
   if (!r) return false;
   if (r & (request_stop | request_replace)) return true;
   if (r & request_join) {
+    // Pools to adopt are pools to empty. The request may have come after this check_events()
+    // looked for it (from another thread, or from a unit it ran: finalize() asks the primary to
+    // adopt and join from its primary ULT, which an orphaned unit's direct yield can run from
+    // inside serve_orphans()); the scheduler's next check adopts them.
+    if (r & (request_adopt | request_adopt_busy)) return false;
     if (inbox_.load(std::memory_order_acquire) || pinned_head_) return false;
     if (!timers_.empty() && timers_.has_pending()) return false;  // sleepers will be ready
     for (const auto& p : sched_->pools())

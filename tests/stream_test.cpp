@@ -491,7 +491,10 @@ void stop_then_adopt(weft::execution_stream& adopter, weft::access_mode mode) {
   EXPECT_EQ(ran.load(), queued + later);
   EXPECT_EQ(ran_here.load(), ran_before_stop) << "a stopped stream runs nothing";
   EXPECT_TRUE(st.pool->empty());
-  // The adopted pool keeps serving: new work in it runs on the adopter.
+  // The adopted pool keeps serving: new work in it runs on the adopter. Adoption happens at the
+  // adopter's next check_events(); until then every stream serves the orphan (the units above
+  // may all have run that way), so wait for it to land.
+  EXPECT_TRUE(wait_until([&] { return st.pool->attached_schedulers() == 1; }));
   weft::execution_stream* ran_on = nullptr;
   weft::ult::create(*st.pool, [&] { ran_on = weft::this_unit::stream(); }).join();
   EXPECT_EQ(ran_on, &adopter);

@@ -413,10 +413,13 @@ void stream::run_timers() noexcept {
 
 bool stream::check_events(bool main) {
   direct_left_ = rt().cfg.event_freq;
+  // Restores the previous value: a stacked scheduler run from inside this check makes checks of
+  // its own, which must not clear the flag while this one is still running.
   struct checking {
     bool& flag;
-    explicit checking(bool& f) : flag(f) { flag = true; }
-    ~checking() { flag = false; }
+    bool before;
+    explicit checking(bool& f) : flag(f), before(f) { flag = true; }
+    ~checking() { flag = before; }
     checking(const checking&) = delete;
     checking& operator=(const checking&) = delete;
   } guard(checking_events_);

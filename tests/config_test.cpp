@@ -188,6 +188,28 @@ TEST_F(ConfigTest, IdleSpin) {
     expect_malformed("WEFT_IDLE_SPIN", bad);
 }
 
+TEST_F(ConfigTest, ParkLimit) {
+  EXPECT_EQ(weft::config{}.park_limit_ms, 100u);
+  EXPECT_EQ(from_env("WEFT_PARK_LIMIT_MS", "1").park_limit_ms, 1u);
+  EXPECT_EQ(from_env("WEFT_PARK_LIMIT_MS", " 250 ").park_limit_ms, 250u);
+  EXPECT_EQ(from_env("WEFT_PARK_LIMIT_MS", "3600000").park_limit_ms, 3600000u);
+  for (const char* bad : {"", "0", "-1", "10ms", "1.5", "3600001"})
+    expect_malformed("WEFT_PARK_LIMIT_MS", bad);
+  for (unsigned bad : {0u, 3600001u}) {
+    weft::config cfg;
+    cfg.park_limit_ms = bad;
+    try {
+      cfg.validate();
+      ADD_FAILURE() << "park_limit_ms " << bad << " was accepted";
+    } catch (const weft::error& e) {
+      EXPECT_EQ(e.condition(), weft::errc::invalid_config);
+      EXPECT_NE(std::string(e.what()).find("park_limit_ms " + std::to_string(bad)),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST_F(ConfigTest, EventFreqAndIdleSpinReachTheSchedulers) {
   scoped_env f("WEFT_EVENT_FREQ", "3");
   scoped_env s("WEFT_IDLE_SPIN", "0");

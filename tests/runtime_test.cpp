@@ -181,13 +181,14 @@ TEST_P(RuntimeTest, PrintConfigNamesEveryKey) {
   cfg.stack_size = 64 * 1024;
   cfg.event_freq = 17;
   cfg.idle_spin = 33;
+  cfg.park_limit_ms = 250;
   cfg.affinity = weft::affinity_policy::parse("none");
   weft::runtime rt(cfg);
   std::ostringstream out;
   weft::print_config(out);
   const std::string text = out.str();
   for (const char* line : {"num_streams = ", "stack_size = ", "affinity = ", "scheduler = ",
-                           "event_freq = ", "idle_spin = ", "print = "}) {
+                           "event_freq = ", "idle_spin = ", "park_limit_ms = ", "print = "}) {
     EXPECT_NE(text.find(line), std::string::npos) << "missing '" << line << "' in:\n" << text;
   }
   EXPECT_NE(text.find("num_streams = " + std::to_string(streams()) + "\n"), std::string::npos)
@@ -197,6 +198,7 @@ TEST_P(RuntimeTest, PrintConfigNamesEveryKey) {
   EXPECT_NE(text.find("scheduler = basic\n"), std::string::npos) << text;
   EXPECT_NE(text.find("event_freq = 17\n"), std::string::npos) << text;
   EXPECT_NE(text.find("idle_spin = 33\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("park_limit_ms = 250\n"), std::string::npos) << text;
   EXPECT_NE(text.find("print = 0\n"), std::string::npos) << text;
   EXPECT_EQ(text, weft::current_config().describe());
 }

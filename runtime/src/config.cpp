@@ -14,6 +14,8 @@ namespace weft {
 
 namespace {
 
+constexpr long long max_park_limit_ms = 3'600'000;  // an hour
+
 [[noreturn]] void bad_value(std::string_view origin, std::string_view text,
                             std::string_view expected) {
   throw error(errc::invalid_config, "weft: " + std::string(origin) + "='" + std::string(text) +
@@ -226,6 +228,10 @@ void config::apply_environment() {
   if (const char* v = env("WEFT_IDLE_SPIN")) {
     idle_spin = static_cast<unsigned>(parse_integer("WEFT_IDLE_SPIN", v, 0, 1 << 24));
   }
+  if (const char* v = env("WEFT_PARK_LIMIT_MS")) {
+    park_limit_ms =
+        static_cast<unsigned>(parse_integer("WEFT_PARK_LIMIT_MS", v, 1, max_park_limit_ms));
+  }
   if (const char* v = env("WEFT_PRINT_CONFIG")) print = parse_bool("WEFT_PRINT_CONFIG", v);
   const char* host = env("ABT_ENV_POWER_EVENT_HOSTNAME");
   const char* port = env("ABT_ENV_POWER_EVENT_PORT");
@@ -260,6 +266,10 @@ void config::validate() const {
                                           " is out of range (-1 = automatic, or a count)");
   }
   if (event_freq == 0) throw error(errc::invalid_config, "weft: event_freq must be at least 1");
+  if (park_limit_ms == 0 || park_limit_ms > max_park_limit_ms) {
+    throw error(errc::invalid_config, "weft: park_limit_ms " + std::to_string(park_limit_ms) +
+                                          " is out of range (1 to 3600000)");
+  }
   if (scheduler.empty()) throw error(errc::invalid_config, "weft: scheduler name is empty");
   if (affinity.how == affinity_policy::kind::places && affinity.places.empty()) {
     throw error(errc::invalid_config, "weft: an explicit affinity needs at least one place");
@@ -282,6 +292,7 @@ std::string config::describe() const {
       << "scheduler = " << scheduler << "\n"
       << "event_freq = " << event_freq << "\n"
       << "idle_spin = " << idle_spin << "\n"
+      << "park_limit_ms = " << park_limit_ms << "\n"
       << "print = " << (print ? 1 : 0) << "\n"
       << "resource_manager = " << (resource_manager.empty() ? "none" : resource_manager) << "\n";
   return out.str();

@@ -98,6 +98,10 @@ bool execution_stream::is_parked() const noexcept {
   return impl(*this).is_parked();
 }
 
+std::uint64_t execution_stream::times_parked() const noexcept {
+  return impl(*this).parks_.load(std::memory_order_relaxed);
+}
+
 stream_state execution_stream::state() const noexcept {
   return static_cast<stream_state>(impl(*this).state_.load(std::memory_order_acquire));
 }

@@ -26,14 +26,6 @@ scheduler::scheduler(std::vector<std::shared_ptr<pool>> pools) : pools_(std::mov
 
 scheduler::~scheduler() = default;
 
-namespace {
-
-/// A parked stream wakes at least this often: a safety net that turns a pool breaking the size()
-/// contract (see pool.hpp) into latency rather than a hang.
-constexpr std::chrono::milliseconds park_limit{100};
-
-}  // namespace
-
 void scheduler::run_unit(work_unit* u) {
   if (running_stacked_) ++pops_;
   stream_->run_unit(u);
@@ -68,7 +60,8 @@ bool scheduler::wait_for_work(unsigned& idle_rounds) {
     return false;
   }
   if (idle_.park) {
-    stream_->park(park_limit);
+    // config::park_limit_ms: a safety net that turns what wakes nobody into latency, not a hang.
+    stream_->park(std::chrono::milliseconds(detail::g_runtime->cfg.park_limit_ms));
     idle_rounds = 0;
   } else {
     sched_yield();

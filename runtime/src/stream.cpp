@@ -315,6 +315,7 @@ void stream::park(std::chrono::nanoseconds limit) {
   const auto& pools = sched_->pools();
   if (park_entries_.size() < pools.size()) park_entries_.resize(pools.size());  // none linked
   const std::uint32_t seen = park_seq_.load(std::memory_order_acquire);
+  parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   parked_.store(true, std::memory_order_seq_cst);
   for (std::size_t i = 0; i < pools.size(); ++i) {
     park_entries_[i].owner = this;

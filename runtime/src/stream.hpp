@@ -228,6 +228,7 @@ class alignas(64) stream final : public execution_stream {
   std::atomic<work_unit*> inbox_{nullptr};
   std::atomic<std::uint32_t> park_seq_{0};  // futex word of park(); bumped by unpark()
   std::atomic<bool> parked_{false};
+  std::atomic<std::uint64_t> parks_{0};   // park() calls; written by the stream only
   std::vector<park_entry> park_entries_;  // one per pool of the main scheduler, while parked
   timer_heap timers_;                     // deadlines of ULTs that wait here
   work_unit* pinned_head_ = nullptr;      // units pinned here, forwarded from other streams

@@ -1,6 +1,7 @@
 // Execution streams: kernel threads, each bound to a place, each running a main scheduler.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -44,6 +45,10 @@ class execution_stream {
   /// True while the stream sleeps waiting for work (its scheduler's idle policy parked it). A
   /// diagnostic for monitoring and tests: it may be stale by the time the caller reads it.
   bool is_parked() const noexcept;
+  /// How many times the stream has parked since it was created (revivals included). A stream
+  /// with no work, requests or timers parks once per config::park_limit_ms; anything more is a
+  /// wake-up. A diagnostic for monitoring and tests; any thread.
+  std::uint64_t times_parked() const noexcept;
   /// The CPUs this stream is bound to (empty when unbound).
   const std::vector<int>& cpus() const noexcept;
   /// The NUMA node its memory comes from (-1 when unknown).

@@ -24,8 +24,8 @@ class basic_scheduler : public scheduler {
 /// basic with a sleeping idle loop (Argobots' BASIC_WAIT; the registry's "basic_wait"): after
 /// idle().spin empty rounds (default config::idle_spin) the stream parks on a futex and costs no
 /// CPU until a unit is pushed into one of its pools, a unit is forwarded to it, or a request (join,
-/// stop, replacement) arrives; the push wakes it at once. A parked stream also wakes every 100 ms
-/// as a safety net.
+/// stop, replacement) arrives; the push wakes it at once. A parked stream also wakes every
+/// config::park_limit_ms (100 ms by default) as a safety net.
 class basic_wait_scheduler final : public basic_scheduler {
  public:
   explicit basic_wait_scheduler(std::vector<std::shared_ptr<pool>> pools,

@@ -86,17 +86,19 @@ TEST_P(AbtSupportTest, LocalValuesOfAnotherUnit) {
   destroyed.store(0);
   weft::local_key key = weft::local_key::create([](void*) { destroyed.fetch_add(1); });
   int value = 7;
-  std::atomic<bool> go{false};
+  weft::eventual<bool> go;
   std::atomic<void*> seen{nullptr};
   weft::ult u = weft::ult::create(last_stream().main_pool(), [&] {
-    while (!go.load()) weft::this_unit::yield();
+    go.wait();
     seen.store(key.get());
   });
   weft::work_unit& d = *u.native_handle();
+  // set_for() is for a unit that is not running: wait until it blocks.
+  ASSERT_TRUE(wait_until([&] { return u.state() == weft::unit_state::blocked; }));
   EXPECT_EQ(key.get_for(d), nullptr);
   key.set_for(d, &value);  // before it reads: the unit sees it as its own
   EXPECT_EQ(key.get_for(d), &value);
-  go.store(true);
+  go.set(true);
   u.join();
   EXPECT_EQ(seen.load(), &value);
   EXPECT_EQ(destroyed.load(), 1);  // the unit's value was destroyed when it terminated

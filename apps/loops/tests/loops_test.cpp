@@ -245,7 +245,9 @@ TEST(loops_streams, wide_nested_teams_keep_frames_and_rethrow) {
     expect_each_once(hits, inner_units == wl::unit_type::ult ? "ult" : "tasklet");
     // Tasklet workers are not asked for a frame by anything but this test: only the ULT team's
     // units (and every team's caller share) must carry the inner frame.
-    if (inner_units == wl::unit_type::ult) EXPECT_EQ(inner_frames_ok.load(), outer * inner);
+    if (inner_units == wl::unit_type::ult) {
+      EXPECT_EQ(inner_frames_ok.load(), outer * inner);
+    }
     EXPECT_EQ(restored.load(), outer);
 
     std::atomic<int> ran{0};

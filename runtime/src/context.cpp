@@ -110,7 +110,7 @@ template <bool inline_requeued>
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, target->stack.lo, target->stack.size);
   tsan_switch(tsan_fiber(target->stack));
-  transfer t = bc::jump_fcontext(target->context, &rec);
+  transfer t = jump(target->context, &rec);
   asan_finish_switch(fake_stack);
   // Most landings after a direct yield are another yielder's: take those without the call.
   if constexpr (inline_requeued) {
@@ -141,7 +141,7 @@ void stream::resume_unit(work_unit* u) {
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, u->stack.lo, u->stack.size);
   tsan_switch(tsan_fiber(u->stack));
-  transfer t = bc::jump_fcontext(u->context, &rec);
+  transfer t = jump(u->context, &rec);
   asan_finish_switch(fake_stack);
   current_ = outer;
   if (outer) {
@@ -228,7 +228,7 @@ void stream::switch_to_scheduler(switch_record& rec) {
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, sched_stack_.lo, sched_stack_.size);
   tsan_switch(tsan_fiber(sched_stack_));
-  transfer t = bc::jump_fcontext(sched_ctx_, &rec);
+  transfer t = jump(sched_ctx_, &rec);
   // `this` may be another stream's object now: the ULT can have been resumed elsewhere.
   asan_finish_switch(fake_stack);
   land(t);

@@ -47,7 +47,7 @@ std::unique_ptr<alt_signal_stack> primary_alt_stack;
   rec.on_stream = s;
   asan_start_switch(nullptr, primary->stack.lo, primary->stack.size);
   tsan_switch(tsan_fiber(primary->stack));
-  boost::context::detail::jump_fcontext(primary->context, &rec);
+  jump(primary->context, &rec);
   __builtin_unreachable();
 }
 

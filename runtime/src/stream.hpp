@@ -3,8 +3,6 @@
 
 #include <pthread.h>
 
-#include <boost/context/detail/fcontext.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -12,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "jump.hpp"
 #include "stack.hpp"
 #include "timer.hpp"
 #include "unit_cache.hpp"
@@ -20,9 +19,6 @@
 #include "weft/wait_queue.hpp"
 
 namespace weft::detail {
-
-using fcontext = boost::context::detail::fcontext_t;
-using transfer = boost::context::detail::transfer_t;
 
 class stream;
 

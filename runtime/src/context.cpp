@@ -110,7 +110,7 @@ template <bool inline_requeued>
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, target->stack.lo, target->stack.size);
   tsan_switch(tsan_fiber(target->stack));
-  transfer t = jump(target->context, &rec);
+  transfer t = jump_to_peer(target->context, &rec);
   asan_finish_switch(fake_stack);
   // Most landings after a direct yield are another yielder's: take those without the call.
   if constexpr (inline_requeued) {

@@ -1,13 +1,16 @@
-// The one function that switches contexts. Contexts are made by Boost.Context's make_fcontext
-// and have its frame layout on every platform.
+// The two functions that switch contexts. Contexts are made by Boost.Context's make_fcontext,
+// and both functions save and resume its frame (registers, x87 and MXCSR control words, resume
+// address), so either may resume a context the other saved.
 //
-// On x86-64 (System V, ELF) the switch is weft's own (jump_x86_64_sysv.S): Boost 1.74's
-// jump_fcontext is entered with `call` but resumes the other context with `jmp *%r8`, so every
-// switch leaves one return address on the CPU's return-stack predictor that no `ret` consumes,
-// and each `ret` on the other side after it is predicted from the wrong entry. weft's yields and
-// hand-offs switch between contexts that left from the same call sites, so a switch that ends in
-// `ret` keeps the predictor right (docs/benchmarks.md, stop 18: 25 -> 10 ns per yield here).
-// Elsewhere Boost's jump_fcontext is used unchanged.
+// Why two: Boost 1.74's jump_fcontext is entered with `call` but resumes the other context with
+// `jmp *%r8`, which leaves a return address on the CPU's return-stack predictor that no `ret`
+// consumes, so every `ret` after the switch is predicted from the wrong entry. A switch that
+// ends in `ret` instead keeps the predictor in step, and predicts its own return right, when
+// the context it resumes left from the same call site: true of ULT-to-ULT switches (direct
+// yields, yield_to, a finished ULT's switch to the next), where it took a yield from 25 to 10 ns
+// here (docs/benchmarks.md, stop 18). Between a ULT and its scheduler the two sides leave from
+// different call sites; there the indirect jump, whose alternating targets the branch
+// predictor learns, measured faster (blocking channel and condition-variable round trips).
 #pragma once
 
 #include <boost/context/detail/fcontext.hpp>
@@ -17,15 +20,21 @@ namespace weft::detail {
 using fcontext = boost::context::detail::fcontext_t;
 using transfer = boost::context::detail::transfer_t;
 
-// `jump(to, data)` saves the calling context, switches to `to` and passes it `data`; it returns
-// when something switches back, with the context that did and the pointer it passed. A reference
-// to the function rather than an inline wrapper: GCC 12 sends a wrapper's transfer_t through
-// memory, a store and reload on the path of every switch.
+// Both: `f(to, data)` saves the calling context, switches to `to` and passes it `data`; it
+// returns when something switches back, with the context that did and the pointer it passed.
+// References to the functions rather than inline wrappers: GCC 12 sends a wrapper's transfer_t
+// through memory, a store and reload on the path of every switch.
+
+/// The general switch (Boost.Context's jump_fcontext): ULT to scheduler and back.
+inline constexpr auto& jump = boost::context::detail::jump_fcontext;
+
+/// The switch to a context that left from the same call site as the caller: ULT to ULT.
+/// weft's own on x86-64 System V (jump_x86_64_sysv.S), Boost's elsewhere.
 #if defined(__x86_64__) && defined(__ELF__)
 extern "C" transfer weft_jump_fcontext(fcontext to, void* data);
-inline constexpr auto& jump = weft_jump_fcontext;
+inline constexpr auto& jump_to_peer = weft_jump_fcontext;
 #else
-inline constexpr auto& jump = boost::context::detail::jump_fcontext;
+inline constexpr auto& jump_to_peer = boost::context::detail::jump_fcontext;
 #endif
 
 }  // namespace weft::detail

@@ -1,5 +1,5 @@
-/* weft_jump_fcontext: the context switch on x86-64 System V (ELF); see jump.hpp for why weft has
- * its own. It reads and writes the frame that Boost.Context's make_fcontext builds and its
+/* weft_jump_fcontext: the ULT-to-ULT context switch on x86-64 System V (ELF); jump.hpp says why
+ * weft has its own. It reads and writes the frame that Boost.Context's make_fcontext builds and its
  * jump_fcontext saves (0x00 MXCSR, 0x04 x87 control word, 0x08-0x30 r12 r13 r14 r15 rbx rbp,
  * 0x38 the resume address), so a context from make_fcontext starts through Boost's trampoline.
  * Unlike Boost's, it resumes with `ret` rather than `jmp *%r8`: the `call` that entered it is

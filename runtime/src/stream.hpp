@@ -119,8 +119,7 @@ class alignas(64) stream final : public execution_stream {
   /// (nothing done) when `next` needs the ordinary switch.
   bool pass_stack(work_unit* self, work_unit* next) noexcept;
   /// switch_to_unit() for a target that has its context (inline in the direct paths), through
-  /// jump_to_peer;
-  /// `inline_requeued`: land a `requeued` record here instead of in land().
+  /// jump_to_peer; `inline_requeued`: land a `requeued` record here instead of in land().
   template <bool inline_requeued>
   void jump_to(work_unit* target, switch_record& rec);
   /// Carries out the record of the context that just switched away.

@@ -92,13 +92,16 @@ inline std::int64_t yield_pair(weft::pool& p, std::int64_t k) {
 inline std::int64_t yield_to_pair(weft::pool& p, std::int64_t k) {
   weft::work_unit* peer[2] = {nullptr, nullptr};
   std::int64_t handoffs[2] = {0, 0};
+  // One closure type for both ULTs, as in yield_pair: they hand off from the same call site.
   auto body = [&peer, &handoffs, k](int self) {
-    for (std::int64_t i = 0; i < k; ++i)
-      handoffs[self] += weft::this_unit::yield_to(peer[1 - self]);
+    return [&peer, &handoffs, k, self] {
+      for (std::int64_t i = 0; i < k; ++i)
+        handoffs[self] += weft::this_unit::yield_to(peer[1 - self]);
+    };
   };
   // Both descriptors are known before either ULT runs: creation does not yield.
-  weft::ult a = weft::ult::create(p, [&body] { body(0); });
-  weft::ult b = weft::ult::create(p, [&body] { body(1); });
+  weft::ult a = weft::ult::create(p, body(0));
+  weft::ult b = weft::ult::create(p, body(1));
   peer[0] = a.native_handle();
   peer[1] = b.native_handle();
   a.join();

@@ -187,6 +187,19 @@ void stream::switch_directly(work_unit* next, switch_record& rec) {
   switch_to_scheduler(rec);
 }
 
+void stream::switch_out(switch_record& rec) {
+  // As a finished ULT does (ult_entry): straight to what the scheduler's loop would run next,
+  // when the scheduler allows direct choices and something is queued; the lander carries out
+  // the record (marks the leaver blocked, runs on_block) exactly as the scheduler would.
+  if (direct_ && direct_allowed()) {
+    if (work_unit* next = pop_directly()) {
+      switch_directly(next, rec);
+      return;
+    }
+  }
+  switch_to_scheduler(rec);
+}
+
 bool stream::yield_directly(work_unit* self) {
   // The yielder queues itself first and then pops, exactly as the scheduler's loop would after
   // a plain yield, so the choice is the loop's for any pool discipline (FIFO, LIFO, ...). Being

@@ -95,6 +95,9 @@ class alignas(64) stream final : public execution_stream {
   void resume_unit(work_unit* u);
   /// Running ULT -> this stream's scheduler.
   void switch_to_scheduler(switch_record& rec);
+  /// Running ULT that blocks or suspends (`rec`) -> the unit the scheduler's loop would run
+  /// next, directly when the scheduler allows it (as yield_directly), else the scheduler.
+  void switch_out(switch_record& rec);
   /// Running ULT -> `target` (yield_to); the caller's record says what happens to the caller.
   void switch_to_unit(work_unit* target, switch_record& rec);
   /// yield() of the running ULT `self` without a trip through the scheduler, when the scheduler

@@ -92,7 +92,7 @@ bool yield_to(const ult& target) {
 void suspend() {
   auto [s, self] = calling_ult("suspend");
   detail::switch_record rec{self, detail::switch_action::suspend};
-  s->switch_to_scheduler(rec);
+  s->switch_out(rec);
 }
 
 void exit() {

@@ -253,7 +253,7 @@ void wait_unit(work_unit* u) {
     work_unit* self = s ? s->current_ : nullptr;
     if (self) {
       switch_record rec{self, switch_action::block, &register_joiner, u};
-      s->switch_to_scheduler(rec);
+      s->switch_out(rec);
     } else {
       external_waiter waiter;
       std::uintptr_t expected = join_none;

@@ -50,7 +50,7 @@ void block(stream* s, work_unit* self, spinlock* lock) {
     rec.on_block = &unlock_after_switch;
     rec.arg = lock;
   }
-  s->switch_to_scheduler(rec);
+  s->switch_out(rec);
 }
 
 /// Adds a timer for the calling ULT on its stream; returns it with two references.

@@ -66,12 +66,13 @@ class scheduler {
   /// The idle policy.
   const idle_policy& idle() const noexcept { return idle_; }
 
-  /// Lets a ULT that yields pick its successor itself and switch to it directly, one context
-  /// switch instead of a round trip through run(). The successor is what a "first non-empty pool
-  /// in order, FIFO within a pool" loop would run: the first unit popped from pools() in order,
-  /// looking no further than the yielder's own pool (when nothing is queued ahead of it, the
-  /// yielder just continues). The runtime still goes through run() when a request is pending
-  /// and at least every event_freq() yields, and a popped unit it cannot switch to directly
+  /// Lets a ULT that yields, blocks, suspends or ends pick its successor itself and switch to it
+  /// directly, one context switch instead of a round trip through run(). The successor is what
+  /// a "first non-empty pool in order, FIFO within a pool" loop would run: the first unit popped
+  /// from pools() in order, looking no further than a yielder's own pool (when nothing is queued
+  /// ahead of it, the yielder just continues); a ULT that blocks with nothing queued goes to
+  /// run(). The runtime still goes through run() when a request is pending and at least every
+  /// event_freq() choices, and a popped unit it cannot switch to directly
   /// (a tasklet, a unit pinned elsewhere or migrating) is handed to run_unit() on the way. Only
   /// for policies that would make the same choice (basic does); off by default. Applies while
   /// the scheduler is a stream's main scheduler, not while it runs stacked. Call before run().

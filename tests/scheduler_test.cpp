@@ -125,6 +125,31 @@ TEST_P(SchedulerTest, UserSchedulerReplacesABasicOne) {
       << stats->units_run.load();
 }
 
+TEST_P(SchedulerTest, AReplacementThatKeepsASingleProducerPoolKeepsItsProducer) {
+  // The new scheduler shares the old one's private pool: the stream stays its producer (and
+  // consumer), so its pushes keep the direct path instead of the orphan lock.
+  weft::execution_stream& target = last_stream();
+  auto priv = weft::make_fifo_pool(weft::access_mode::priv);
+  auto other = weft::make_fifo_pool(weft::access_mode::mpsc);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::shared_ptr<weft::pool>> pools{priv, other};
+    if (round % 2) std::swap(pools[0], pools[1]);
+    target.set_main_scheduler(std::make_unique<weft::basic_scheduler>(pools));
+    ASSERT_TRUE(wait_until([&] { return &target.main_pool() == pools[0].get(); }));
+    EXPECT_EQ(priv->producer(), &target) << "round " << round;
+    EXPECT_EQ(priv->consumer(), &target) << "round " << round;
+    std::atomic<int> ran{0};
+    weft::ult::create_on(target, [&] {
+      weft::ult u = weft::ult::create(*priv, [&] {
+        weft::this_unit::yield();
+        ran += weft::this_unit::stream() == &target;
+      });
+      u.join();
+    }).join();
+    EXPECT_EQ(ran.load(), 1);
+  }
+}
+
 TEST_P(SchedulerTest, UserMigrationPool) {
   auto first = weft::make_fifo_pool(weft::access_mode::mpsc);
   auto second = weft::make_fifo_pool(weft::access_mode::mpmc);

@@ -115,8 +115,12 @@ void stream::scheduler_loop() {
         if (pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel) == 1) {
           pool_access::attached(*p).fetch_add(1, std::memory_order_acq_rel);
           sched_->pools_.push_back(p);
-        } else if (pool_access::producer(*p).load(std::memory_order_acquire) == this) {
-          // Kept by another scheduler: we stop producing for it, pushes serialise on the lock.
+        } else if (pool_access::producer(*p).load(std::memory_order_acquire) == this &&
+                   std::find(sched_->pools_.begin(), sched_->pools_.end(), p) ==
+                       sched_->pools_.end()) {
+          // Kept by a scheduler of another stream: we stop producing for it, pushes serialise on
+          // the lock. (A pool the new scheduler shares stays ours: orphaning it would send every
+          // push of this stream through that lock.)
           pool_access::producer(*p).store(orphaned_producer, std::memory_order_release);
         }
       }

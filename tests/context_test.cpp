@@ -21,16 +21,9 @@ namespace {
 using weft_test::scoped_stream;
 using weft_test::streams_test;
 
-/// The rounding mode as both control words see it: fegetround() reads the x87 word (glibc), and
-/// on x86-64 MXCSR's rounding field is compared with it. "mixed" when the two disagree.
-std::string rounding_mode() {
-  const int x87 = std::fegetround();
-#if defined(__x86_64__)
-  // MXCSR's RC field (bits 13-14) uses the x87 encoding (bits 10-11), 3 bits higher.
-  const int sse = static_cast<int>(_mm_getcsr() & 0x6000u) >> 3;
-  if (sse != x87) return "mixed";
-#endif
-  switch (x87) {
+/// The name of an FE_* rounding mode.
+const char* name_of(int mode) {
+  switch (mode) {
     case FE_TONEAREST:
       return "nearest";
     case FE_DOWNWARD:
@@ -43,16 +36,16 @@ std::string rounding_mode() {
   return "unknown";
 }
 
-const char* name_of(int mode) {
-  switch (mode) {
-    case FE_DOWNWARD:
-      return "down";
-    case FE_UPWARD:
-      return "up";
-    case FE_TOWARDZERO:
-      return "zero";
-  }
-  return "nearest";
+/// The rounding mode as both control words see it: fegetround() reads the x87 word (glibc), and
+/// on x86-64 MXCSR's rounding field is compared with it. "mixed" when the two disagree.
+std::string rounding_mode() {
+  const int x87 = std::fegetround();
+#if defined(__x86_64__)
+  // MXCSR's RC field (bits 13-14) uses the x87 encoding (bits 10-11), 3 bits higher.
+  const int sse = static_cast<int>(_mm_getcsr() & 0x6000u) >> 3;
+  if (sse != x87) return "mixed";
+#endif
+  return name_of(x87);
 }
 
 /// Sets `mode` (both control words), then makes `rounds` switches with `do_switch` and records

@@ -38,6 +38,34 @@ auto yielder(std::vector<std::string>& log, std::string name, int rounds) {
   };
 }
 
+/// Units for the mixed-unit tests, created on the calling stream in one pool: every third a ULT
+/// running `ult_body(slot)`, every third a tasklet, every third a ULT pinned to `other` that
+/// counts only if it runs there. Each adds one to its own slot of `runs` when it runs.
+template <class UltBody>
+void create_mixed_units(std::vector<std::atomic<int>>& runs, weft::execution_stream& other,
+                        UltBody ult_body, std::vector<weft::ult>& us,
+                        std::vector<weft::tasklet>& ts) {
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    std::atomic<int>& slot = runs[i];
+    switch (i % 3) {
+      case 0:
+        us.push_back(weft::ult::create(ult_body(slot, static_cast<int>(i))));
+        break;
+      case 1:
+        ts.push_back(weft::tasklet::create([&slot] { slot.fetch_add(1); }));
+        break;
+      default: {
+        weft::ult u = weft::ult::create([&slot, &other] {
+          if (weft::this_unit::stream() == &other) slot.fetch_add(1);
+          weft::this_unit::yield();
+        });
+        u.pin_to(&other);
+        us.push_back(std::move(u));
+      }
+    }
+  }
+}
+
 TEST_P(DirectSwitchTest, BasicSchedulersAllowDirectSwitches) {
   EXPECT_TRUE(weft::basic_scheduler::with_new_pool()->direct_yield());
   EXPECT_TRUE(weft::basic_wait_scheduler::with_new_pool()->direct_yield());
@@ -148,27 +176,15 @@ TEST_P(DirectSwitchTest, EveryUnitRunsOnceWhenUltsBlockIntoMixedUnits) {
     });
     std::vector<weft::ult> us;
     std::vector<weft::tasklet> ts;
-    for (int i = 0; i < n; ++i) {
-      auto& slot = runs[static_cast<std::size_t>(i)];
-      switch (i % 3) {
-        case 0:
-          us.push_back(weft::ult::create([&slot, &ch, i] {
+    create_mixed_units(
+        runs, other,
+        [&ch](std::atomic<int>& slot, int i) {
+          return [&slot, &ch, i] {
             ch.send(i);  // blocks until the receiver takes it
             slot.fetch_add(1);
-          }));
-          break;
-        case 1:
-          ts.push_back(weft::tasklet::create([&slot] { slot.fetch_add(1); }));
-          break;
-        default: {
-          weft::ult u = weft::ult::create([&slot, &other] {
-            if (weft::this_unit::stream() == &other) slot.fetch_add(1);
-          });
-          u.pin_to(&other);
-          us.push_back(std::move(u));
-        }
-      }
-    }
+          };
+        },
+        us, ts);
     for (auto& u : us) u.join();
     for (auto& t : ts) t.join();
     ch.close();
@@ -331,29 +347,16 @@ TEST_P(DirectSwitchTest, EveryUnitRunsOnceUnderMixedDirectSwitches) {
   weft::ult::create_on(home, [&] {
     std::vector<weft::ult> us;
     std::vector<weft::tasklet> ts;
-    for (int i = 0; i < n; ++i) {
-      auto& slot = runs[static_cast<std::size_t>(i)];
-      switch (i % 3) {
-        case 0:
-          us.push_back(weft::ult::create([&slot] {
+    create_mixed_units(
+        runs, other,
+        [](std::atomic<int>& slot, int) {
+          return [&slot] {
             weft::this_unit::yield();
             slot.fetch_add(1);
             weft::this_unit::yield();
-          }));
-          break;
-        case 1:
-          ts.push_back(weft::tasklet::create([&slot] { slot.fetch_add(1); }));
-          break;
-        default: {
-          weft::ult u = weft::ult::create([&slot, &other] {
-            if (weft::this_unit::stream() == &other) slot.fetch_add(1);
-            weft::this_unit::yield();
-          });
-          u.pin_to(&other);
-          us.push_back(std::move(u));
-        }
-      }
-    }
+          };
+        },
+        us, ts);
     for (auto& u : us) u.join();
     for (auto& t : ts) t.join();
   }).join();

@@ -7,7 +7,7 @@
 // consumes, so every `ret` after the switch is predicted from the wrong entry. A switch that
 // ends in `ret` instead keeps the predictor in step, and predicts its own return right, when
 // the context it resumes left from the same call site: true of ULT-to-ULT switches (direct
-// yields, yield_to, a finished ULT's switch to the next), where it took a yield from 25 to 10 ns
+// yields, yield_to, a finished ULT's switch to the next), where it took a yield from 25 to 11 ns
 // here (docs/benchmarks.md, stop 18). Between a ULT and its scheduler the two sides leave from
 // different call sites; there the indirect jump, whose alternating targets the branch
 // predictor learns, measured faster (blocking channel and condition-variable round trips).

@@ -43,5 +43,7 @@ weft_jump_fcontext:
     ret
 .size weft_jump_fcontext,.-weft_jump_fcontext
 #endif
-/* No executable stack for the library. */
+/* No executable stack for the library. No GNU property note either: the switch does not move a
+ * CET shadow stack, so a library linked from it must not claim shadow-stack support (Debian's
+ * libboost_context 1.74 carries no such note either). */
 .section .note.GNU-stack,"",%progbits

@@ -191,13 +191,12 @@ void stream::switch_out(switch_record& rec) {
   // As a finished ULT does (ult_entry): straight to what the scheduler's loop would run next,
   // when the scheduler allows direct choices and something is queued; the lander carries out
   // the record (marks the leaver blocked, runs on_block) exactly as the scheduler would.
+  // switch_directly() takes a null `next` (nothing queued) to the scheduler.
   if (direct_ && direct_allowed()) {
-    if (work_unit* next = pop_directly()) {
-      switch_directly(next, rec);
-      return;
-    }
+    switch_directly(pop_directly(), rec);
+  } else {
+    switch_to_scheduler(rec);
   }
-  switch_to_scheduler(rec);
 }
 
 bool stream::yield_directly(work_unit* self) {

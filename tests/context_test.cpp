@@ -63,6 +63,17 @@ void keep_mode(int mode, int rounds, const std::function<void()>& do_switch,
 
 using ContextTest = streams_test;
 
+/// Checks what two ULTs, one rounding up and one down, recorded after each of `rounds` switches,
+/// and that the caller (the primary ULT, rounding toward zero) kept its mode; then restores the
+/// caller's default mode.
+void expect_own_modes(const std::vector<std::string>& up, const std::vector<std::string>& down,
+                      int rounds) {
+  EXPECT_EQ(rounding_mode(), "zero");
+  std::fesetround(FE_TONEAREST);
+  EXPECT_EQ(up, std::vector<std::string>(static_cast<std::size_t>(rounds), "up"));
+  EXPECT_EQ(down, std::vector<std::string>(static_cast<std::size_t>(rounds), "down"));
+}
+
 /// Runs two ULTs in one pool, one rounding up and one down, that interleave `rounds` times
 /// through `do_switch`; checks that each found its own mode after every switch, and that the
 /// caller's mode (the primary ULT's, rounding toward zero) is untouched.
@@ -74,10 +85,7 @@ void expect_modes_kept(weft::pool& pool, const std::function<void()>& do_switch)
   weft::ult b = weft::ult::create(pool, [&] { keep_mode(FE_DOWNWARD, kRounds, do_switch, down); });
   a.join();
   b.join();
-  EXPECT_EQ(rounding_mode(), "zero");
-  std::fesetround(FE_TONEAREST);
-  EXPECT_EQ(up, std::vector<std::string>(kRounds, name_of(FE_UPWARD)));
-  EXPECT_EQ(down, std::vector<std::string>(kRounds, name_of(FE_DOWNWARD)));
+  expect_own_modes(up, down, kRounds);
 }
 
 TEST_P(ContextTest, RoundingModeStaysWithAUltThatYieldsDirectly) {
@@ -114,18 +122,14 @@ TEST_P(ContextTest, RoundingModeStaysWithAUltThatHandsOffWithYieldTo) {
   peer[1] = b.native_handle();
   a.join();
   b.join();
-  EXPECT_EQ(rounding_mode(), "zero");
-  std::fesetround(FE_TONEAREST);
-  EXPECT_EQ(up, std::vector<std::string>(kRounds, "up"));
-  EXPECT_EQ(down, std::vector<std::string>(kRounds, "down"));
+  expect_own_modes(up, down, kRounds);
   // Most switches were direct hand-offs (the last ones find the peer finished and fall back to
   // yield, whose path the other tests cover).
   EXPECT_GE(handoffs, kRounds);
 }
 
 TEST_P(ContextTest, RoundingModeStaysWithAUltThatBlocksAndIsWoken) {
-  // A suspends itself; B resumes it each time, so A's switches go through blocking and the
-  // scheduler.
+  // A suspends itself; B resumes it each time, so A's switches are suspensions and wake-ups.
   constexpr int kRounds = 50;
   std::vector<std::string> up, down;
   weft::pool& pool = weft::execution_stream::primary().main_pool();
@@ -147,10 +151,7 @@ TEST_P(ContextTest, RoundingModeStaysWithAUltThatBlocksAndIsWoken) {
   // b first: joining a takes its descriptor out of the handle that b reads.
   b.join();
   a.join();
-  EXPECT_EQ(rounding_mode(), "zero");
-  std::fesetround(FE_TONEAREST);
-  EXPECT_EQ(up, std::vector<std::string>(kRounds, "up"));
-  EXPECT_EQ(down, std::vector<std::string>(kRounds, "down"));
+  expect_own_modes(up, down, kRounds);
 }
 
 TEST_P(ContextTest, RoundingModeMovesWithAMigratingUlt) {

@@ -1,5 +1,6 @@
-// weft_headline: the README's headline benchmark. ULT and tasklet create+join fan-outs, yield and
-// yield_to, against the peers that are cheap to have in the same process: a pthread create+join
+// weft_headline: the README's headline benchmark. ULT and tasklet create+join fan-outs, yield,
+// yield_to and recursive fork-join (fib with a ULT at every level), against the peers that are
+// cheap to have in the same process: a pthread create+join
 // fan-out, Boost.Fiber, OpenMP tasks (libgomp) and, when it was found at build time, oneTBB's
 // task_group, printed as a short table with the ratio peer time / weft time.
 //
@@ -238,6 +239,44 @@ std::optional<row> yield_to_row() {
   return row{"yield_to (per hand-off)", "yield_to", s, "yield_to"};
 }
 
+/// Fork-join: fib(kFib) with a ULT (a task, for the peers) spawned for one branch at every level
+/// and joined after the other branch, as users write recursive parallelism. Units: spawns.
+constexpr int kFib = 25;
+constexpr int kFibTrials = 21;
+
+long fib_serial(int n) {
+  return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2);
+}
+
+/// The spawns fib(n) makes: one per call with n >= 2, i.e. fib(n + 1) - 1.
+std::int64_t fib_spawns(int n) {
+  return fib_serial(n + 1) - 1;
+}
+
+long fib_ult(int n) {
+  if (n < 2) return n;
+  long a = 0;
+  weft::ult h = weft::ult::create([&a, n] { a = fib_ult(n - 1); });
+  const long b = fib_ult(n - 2);
+  h.join();
+  return a + b;
+}
+
+/// Runs one fib trial and checks its value; returns the spawns.
+template <class F>
+std::int64_t checked_fib(F&& fib) {
+  static const long expected = fib_serial(kFib);
+  if (fib() != expected) throw std::runtime_error("fork-join fib returned a wrong value");
+  return fib_spawns(kFib);
+}
+
+row fib_row() {
+  const trial_summary s =
+      measure(2, kFibTrials, [] { return checked_fib([] { return fib_ult(kFib); }); });
+  return {"fork-join fib(" + std::to_string(kFib) + "), ULT per level (per spawn), 1 stream",
+          "fork_join_fib/" + std::to_string(kFib) + "/streams:1", s, "fib"};
+}
+
 trial_summary pthread_fan_out(const cpu_set_t& mask) {
   const weft_bench::pthread_attributes attr(mask);
   std::vector<pthread_t> threads(kPthreadFanOut);
@@ -262,6 +301,9 @@ std::vector<peer_figure> measure_peers(const cpu_set_t& mask) {
   out.push_back({"OpenMP", large, measure(2, kPeerLargeTrials, [] {
                    return weft_bench::omp_fan_out(kLargeFanOut);
                  })});
+  out.push_back({"OpenMP", "fib", measure(2, kFibTrials, [] {
+                   return checked_fib([] { return weft_bench::omp_fib(kFib); });
+                 })});
 #endif
 #ifdef WEFT_HEADLINE_TBB
   tbb::task_arena arena(1);
@@ -270,6 +312,9 @@ std::vector<peer_figure> measure_peers(const cpu_set_t& mask) {
                  })});
   out.push_back({"TBB", large, measure(2, kPeerLargeTrials, [&] {
                    return weft_bench::tbb_fan_out(arena, kLargeFanOut);
+                 })});
+  out.push_back({"TBB", "fib", measure(2, kFibTrials, [&] {
+                   return checked_fib([&] { return weft_bench::tbb_fib(arena, kFib); });
                  })});
 #endif
   return out;
@@ -338,6 +383,7 @@ void print_table(const machine& m, const std::vector<row>& rows,
         p.key == "fanout/*"
             ? "create+join fan-out, N=" + std::to_string(kPthreadFanOut) + " (every usable CPU)"
         : p.key == "yield" ? "yield, 2 fibers"
+        : p.key == "fib"   ? "fork-join fib(" + std::to_string(kFib) + "), per spawn, 1 thread"
                            : "create+join fan-out, N=" + p.key.substr(7) + ", 1 thread";
     std::printf("  %-12s %-46s %12s (%s)\n", p.peer.c_str(), what.c_str(),
                 fixed(p.s.median_ns).c_str(), fixed(p.s.min_ns).c_str());
@@ -448,6 +494,7 @@ int run(const options& opts, const char* executable) {
     return 1;
   }
   rows.push_back(*handoff);
+  rows.push_back(fib_row());
   const std::vector<peer_figure> peers = measure_peers(mask);
 
   rows.push_back(control_one);

@@ -80,4 +80,46 @@ inline std::int64_t tbb_fan_out(tbb::task_arena& arena, std::int64_t n) {
 }
 #endif
 
+#ifdef WEFT_HEADLINE_OPENMP
+/// fib(n) with a task for one branch at every level, as OpenMP programs write it.
+inline long omp_fib_task(int n) {
+  if (n < 2) return n;
+  long a = 0;
+#pragma omp task shared(a) firstprivate(n)
+  a = omp_fib_task(n - 1);
+  const long b = omp_fib_task(n - 2);
+#pragma omp taskwait
+  return a + b;
+}
+
+/// omp_fib_task(n) from one thread's team; returns fib(n).
+inline long omp_fib(int n) {
+  long v = 0;
+#pragma omp parallel num_threads(1)
+#pragma omp single
+  v = omp_fib_task(n);
+  return v;
+}
+#endif
+
+#ifdef WEFT_HEADLINE_TBB
+/// fib(n) with a task_group run() for one branch at every level.
+inline long tbb_fib_level(int n) {
+  if (n < 2) return n;
+  long a = 0;
+  tbb::task_group g;
+  g.run([&a, n] { a = tbb_fib_level(n - 1); });
+  const long b = tbb_fib_level(n - 2);
+  g.wait();
+  return a + b;
+}
+
+/// tbb_fib_level(n) in `arena`.
+inline long tbb_fib(tbb::task_arena& arena, int n) {
+  long v = 0;
+  arena.execute([&] { v = tbb_fib_level(n); });
+  return v;
+}
+#endif
+
 }  // namespace weft_bench

@@ -15,6 +15,8 @@ namespace bc = boost::context::detail;
 
 namespace {
 
+stack_region take_finished_stack(work_unit* u) noexcept;
+
 /// The bottom of every ULT stack: runs the current unit, then parks. A parked entry loop stays on
 /// its stack in the stream's stack cache and runs the next ULT that takes that stack, which saves
 /// building a context per ULT.
@@ -29,11 +31,15 @@ namespace {
     stream* here = current_stream();
     // Straight on to the next unit when the scheduler allows it (see yield_directly): on this
     // very stack if it is a ULT that never ran, else through a switch, and whoever runs next
-    // frees this stack.
+    // frees this stack. The unit completes before the choice, so that a joiner it wakes on this
+    // stream can be the choice: a fork-join parent goes on at once (a LIFO pool pops it first).
+    // From here on only `rec.stack` is used, never `self`: its joiner may free it at any time.
     if (here->direct_ && here->direct_allowed()) {
-      work_unit* next = here->pop_directly();
-      if (here->pass_stack(self, next)) continue;
-      switch_record rec{self, switch_action::terminate};
+      switch_record rec{nullptr, switch_action::release_stack};
+      rec.stack = take_finished_stack(self);
+      work_unit* next = complete_to_joiner(self, here);
+      if (!next) next = here->pop_directly();
+      if (here->pass_stack(rec.stack, next)) continue;
       here->switch_directly(next, rec);
     } else {
       switch_record rec{self, switch_action::terminate};
@@ -52,6 +58,15 @@ stack_region take_finished_stack(work_unit* u) noexcept {
   return stack;
 }
 
+/// Returns the stack of a ULT that ended to the stream's cache, with `parked`, the context that
+/// left it (the ULT's entry loop, which the stack's next ULT resumes).
+void release_finished_stack(stream& s, const stack_region& stack, void* parked) noexcept {
+  if (stack.flags & stack_user)
+    tsan_destroy_fiber(tsan_fiber(stack));  // the memory stays the user's
+  else
+    s.stacks_.release(stack, parked);
+}
+
 /// Gives a unit that never ran its stack and its initial context.
 void prepare_first_run(stream& s, work_unit* u) {
   if (u->stack.flags & stack_user) {  // set_user_stack: the user's memory, set before submission
@@ -68,22 +83,20 @@ void prepare_first_run(stream& s, work_unit* u) {
 
 }  // namespace
 
-bool stream::pass_stack(work_unit* self, work_unit* next) noexcept {
+bool stream::pass_stack(const stack_region& stack, work_unit* next) noexcept {
   // `next` must be a plain ULT of the default size that never ran (no context, no user stack),
-  // free to run here; self's stack a cached one of that size (not the user's, not a custom size).
+  // free to run here; the stack a cached one of that size (not the user's, not a custom size).
   if (!next || next->kind != unit_kind::ult || next->context || next->stack.lo ||
       (next->stack_size != 0 && next->stack_size != stacks_.default_size()) ||
       next->pinned_to.load(std::memory_order_relaxed) ||
-      next->migrate_to.load(std::memory_order_relaxed) ||
-      self->stack.size != stacks_.default_size() || !(self->stack.flags & stack_arena)) {
+      next->migrate_to.load(std::memory_order_relaxed) || stack.size != stacks_.default_size() ||
+      !(stack.flags & stack_arena)) {
     return false;
   }
-  next->stack = take_finished_stack(self);
+  next->stack = stack;
   current_ = next;
   next->last_stream.store(this, std::memory_order_relaxed);
   next->state.store(unit_state::running, std::memory_order_relaxed);
-  // Last: completing may wake a joiner that frees `self`.
-  complete(self);
   return true;
 }
 
@@ -205,10 +218,8 @@ bool stream::yield_directly(work_unit* self) {
   // queued while still running is safe only where no other stream can take it out: its home
   // must be a pool this stream consumes (and, single-producer, produces for).
   pool& home = *self->home.load(std::memory_order_relaxed);
-  if (pool_access::consumer(home).load(std::memory_order_relaxed) != this ||
-      (single_producer(home.access()) &&
-       pool_access::producer(home).load(std::memory_order_relaxed) != this) ||
-      self->migrate_to.load(std::memory_order_relaxed) || !direct_allowed()) {
+  if (!queues_privately(home, this) || self->migrate_to.load(std::memory_order_relaxed) ||
+      !direct_allowed()) {
     return false;
   }
   self->state.store(unit_state::ready, std::memory_order_relaxed);
@@ -217,7 +228,7 @@ bool stream::yield_directly(work_unit* self) {
     // The pop would find the pushed unit in the first pool at the latest: one call does both.
     next = pool_access::push_pop_as_consumer(home, self);
   } else {
-    pool_access::push_as_consumer(home, self);
+    pool_access::push_yield_as_consumer(home, self);
     next = pop_directly();
   }
   if (next == self) {  // nothing queued ahead of it: it goes on
@@ -256,6 +267,10 @@ void stream::switch_to_unit(work_unit* target, switch_record& rec) {
 void stream::land(transfer t) {
   auto* rec = static_cast<switch_record*>(t.data);
   stream* here = rec->on_stream;  // jumps never cross threads: the leaver's stream is ours
+  if (rec->action == switch_action::release_stack) {
+    release_finished_stack(*here, rec->stack, t.fctx);
+    return;
+  }
   work_unit* from = rec->from;
   if (!from) {
     // A scheduler resumed us (or, at finalize, returned for good): remember where it waits.
@@ -265,7 +280,7 @@ void stream::land(transfer t) {
   switch (rec->action) {
     case switch_action::yield:
       from->context = t.fctx;
-      make_ready(from);
+      make_ready_yielded(from);
       break;
     case switch_action::migrate:
       from->context = t.fctx;
@@ -283,15 +298,10 @@ void stream::land(transfer t) {
       from->user_suspended.store(true, std::memory_order_release);
       from->state.store(unit_state::blocked, std::memory_order_release);
       break;
-    case switch_action::terminate: {
-      const stack_region stack = take_finished_stack(from);
-      if (stack.flags & stack_user)
-        tsan_destroy_fiber(tsan_fiber(stack));  // the memory stays the user's
-      else
-        here->stacks_.release(stack, t.fctx);
+    case switch_action::terminate:
+      release_finished_stack(*here, take_finished_stack(from), t.fctx);
       complete(from);
       break;
-    }
     case switch_action::requeued:
       // Queued before the switch (yield_directly); only this stream can take it out, and
       // nobody runs here before this landing.
@@ -299,6 +309,7 @@ void stream::land(transfer t) {
       break;
     case switch_action::none:
     case switch_action::sched_exit:
+    case switch_action::release_stack:
       break;
   }
 }

@@ -97,7 +97,7 @@ work_unit* pool::pop_wait(std::chrono::nanoseconds timeout) noexcept {
 }
 
 work_unit* pool::do_push_pop(work_unit* u) noexcept {
-  do_push(u);
+  do_push_yield(u);
   return pop();
 }
 
@@ -116,6 +116,14 @@ execution_stream* pool::consumer() const noexcept {
 
 void pool::set_producer(execution_stream& s) noexcept {
   producer_.store(&detail::impl(s), std::memory_order_release);
+}
+
+execution_stream* pool::owner() const noexcept {
+  return owner_.load(std::memory_order_acquire);
+}
+
+void pool::set_owner(execution_stream& s) noexcept {
+  owner_.store(&detail::impl(s), std::memory_order_release);
 }
 
 }  // namespace weft

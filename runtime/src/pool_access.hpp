@@ -10,12 +10,23 @@ class pool_access {
   static std::atomic<stream*>& producer(pool& p) noexcept { return p.producer_; }
   static std::atomic<stream*>& consumer(pool& p) noexcept { return p.consumer_; }
   static std::atomic<int>& attached(pool& p) noexcept { return p.attached_; }
+  static std::atomic<stream*>& owner(pool& p) noexcept { return p.owner_; }
   /// pool::push() without the wake-up: for a push by the running consumer of a single-consumer
   /// pool, which is awake by definition and the only stream that could be parked on it.
   static void push_as_consumer(pool& p, work_unit* u) noexcept { p.do_push(u); }
   /// pool::do_push_pop(): a push by the consumer as above, then a pop.
   static work_unit* push_pop_as_consumer(pool& p, work_unit* u) noexcept {
     return p.do_push_pop(u);
+  }
+  /// pool::do_push_yield() without the wake-up, by the consumer or the owner.
+  static void push_yield_as_consumer(pool& p, work_unit* u) noexcept { p.do_push_yield(u); }
+  /// A push by the owner of an owned pool: no fence before the look for parked streams. A
+  /// wake-up missed through the race it leaves loses parallelism, never the unit: the owner
+  /// runs what it pushed itself, and a parked stream wakes at its park limit at the latest.
+  static void push_as_owner(pool& p, work_unit* u) noexcept {
+    p.do_push(u);
+    if (p.parked_.load(std::memory_order_relaxed) != 0) [[unlikely]]
+      p.wake_parked();
   }
   /// Links `e` into the pool's parked list (the stream parks on it).
   static void park(pool& p, park_entry& e) noexcept;

@@ -39,6 +39,9 @@ std::unique_ptr<alt_signal_stack> primary_alt_stack;
   stream::land(t);
   stream* s = current_stream();
   s->current_ = nullptr;  // the primary ULT, which just switched away; we run no unit
+  // A unit the primary ULT handed over on its way out (a tasklet it joins, say) runs first, as
+  // run_unit() does when the scheduler context was already inside it.
+  if (work_unit* next = std::exchange(s->handoff_, nullptr)) s->run_unit(next);
   s->scheduler_loop();
   // finalize asked the scheduler to finish: go back to the primary ULT for good.
   work_unit* primary = s->primary_unit_;

@@ -40,7 +40,8 @@ enum class switch_action : std::uint8_t {
   terminate,
   migrate,
   sched_exit,
-  requeued  // a direct yield that already queued itself: only its context is saved
+  requeued,      // a direct yield that already queued itself: only its context is saved
+  release_stack  // a ULT that ended and completed itself: its stack (in the record) goes back
 };
 
 struct switch_record {
@@ -50,6 +51,7 @@ struct switch_record {
   void* arg = nullptr;
   pool* target = nullptr;       // migrate: the destination pool
   stream* on_stream = nullptr;  // the leaver's stream (set by the switch functions)
+  stack_region stack{};         // release_stack: the stack the ended ULT ran on
 };
 
 /// Requests to a stream, handled by its scheduler through has_to_stop()/check_events().
@@ -115,12 +117,12 @@ class alignas(64) stream final : public execution_stream {
   void switch_directly(work_unit* next, switch_record& rec);
   /// Gives `u` its stack and context; on failure ends it with the error and returns false.
   bool try_prepare(work_unit* u) noexcept;
-  /// Called by the terminating ULT `self` (still running on its stack) for the unit `next` that
-  /// the scheduler runs after it: when `next` is a ULT that never ran and wants a stack like
-  /// self's, makes it the running unit on self's stack and completes `self`, and returns true:
-  /// the caller then runs `next`'s callable on the same stack without a context switch. False
+  /// Called by a ULT that ended and completed itself, still running on `stack`, for the unit
+  /// `next` that the scheduler runs after it: when `next` is a ULT that never ran and wants a
+  /// stack like this one, gives it `stack`, makes it the running unit and returns true: the
+  /// caller then runs `next`'s callable on the same stack without a context switch. False
   /// (nothing done) when `next` needs the ordinary switch.
-  bool pass_stack(work_unit* self, work_unit* next) noexcept;
+  bool pass_stack(const stack_region& stack, work_unit* next) noexcept;
   /// switch_to_unit() for a target that has its context (inline in the direct paths), through
   /// jump_to_peer; `inline_requeued`: land a `requeued` record here instead of in land().
   template <bool inline_requeued>

@@ -43,6 +43,30 @@ bool may_remove_from(pool& p, stream* here) {
   return pool_access::consumer(p).load(std::memory_order_acquire) == here;
 }
 
+/// A join that helps: when `u` waits in a pool the calling stream may take it from, and may run
+/// here (no pin elsewhere, no pending migration), takes it out and runs it now, the joiner
+/// `self` switched out as its joiner: a ULT by a direct switch, a tasklet right after, on the
+/// scheduler's stack (not on the joiner's, which may be too small for it). Returns false, having
+/// changed nothing, when `u` cannot be taken; the caller then blocks as usual. What runs after
+/// `u` is what runs after any unit that ends: for the stock work-stealing pools the joiner, whom
+/// the end of `u` made the newest unit of its pool.
+bool help_join(stream* s, work_unit* self, work_unit* u) {
+  if (u->state.load(std::memory_order_acquire) != unit_state::ready) return false;
+  pool* home = u->home.load(std::memory_order_relaxed);
+  if (!home || !may_remove_from(*home, s)) return false;
+  execution_stream* pin = u->pinned_to.load(std::memory_order_relaxed);
+  if ((pin && pin != s) || u->migrate_to.load(std::memory_order_relaxed)) return false;
+  // remove() decides: once it succeeds no other stream can run u.
+  if (!home->remove(u)) return false;
+  // Nobody else can reach u's join word now (u has not run, its handle is ours): the joiner is
+  // registered before the switch, with no compare-and-swap; u sees it when it completes, which is
+  // after the landing has saved the joiner and marked it blocked.
+  u->join_word.store(reinterpret_cast<std::uintptr_t>(self), std::memory_order_release);
+  switch_record rec{self, switch_action::block};
+  s->switch_directly(u, rec);
+  return true;
+}
+
 }  // namespace
 
 void route_slow(work_unit* u) noexcept {
@@ -79,29 +103,66 @@ void route_slow(work_unit* u) noexcept {
   }
 }
 
-void complete(work_unit* u) noexcept {
-  u->state.store(unit_state::terminated, std::memory_order_release);
-  // A detached unit has no handle, so nothing can change its join word any more: no race to
-  // settle, and no locked instruction (units created detached never take one).
-  if (u->join_word.load(std::memory_order_relaxed) == join_detached) {
-    if (has_error(u)) report_detached_error(u);
-    free_unit(u);
+namespace {
+
+/// Wakes the joiner `waiter` (a join word holding an address) of a unit that has completed.
+void wake_joiner(std::uintptr_t waiter) noexcept {
+  if (waiter & external_tag) {
+    auto* w = reinterpret_cast<external_waiter*>(waiter & ~std::uintptr_t{7});
+    w->done.store(1, std::memory_order_release);
+    futex_wake(&w->done, 1);
     return;
   }
-  const std::uintptr_t prev = u->join_word.exchange(join_done, std::memory_order_acq_rel);
-  if (prev == join_none) return;
+  make_ready(reinterpret_cast<work_unit*>(waiter));
+}
+
+}  // namespace
+
+void complete(work_unit* u) noexcept {
+  if (work_unit* j = complete_to_joiner(u, nullptr)) make_ready(j);
+}
+
+work_unit* complete_to_joiner(work_unit* u, stream* here) noexcept {
+  u->state.store(unit_state::terminated, std::memory_order_release);
+  // A detached unit has no handle, so nothing can change its join word any more: no race to
+  // settle, and no locked instruction (units created detached never take one). Neither can
+  // anything change it once a joiner is registered: the joiner waits, and only this store
+  // releases it. Only a word still at join_none races with a joiner arriving.
+  const std::uintptr_t seen = u->join_word.load(std::memory_order_acquire);
+  if (seen == join_detached) {
+    if (has_error(u)) report_detached_error(u);
+    free_unit(u);
+    return nullptr;
+  }
+  const std::uintptr_t prev = seen != join_none
+                                  ? (u->join_word.store(join_done, std::memory_order_release), seen)
+                                  : u->join_word.exchange(join_done, std::memory_order_acq_rel);
+  if (prev == join_none) return nullptr;
   if (prev == join_detached) {
     if (has_error(u)) report_detached_error(u);
     free_unit(u);
-    return;
+    return nullptr;
   }
   if (prev & external_tag) {
-    auto* waiter = reinterpret_cast<external_waiter*>(prev & ~std::uintptr_t{7});
-    waiter->done.store(1, std::memory_order_release);
-    futex_wake(&waiter->done, 1);
-    return;
+    wake_joiner(prev);
+    return nullptr;
   }
-  make_ready(reinterpret_cast<work_unit*>(prev));
+  auto* joiner = reinterpret_cast<work_unit*>(prev);
+  // The joiner can run next here, without the trip through its pool, when that pool is one this
+  // stream owns: there it would be the newest unit, the first popped.
+  if (here) {
+    pool* home = joiner->home.load(std::memory_order_relaxed);
+    execution_stream* pin = joiner->pinned_to.load(std::memory_order_relaxed);
+    if (pool_access::owner(*home).load(std::memory_order_relaxed) == here &&
+        (!pin || pin == here) && !joiner->migrate_to.load(std::memory_order_relaxed)) {
+      return joiner;
+    }
+  }
+  if (here) {
+    make_ready(joiner);
+    return nullptr;
+  }
+  return joiner;
 }
 
 void run_callable(work_unit* u) noexcept {
@@ -239,21 +300,63 @@ bool reap_if_done(work_unit* u) noexcept {
   return true;
 }
 
-void join_unit(work_unit* u) {
-  wait_unit(u);
-  std::exception_ptr e = take_error(u);
+namespace {
+
+/// wait_unit() for a caller that knows its stream `s` and unit `self`.
+void wait_unit_as(work_unit* u, stream* s, work_unit* self);
+
+/// Frees the joined unit `u` and rethrows what escaped it.
+void reap(work_unit* u) {
+  std::exception_ptr e;
+  if (u->extras) [[unlikely]]
+    e = take_error(u);
   free_unit(u);
   if (e) std::rethrow_exception(e);
 }
 
+}  // namespace
+
+void join_unit(work_unit* u) {
+  wait_unit(u);
+  reap(u);
+}
+
+void join_handle(work_unit*& slot) {
+  work_unit* const u = slot;
+  stream* s = current_stream();
+  work_unit* self = s ? s->current_ : nullptr;
+  const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+  if (w != join_done) {
+    if (self == u) throw error(errc::invalid_state, "weft: a work unit cannot join itself");
+    if (w != join_none) throw error(errc::not_joinable, "weft: the unit is already being joined");
+    if (self && self->kind == unit_kind::tasklet) {
+      throw error(errc::tasklet_cannot_block,
+                  "weft: a tasklet cannot join a unit that has not finished (tasklets never "
+                  "block)");
+    }
+    wait_unit_as(u, s, self);
+  }
+  slot = nullptr;
+  reap(u);
+}
+
 void wait_unit(work_unit* u) {
+  if (u->join_word.load(std::memory_order_acquire) != join_done) {
+    stream* s = current_stream();
+    wait_unit_as(u, s, s ? s->current_ : nullptr);
+  }
+}
+
+namespace {
+
+void wait_unit_as(work_unit* u, stream* s, work_unit* self) {
   std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
   if (w != join_done) {
-    stream* s = current_stream();
-    work_unit* self = s ? s->current_ : nullptr;
     if (self) {
-      switch_record rec{self, switch_action::block, &register_joiner, u};
-      s->switch_out(rec);
+      if (!help_join(s, self, u)) {
+        switch_record rec{self, switch_action::block, &register_joiner, u};
+        s->switch_out(rec);
+      }
     } else {
       external_waiter waiter;
       std::uintptr_t expected = join_none;
@@ -267,6 +370,8 @@ void wait_unit(work_unit* u) {
     (void)u->join_word.load(std::memory_order_acquire);
   }
 }
+
+}  // namespace
 
 void join_unit_noexcept(work_unit* u) noexcept {
   if (!g_runtime) {

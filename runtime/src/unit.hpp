@@ -48,7 +48,21 @@ inline void route(work_unit* u) noexcept {
     pool_access::push_as_consumer(p, u);
     return;
   }
+  // The other common case: a stream pushing into the work-stealing pool it owns.
+  if (pool_access::owner(p).load(std::memory_order_relaxed) == here && here) [[likely]] {
+    pool_access::push_as_owner(p, u);
+    return;
+  }
   route_slow(u);
+}
+/// True when the calling stream `here` may queue a unit in `p` that still runs: no other stream
+/// can take it out before `here` pops it (`p`'s consumer and producer, or its owner, whose
+/// yield pushes stay private).
+inline bool queues_privately(pool& p, stream* here) noexcept {
+  if (pool_access::owner(p).load(std::memory_order_relaxed) == here) return true;
+  return pool_access::consumer(p).load(std::memory_order_relaxed) == here &&
+         (!single_producer(p.access()) ||
+          pool_access::producer(p).load(std::memory_order_relaxed) == here);
 }
 /// Marks `u` ready and routes it (applying a pending migration request).
 inline void make_ready(work_unit* u) noexcept {
@@ -59,8 +73,29 @@ inline void make_ready(work_unit* u) noexcept {
   u->state.store(unit_state::ready, std::memory_order_relaxed);
   route(u);
 }
+/// make_ready() for a ULT that yielded: it goes where its pool puts yielders (behind the units
+/// queued beside it).
+inline void make_ready_yielded(work_unit* u) noexcept {
+  if (u->migrate_to.load(std::memory_order_relaxed)) [[unlikely]] {
+    make_ready(u);
+    return;
+  }
+  u->state.store(unit_state::ready, std::memory_order_relaxed);
+  pool& p = *u->home.load(std::memory_order_relaxed);
+  stream* const here = current_stream_no_switch();
+  if (here && queues_privately(p, here)) [[likely]] {
+    pool_access::push_yield_as_consumer(p, u);
+    return;
+  }
+  route_slow(u);
+}
 /// Publishes the termination of `u` to its joiner (or frees it when detached).
 void complete(work_unit* u) noexcept;
+/// complete() for a ULT that ended on stream `here`, which chooses what runs next: returns the
+/// ULT that joined `u` when it may run next on `here` without going through its pool (a pool
+/// `here` owns, where it would be the first popped); else makes the joiner ready as complete()
+/// does and returns nullptr. With `here` null, returns any ULT joiner unready for the caller.
+work_unit* complete_to_joiner(work_unit* u, stream* here) noexcept;
 /// Runs the callable of `u`, capturing what escapes it; destroys the callable.
 void run_callable(work_unit* u) noexcept;
 /// Recycles a terminated descriptor into the calling stream's cache (or the global allocator).

@@ -52,6 +52,10 @@ randws_scheduler::randws_scheduler(std::shared_ptr<randws_group> group, const id
       batch_(std::max<std::size_t>(steal_batch, 1)),
       rng_(reinterpret_cast<std::uintptr_t>(this) * 0x9E3779B97F4A7C15ull | 1) {
   set_idle_policy(idle);
+  // A yielding, blocking or ending ULT may make the loop's choice itself: its own pool (LIFO,
+  // then its lanes), then the other members' pools in order. run() starts its thefts at a random
+  // member instead; both take each victim's oldest units.
+  set_direct_yield(true);
   group_->enlist(own_);
 }
 
@@ -102,6 +106,11 @@ void randws_scheduler::run() {
   own_->claim(stream());
   victims_.clear();  // pools() may have changed between two runs (attachment, replacement)
   sync();
+  // Whatever ends the loop, yielders queued where only this stream looks become everyone's.
+  struct publish_on_exit {
+    ws_pool& own;
+    ~publish_on_exit() { own.publish_private(); }
+  } publish{*own_};
   const unsigned freq = event_freq();
   unsigned pops = 0;
   unsigned idle = 0;

@@ -1,13 +1,17 @@
-// The work-stealing pool: a Chase-Lev circular array (owner pushes at the bottom, everyone takes
-// at the top with a CAS), plus a spinlocked side lane for pushes from other threads.
+// The work-stealing pool: a Chase-Lev deque (the owner pushes and pops at the bottom, everyone
+// else takes at the top with a CAS), plus a spinlocked side lane for pushes from other threads
+// and an owner-private yield lane.
 //
-// Why it is safe (see Chase and Lev, SPAA 2005; Lê et al., PPoPP 2013, for the weak-memory
-// version; every access here is at least acquire/release, and the CAS is seq_cst):
+// Why it is safe (Chase and Lev, SPAA 2005; Lê et al., PPoPP 2013, for the weak-memory version):
 //  - only the owner writes bottom_ and the array; a unit is published by the release store of
 //    bottom_ after its slot was written, and a taker reads bottom_ (acquire) before the slot;
-//  - a taker reads slot t, then CASes top_ from t: if the owner has meanwhile reused slot t (it
-//    does so only after seeing top_ > t), the CAS fails and the value read is dropped; top_ only
-//    grows (64-bit), so there is no ABA;
+//  - the owner's take stores bottom_ - 1 and then reads top_, both seq_cst; a taker reads top_,
+//    fences, then reads bottom_: if both aim at the last unit (top == bottom - 1), both CAS top_
+//    and exactly one wins; otherwise their slots differ;
+//  - a taker reads slot t, then CASes top_ from t: if the unit was taken meanwhile, the CAS fails
+//    and the value read is dropped; top_ only grows (64-bit), so there is no ABA;
+//  - takers take one unit per CAS. A batch (top += k) would be unsafe: the owner may take from
+//    the bottom down into the batch between the taker's read of bottom_ and its CAS;
 //  - growing copies [top, bottom) into a new array published before any later bottom_ store, so a
 //    taker that sees an index pushed after the growth (through bottom_) also sees the new array;
 //    old arrays stay allocated until the pool dies, since a slow taker may still read one.
@@ -34,6 +38,11 @@ namespace {
 
 /// Most units one steal_into() takes.
 constexpr std::size_t max_batch = 64;
+
+/// The owner looks at its lanes before its array once every this many pops (as Go's scheduler
+/// looks at its global queue every 61st tick: a prime, so it does not fall into step with a
+/// program's own periods).
+constexpr unsigned lanes_first_every = 61;
 
 class side_guard {
  public:
@@ -69,31 +78,48 @@ ws_pool::~ws_pool() {
 bool ws_pool::claim(execution_stream& owner) noexcept {
   void* expected = nullptr;
   void* me = &detail::impl(owner);
-  owner_.compare_exchange_strong(expected, me, std::memory_order_acq_rel);
-  return owner_.load(std::memory_order_acquire) == me;
-}
-
-execution_stream* ws_pool::owner() const noexcept {
-  return static_cast<detail::stream*>(owner_.load(std::memory_order_acquire));
+  if (claimed_.compare_exchange_strong(expected, me, std::memory_order_acq_rel)) set_owner(owner);
+  return claimed_.load(std::memory_order_acquire) == me;
 }
 
 bool ws_pool::owned_by_caller() const noexcept {
-  void* o = owner_.load(std::memory_order_relaxed);
+  void* o = claimed_.load(std::memory_order_relaxed);
   return o && o == detail::current_stream_no_switch();
 }
 
 void ws_pool::do_push(work_unit* u) noexcept {
   if (owned_by_caller()) {
     owner_push(u);
+  } else {
+    side_push(u);
+  }
+}
+
+void ws_pool::do_push_yield(work_unit* u) noexcept {
+  if (!owned_by_caller()) {
+    side_push(u);
     return;
   }
+  u->pool_next = nullptr;
+  (yield_tail_ ? yield_tail_->pool_next : yield_head_) = u;
+  yield_tail_ = u;
+  yield_size_.store(yield_size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+work_unit* ws_pool::do_push_pop(work_unit* u) noexcept {
+  // A yield with nothing else queued here goes on at once, without touching the lanes.
+  if (owned_by_caller() && !yield_head_ && side_size_.load(std::memory_order_relaxed) == 0 &&
+      top_.load(std::memory_order_relaxed) >= bottom_.load(std::memory_order_relaxed)) {
+    return u;
+  }
+  do_push_yield(u);
+  return pop();
+}
+
+void ws_pool::side_push(work_unit* u) noexcept {
   side_guard g(side_lock_);
   u->pool_next = nullptr;
-  if (side_tail_) {
-    side_tail_->pool_next = u;
-  } else {
-    side_head_ = u;
-  }
+  (side_tail_ ? side_tail_->pool_next : side_head_) = u;
   side_tail_ = u;
   side_size_.fetch_add(1, std::memory_order_relaxed);
 }
@@ -116,23 +142,44 @@ ws_pool::ring* ws_pool::grow(ring* r, std::int64_t top, std::int64_t bottom) noe
   return bigger;
 }
 
-void ws_pool::drain_side() noexcept {
-  work_unit* list;
-  {
-    side_guard g(side_lock_);
-    list = side_head_;
-    side_head_ = side_tail_ = nullptr;
+work_unit* ws_pool::take_bottom() noexcept {
+  std::int64_t b = bottom_.load(std::memory_order_relaxed);
+  // A stale top_ is smaller than the real one, so this look never calls a non-empty array empty
+  // the wrong way round: an array that reads empty here is empty.
+  if (top_.load(std::memory_order_relaxed) >= b) return nullptr;
+  --b;
+  ring* a = array_.load(std::memory_order_relaxed);
+  bottom_.store(b, std::memory_order_seq_cst);
+  std::int64_t t = top_.load(std::memory_order_seq_cst);
+  if (t > b) {  // takers emptied it meanwhile
+    bottom_.store(b + 1, std::memory_order_relaxed);
+    return nullptr;
   }
-  // Into the array first, then out of the count: size() may count a unit twice for a moment,
-  // never zero times.
-  std::size_t n = 0;
-  while (list) {
-    work_unit* next = list->pool_next;
-    owner_push(list);
-    list = next;
-    ++n;
+  work_unit* u = a->at(b).load(std::memory_order_relaxed);
+  if (t == b) {
+    // The last unit: a taker may be after it too; the CAS decides.
+    if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
+                                      std::memory_order_relaxed)) {
+      u = nullptr;
+    }
+    bottom_.store(b + 1, std::memory_order_relaxed);
   }
-  side_size_.fetch_sub(n, std::memory_order_relaxed);
+  return u;
+}
+
+work_unit* ws_pool::take_top() noexcept {
+  std::int64_t t = top_.load(std::memory_order_acquire);
+  for (;;) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const std::int64_t b = bottom_.load(std::memory_order_acquire);
+    if (t >= b) return nullptr;
+    ring* a = array_.load(std::memory_order_acquire);
+    work_unit* u = a->at(t).load(std::memory_order_relaxed);
+    if (top_.compare_exchange_weak(t, t + 1, std::memory_order_seq_cst,
+                                   std::memory_order_acquire)) {
+      return u;
+    }
+  }
 }
 
 work_unit* ws_pool::take_side() noexcept {
@@ -146,19 +193,66 @@ work_unit* ws_pool::take_side() noexcept {
   return u;
 }
 
+work_unit* ws_pool::take_yielded() noexcept {
+  work_unit* u = yield_head_;
+  if (!u) return nullptr;
+  if (u->pool_next && has_parked_streams()) [[unlikely]] {
+    // Several yielders and an idle stream: let it take some. All but the last: that one may be
+    // the ULT yielding right now (do_push_pop), still running, which no other stream may see.
+    while (yield_head_ != yield_tail_) {
+      work_unit* v = yield_head_;
+      yield_head_ = v->pool_next;
+      yield_size_.store(yield_size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+      side_push(v);
+    }
+    wake_one_parked();
+    if (work_unit* v = take_side()) return v;
+    u = yield_head_;
+  }
+  yield_head_ = u->pool_next;
+  if (!yield_head_) yield_tail_ = nullptr;
+  yield_size_.store(yield_size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  return u;
+}
+
 work_unit* ws_pool::pop() noexcept {
-  if (side_size_.load(std::memory_order_relaxed) != 0 && owned_by_caller()) drain_side();
-  std::int64_t t = top_.load(std::memory_order_acquire);
-  for (;;) {
-    const std::int64_t b = bottom_.load(std::memory_order_acquire);
-    if (t >= b) return take_side();
-    ring* a = array_.load(std::memory_order_acquire);
-    work_unit* u = a->at(t).load(std::memory_order_relaxed);
-    if (top_.compare_exchange_weak(t, t + 1, std::memory_order_seq_cst,
-                                   std::memory_order_acquire)) {
+  if (!owned_by_caller()) {
+    work_unit* u = take_top();
+    if (u) {
+      stolen_.fetch_add(1, std::memory_order_relaxed);
       return u;
     }
+    return take_side();
   }
+  if (++owner_pops_ == lanes_first_every) [[unlikely]] {
+    owner_pops_ = 0;
+    if (work_unit* u = take_side()) return u;
+    if (work_unit* u = take_yielded()) return u;
+  }
+  if (work_unit* u = take_bottom()) return u;
+  if (work_unit* u = take_side()) return u;
+  return take_yielded();
+}
+
+bool ws_pool::remove(work_unit* u) noexcept {
+  if (!owned_by_caller()) return false;
+  const std::int64_t b = bottom_.load(std::memory_order_relaxed);
+  if (top_.load(std::memory_order_relaxed) >= b ||
+      array_.load(std::memory_order_relaxed)->at(b - 1).load(std::memory_order_relaxed) != u) {
+    return false;
+  }
+  // Slot b - 1 holds u: the take returns it, or nullptr when a taker got it first.
+  return take_bottom() == u;
+}
+
+void ws_pool::publish_private() noexcept {
+  if (!owned_by_caller()) return;
+  while (work_unit* u = yield_head_) {
+    yield_head_ = u->pool_next;
+    yield_size_.store(yield_size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    side_push(u);
+  }
+  yield_tail_ = nullptr;
 }
 
 work_unit* ws_pool::steal_into(ws_pool& into, std::size_t max, std::size_t* taken) noexcept {
@@ -168,48 +262,40 @@ work_unit* ws_pool::steal_into(ws_pool& into, std::size_t max, std::size_t* take
     if (taken) *taken = u ? 1 : 0;
     return u;
   }
-  max = std::clamp<std::size_t>(max, 1, max_batch);
-  work_unit* batch[max_batch];
-  std::int64_t t = top_.load(std::memory_order_acquire);
-  std::int64_t k;
-  for (;;) {
-    const std::int64_t b = bottom_.load(std::memory_order_acquire);
-    if (t >= b) {
-      work_unit* u = take_side();
-      if (taken) *taken = u ? 1 : 0;
-      return u;
-    }
-    k = std::min<std::int64_t>((b - t + 1) / 2, static_cast<std::int64_t>(max));
-    ring* a = array_.load(std::memory_order_acquire);
-    for (std::int64_t i = 0; i < k; ++i) batch[i] = a->at(t + i).load(std::memory_order_relaxed);
-    if (top_.compare_exchange_weak(t, t + k, std::memory_order_seq_cst,
-                                   std::memory_order_acquire)) {
-      break;
+  work_unit* first = take_top();
+  if (!first) {
+    first = take_side();
+    if (taken) *taken = first ? 1 : 0;
+    return first;
+  }
+  // Up to half of what was there, one CAS each, oldest first into our own pool.
+  const std::int64_t left =
+      bottom_.load(std::memory_order_acquire) - top_.load(std::memory_order_acquire);
+  const std::size_t want =
+      std::min<std::size_t>({std::clamp<std::size_t>(max, 1, max_batch),
+                             static_cast<std::size_t>(std::max<std::int64_t>(left + 2, 0) / 2)});
+  std::size_t k = 1;
+  const bool mine = into.owned_by_caller();
+  for (; k < want; ++k) {
+    work_unit* u = take_top();
+    if (!u) break;
+    if (mine) {
+      into.owner_push(u);
+    } else {
+      into.push(u);
     }
   }
-  stolen_.fetch_add(static_cast<std::uint64_t>(k), std::memory_order_relaxed);
-  if (taken) *taken = static_cast<std::size_t>(k);
-  if (k > 1) {
-    // The rest of the batch, oldest first. The last one goes through push() so that a parked
-    // stream can come and steal from us in turn.
-    const bool mine = into.owned_by_caller();
-    for (std::int64_t i = 1; i + 1 < k; ++i) {
-      if (mine) {
-        into.owner_push(batch[i]);
-      } else {
-        into.push(batch[i]);
-      }
-    }
-    into.push(batch[k - 1]);
-  }
-  return batch[0];
+  stolen_.fetch_add(k, std::memory_order_relaxed);
+  if (taken) *taken = k;
+  return first;
 }
 
 std::size_t ws_pool::size() const noexcept {
   const std::int64_t t = top_.load(std::memory_order_relaxed);
   const std::int64_t b = bottom_.load(std::memory_order_relaxed);
   const std::int64_t n = b > t ? b - t : 0;
-  return static_cast<std::size_t>(n) + side_size_.load(std::memory_order_relaxed);
+  return static_cast<std::size_t>(n) + side_size_.load(std::memory_order_relaxed) +
+         yield_size_.load(std::memory_order_relaxed);
 }
 
 std::shared_ptr<ws_pool> make_ws_pool(std::size_t initial_capacity) {

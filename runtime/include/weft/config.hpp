@@ -42,7 +42,7 @@ struct config {
   /// Binding of streams to CPUs. WEFT_AFFINITY.
   affinity_policy affinity;
   /// Name of the default main scheduler of every stream. WEFT_SCHED.
-  std::string scheduler = "basic";
+  std::string scheduler = "randws";
   /// Stock schedulers call check_events() every this many pops. WEFT_EVENT_FREQ.
   unsigned event_freq = 64;
   /// Spin iterations an idle stock scheduler makes before it starts to yield its core.

@@ -84,18 +84,40 @@ class pool {
   /// Names the producer stream of a single-producer pool. By default the first stream whose main
   /// scheduler uses the pool becomes its producer.
   void set_producer(execution_stream& s) noexcept;
+  /// The stream that owns a work-stealing pool (set_owner), or nullptr.
+  execution_stream* owner() const noexcept;
   /// Number of schedulers currently using this pool.
   int attached_schedulers() const noexcept { return attached_.load(std::memory_order_acquire); }
 
  protected:
   /// Adds a ready unit; what push() does before the wake-up. Same races as the mode allows push.
   virtual void do_push(work_unit* u) noexcept = 0;
-  /// do_push(u), then pop(), as one call: what a yield does when the scheduler lets the yielding
-  /// ULT choose its successor (scheduler::set_direct_yield). Called only by a single-consumer
-  /// pool's consumer stream that is also its producer in single-producer modes, so it races only
-  /// with the pushes of other streams that the mode allows. The default makes the two calls; a
-  /// FIFO pool with nothing else queued may hand `u` straight back.
+  /// Adds a unit that yielded: where it goes so that the units queued beside it run before it
+  /// again. The default is do_push(), right for a FIFO pool; a LIFO pool puts yielders at its
+  /// other end. Called by the runtime wherever it would call do_push() for a yield.
+  virtual void do_push_yield(work_unit* u) noexcept { do_push(u); }
+  /// do_push_yield(u), then pop(), as one call: what a yield does when the scheduler lets the
+  /// yielding ULT choose its successor (scheduler::set_direct_yield). Called only by a
+  /// single-consumer pool's consumer stream that is also its producer in single-producer modes,
+  /// or by an owned pool's owner stream, so it races only with the pushes (and, for an owned
+  /// pool, the thefts) of other streams that the mode allows. The default makes the two calls; a
+  /// pool with nothing else queued may hand `u` straight back.
   virtual work_unit* do_push_pop(work_unit* u) noexcept;
+  /// Makes `s` the owner of this pool, for a work-stealing pool whose owner keeps a part of it
+  /// that other streams cannot take from: the owner's pushes (creations and wake-ups on its
+  /// stream) go there without a fence, since the owner runs what it pushes itself if no thief
+  /// comes, and a unit the owner pushes with do_push_yield() stays invisible to other streams
+  /// until the owner pops it, so that a yielding ULT may queue itself while it still runs.
+  /// An owned pool must be multi-consumer (mpmc or spmc) and its owner may push in any mode.
+  /// Call it from the scheduler that serves the pool on `s`, before `s` pushes into it.
+  void set_owner(execution_stream& s) noexcept;
+  /// True when a stream is parked waiting for a push into this pool (may be stale). An owned
+  /// pool may use it to make what only its owner sees visible to others when they are idle.
+  bool has_parked_streams() const noexcept { return parked_.load(std::memory_order_relaxed) != 0; }
+  /// Wakes one stream parked on this pool, if any (what push() does after do_push()).
+  void wake_one_parked() noexcept {
+    if (has_parked_streams()) wake_parked();
+  }
 
  private:
   friend class detail::pool_access;
@@ -109,6 +131,7 @@ class pool {
   detail::park_entry* park_head_ = nullptr;
   std::atomic<detail::stream*> producer_{nullptr};  // single-producer modes
   std::atomic<detail::stream*> consumer_{nullptr};  // single-consumer modes
+  std::atomic<detail::stream*> owner_{nullptr};     // owned (work-stealing) pools
   std::atomic<int> attached_{0};
 };
 

@@ -48,6 +48,10 @@ void detach_unit(work_unit* u) noexcept;
 bool reap_if_done(work_unit* u) noexcept;
 /// Joins in a destructor: like join_unit, but an escaped exception is reported on stderr.
 void join_unit_noexcept(work_unit* u) noexcept;
+/// unit_handle::join() past its fast path: check_join(u), then join_unit(u), with `u` set to
+/// nullptr once the unit is freed (before an exception that escaped it is rethrown). On misuse it
+/// throws with `u` unchanged.
+void join_handle(work_unit*& u);
 
 template <class F>
 void invoke_inline(work_unit* u) {
@@ -134,8 +138,8 @@ class unit_handle {
       u_ = nullptr;
       return;
     }
-    if (u_) detail::check_join(u_);  // misuse throws before the handle lets go of the unit
-    detail::join_unit(release_or_throw());
+    if (!u_) release_or_throw();  // throws: the handle owns no unit
+    detail::join_handle(u_);
   }
   /// Lets the unit free itself when it terminates. An exception escaping it is reported on stderr.
   void detach() { detail::detach_unit(release_or_throw()); }

@@ -23,6 +23,7 @@
 #include "weft/schedulers/ws_pool.hpp"
 #include "weft/semaphore.hpp"
 #include "weft/stacking.hpp"
+#include "weft/task_group.hpp"
 #include "weft/tasklet.hpp"
 #include "weft/this_unit.hpp"
 #include "weft/ult.hpp"

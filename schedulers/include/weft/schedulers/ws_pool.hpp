@@ -1,4 +1,4 @@
-// The work-stealing pool behind randws: a Chase-Lev style circular array owned by one stream.
+// The work-stealing pool behind randws: a Chase-Lev deque owned by one stream.
 #pragma once
 
 #include <atomic>
@@ -11,20 +11,27 @@
 
 namespace weft {
 
-/// A work-stealing pool: one stream (the owner, named with claim()) pushes into a growable
-/// circular array with plain stores (the Chase-Lev array, as in Go's per-P run queues), and every
-/// stream takes from the other end with one compare-and-swap. Its access mode is `mpmc`:
-///  - push from the owner's thread: the array, no atomic read-modify-write (pool::push adds the
-///    fence that lets it wake a parked thief);
+/// A work-stealing pool: one stream (the owner, named with claim()) works at one end of a
+/// growable circular array (the Chase-Lev deque) and every other stream takes from the other end
+/// with one compare-and-swap. Its access mode is `mpmc`, and it is an owned pool
+/// (pool::set_owner):
+///  - push from the owner: the array's bottom, with plain stores and no fence;
 ///  - push from any other thread (a unit woken or created elsewhere, or before claim()): a
-///    spinlocked FIFO side lane, which the owner moves into the array at its next pop;
-///  - pop from anywhere: the oldest unit of the array (FIFO, so a unit that yields goes behind
-///    the others), then the side lane;
-///  - steal_into(): a thief takes up to half of the array in one compare-and-swap and keeps
-///    the rest of the batch in its own ws_pool.
-/// Takes are FIFO for the owner as well: a LIFO owner (the classic work-first deque) would pop a
-/// yielding ULT straight back and starve every other unit of its stream. remove() is not
-/// supported (yield_to falls back to yield, migration waits for the next pop).
+///    spinlocked FIFO side lane;
+///  - a yield on the owner (do_push_yield): a FIFO yield lane only the owner pops, so the yielding
+///    ULT can queue itself while it still runs and goes behind every other queued unit;
+///  - pop by the owner: the newest unit of the array (LIFO: recursive fork-join then runs
+///    depth-first, and the units alive stay bounded by the depth), then the side lane, then the
+///    yield lane; every 61st pop looks at the two lanes first, so a stream that keeps creating
+///    units cannot starve a yielder or a unit woken from another stream;
+///  - pop by any other stream, and steal_into(): the oldest units of the array (FIFO: a thief
+///    takes the biggest subtrees), then the side lane. The yield lane is the owner's, except
+///    that an owner popping it while several yielders wait and another stream is parked on the
+///    pool moves all but the newest (which may still be running) to the side lane and wakes that
+///    stream, so yielders are stolen too.
+/// remove() takes the newest unit of the array, by the owner only: what a join that helps needs
+/// (the unit it joins was the last one it created). When the owner stops serving the pool
+/// (publish_private()), the yield lane moves to the side lane, so that nothing is stranded.
 class ws_pool final : public pool {
  public:
   /// `initial_capacity` is rounded up to a power of two (at least 2); the array doubles when full.
@@ -35,36 +42,51 @@ class ws_pool final : public pool {
   /// (returns whether `owner` is the owner now). randws schedulers claim their pool when they
   /// first run.
   bool claim(execution_stream& owner) noexcept;
-  /// The owner, or nullptr before claim().
-  execution_stream* owner() const noexcept;
 
   work_unit* pop() noexcept override;
+  bool remove(work_unit* u) noexcept override;
   std::size_t size() const noexcept override;
 
-  /// Takes up to `max` units, at most half of what the array holds (rounded up): the first is
-  /// returned, the others go to `into` (owner pushes when the calling thread owns `into`).
-  /// Falls back to the side lane (one unit) when the array is empty. nullptr: nothing to take.
-  /// `taken`, when not null, receives the number of units taken (the returned one included).
+  /// Takes up to `max` units, at most half of what the array holds (rounded up), one
+  /// compare-and-swap each: the first is returned, the others go to `into` (owner pushes when
+  /// the calling thread owns `into`). Falls back to the side lane (one unit) when the array is
+  /// empty. nullptr: nothing to take. `taken`, when not null, receives the number of units taken
+  /// (the returned one included).
   work_unit* steal_into(ws_pool& into, std::size_t max, std::size_t* taken = nullptr) noexcept;
 
-  /// Units taken by steal_into() from this pool so far (relaxed counter).
+  /// Moves the owner's yield lane into the side lane, where every stream can take from it. The
+  /// owner calls it when it stops serving the pool (randws does when its run() returns).
+  void publish_private() noexcept;
+
+  /// Units taken by other streams from this pool so far (relaxed counter).
   std::uint64_t stolen() const noexcept { return stolen_.load(std::memory_order_relaxed); }
 
  protected:
   void do_push(work_unit* u) noexcept override;
+  void do_push_yield(work_unit* u) noexcept override;
+  work_unit* do_push_pop(work_unit* u) noexcept override;
 
  private:
   struct ring;
   bool owned_by_caller() const noexcept;
   void owner_push(work_unit* u) noexcept;
   ring* grow(ring* r, std::int64_t top, std::int64_t bottom) noexcept;
-  void drain_side() noexcept;
+  work_unit* take_bottom() noexcept;
+  work_unit* take_top() noexcept;
   work_unit* take_side() noexcept;
+  work_unit* take_yielded() noexcept;
+  void side_push(work_unit* u) noexcept;
 
   // Written by the owner only; read by takers.
   alignas(64) std::atomic<std::int64_t> bottom_{0};
   std::atomic<ring*> array_;
   std::vector<ring*> retired_;  // owner only: arrays thieves may still read, freed at destruction
+  // The yield lane: an intrusive FIFO list through pool_next, owner only; its length is read by
+  // size() from anywhere.
+  work_unit* yield_head_ = nullptr;
+  work_unit* yield_tail_ = nullptr;
+  std::atomic<std::size_t> yield_size_{0};
+  unsigned owner_pops_ = 0;  // owner only: paces the look at the lanes first
   // Advanced by every taker with a CAS.
   alignas(64) std::atomic<std::int64_t> top_{0};
   // The side lane: an intrusive FIFO list through pool_next under a spinlock.
@@ -72,7 +94,7 @@ class ws_pool final : public pool {
   work_unit* side_head_ = nullptr;
   work_unit* side_tail_ = nullptr;
   std::atomic<std::size_t> side_size_{0};  // written under the lock, read anywhere
-  std::atomic<void*> owner_{nullptr};      // the owner's detail::stream
+  std::atomic<void*> claimed_{nullptr};    // the first claimant's detail::stream
   std::atomic<std::uint64_t> stolen_{0};
 };
 

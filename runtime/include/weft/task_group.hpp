@@ -1,0 +1,88 @@
+// Structured fork-join: ULTs run as a group and waited for together.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "weft/pool.hpp"
+#include "weft/ult.hpp"
+#include "weft/unit_handle.hpp"
+
+namespace weft {
+
+/// A group of ULTs started together and waited for together, the fork-join idiom of oneTBB's
+/// `task_group` and Taskflow's subflows:
+///
+///     weft::task_group g;
+///     g.run([&] { left = sum(lo, mid); });   // a ULT, in the calling stream's main pool
+///     right = sum(mid, hi);                  // meanwhile, in the caller
+///     g.wait();                              // joins it; rethrows what it threw
+///
+/// wait() joins the group's ULTs newest first. A join that finds its ULT still queued in the
+/// caller's pool runs it right there, so recursive fork-join unfolds depth-first on each stream
+/// while idle streams steal the oldest (largest) pending pieces. cancel() makes every ULT of the
+/// group that has not started yet skip its body; a body that throws cancels the group as well,
+/// and wait() rethrows the first exception thrown (the others are dropped). After wait() the
+/// group is empty and not cancelled, ready for reuse.
+///
+/// A group is used by one unit at a time: run() and wait() are not meant to race with each other
+/// (a body may create and wait on groups of its own, which is how recursion is written). wait()
+/// blocks the calling ULT (from an external thread it sleeps); a tasklet cannot wait on a group
+/// whose ULTs have not finished (errc::tasklet_cannot_block). Destroying a group that was not
+/// waited for cancels it and waits; an exception left is then reported on stderr.
+class task_group {
+ public:
+  /// A group whose ULTs go to the calling stream's main pool (as ult::create(f)).
+  task_group() noexcept = default;
+  /// A group whose ULTs go to pool `p`.
+  explicit task_group(pool& p) noexcept : pool_(&p) {}
+  task_group(const task_group&) = delete;
+  task_group& operator=(const task_group&) = delete;
+  ~task_group();
+
+  /// Starts `f` as a ULT of the group. `attr` sets its stack size.
+  template <class F>
+  void run(F&& f, const ult_attributes& attr = {}) {
+    static_assert(std::is_invocable_v<std::decay_t<F>&>, "a task takes no arguments");
+    work_unit* u = detail::spawn(unit_kind::ult, pool_ ? *pool_ : detail::default_pool(),
+                                 attr.stack_size, [this, fn = std::forward<F>(f)]() mutable {
+                                   if (cancelled_.load(std::memory_order_relaxed)) return;
+                                   try {
+                                     fn();
+                                   } catch (...) {
+                                     fail(std::current_exception());
+                                   }
+                                 });
+    add(u);
+  }
+
+  /// Waits for every ULT of the group, then rethrows the first exception one of them threw.
+  void wait();
+  /// Makes the group's ULTs that have not started skip their bodies. Any thread.
+  void cancel() noexcept { cancelled_.store(true, std::memory_order_relaxed); }
+  /// True once cancel() was called or a body threw, until the next wait() returns.
+  bool is_canceling() const noexcept { return cancelled_.load(std::memory_order_relaxed); }
+  /// ULTs run() and not yet waited for.
+  std::size_t size() const noexcept { return count_; }
+
+ private:
+  static constexpr std::size_t inline_units = 4;
+
+  void add(work_unit* u);
+  void fail(std::exception_ptr e) noexcept;
+
+  pool* pool_ = nullptr;
+  std::atomic<bool> cancelled_{false};
+  std::atomic<bool> error_lock_{false};
+  std::exception_ptr error_;  // the first exception, under error_lock_
+  std::size_t count_ = 0;
+  std::array<work_unit*, inline_units> inline_{};  // the first units
+  std::vector<work_unit*> more_;                   // the others
+};
+
+}  // namespace weft

@@ -1,0 +1,316 @@
+// Recursive fork-join with the default configuration: joins that help, depth-first order on each
+// stream, bounded live ULTs, every stream used; task_group semantics.
+#include <set>
+#include <stdexcept>
+
+#include "test_support.hpp"
+
+namespace {
+
+using weft_test::scaled;
+using weft_test::spin_gate;
+using weft_test::streams_test;
+
+class ForkJoinTest : public streams_test {};
+WEFT_INSTANTIATE_STREAMS(ForkJoinTest);
+
+/// ULTs started and not yet finished, and the most there ever were at once.
+struct live_counter {
+  std::atomic<long> now{0};
+  std::atomic<long> most{0};
+  void enter() {
+    const long n = now.fetch_add(1) + 1;
+    long m = most.load();
+    while (n > m && !most.compare_exchange_weak(m, n)) {
+    }
+  }
+  void leave() { now.fetch_sub(1); }
+};
+
+/// fib(n) with a ULT spawned for one branch at every level, as a new user writes it.
+long fib_ult(int n, live_counter* live) {
+  if (n < 2) return n;
+  long a = 0;
+  weft::ult h = weft::ult::create([&a, n, live] {
+    if (live) live->enter();
+    a = fib_ult(n - 1, live);
+    if (live) live->leave();
+  });
+  const long b = fib_ult(n - 2, live);
+  h.join();
+  return a + b;
+}
+
+long fib_group(int n) {
+  if (n < 2) return n;
+  long a = 0;
+  weft::task_group g;
+  g.run([&a, n] { a = fib_group(n - 1); });
+  const long b = fib_group(n - 2);
+  g.wait();
+  return a + b;
+}
+
+long fib_serial(int n) {
+  return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2);
+}
+
+TEST_P(ForkJoinTest, RecursiveUltsComputeTheRightResult) {
+  const int n = weft_test::sanitized_build() ? 16 : 22;
+  EXPECT_EQ(fib_ult(n, nullptr), fib_serial(n));
+  EXPECT_EQ(fib_group(n), fib_serial(n));
+}
+
+TEST_P(ForkJoinTest, LiveUltsOfADeepRecursionStayBoundedByItsDepth) {
+  // fib(20) spawns 10,945 ULTs; unfolded breadth-first, thousands are alive at once. Depth-first
+  // (a join runs the child it finds queued, the owner takes its newest unit first), each stream
+  // holds one chain of joiners at most as deep as the recursion, and a steal adds at most one
+  // more chain: O(depth x streams).
+  constexpr int n = 20;
+  live_counter live;
+  EXPECT_EQ(fib_ult(n, &live), fib_serial(n));
+  EXPECT_EQ(live.now.load(), 0);
+  EXPECT_LE(live.most.load(), 4L * n * streams()) << "live ULTs grew with the tree, not its depth";
+}
+
+TEST_P(ForkJoinTest, RecursiveWorkReachesEveryStreamByDefault) {
+  // No pool named anywhere: the default scheduler must let idle streams steal. Each leaf records
+  // its stream, then holds it (a busy wait, no yield) until every stream has run a leaf: the
+  // stream that made the work cannot run the other leaves itself, they stay queued in its pool,
+  // and only a stream that steals them can run them. Without stealing this would wait for ever
+  // (the hang guard fails it).
+  std::mutex m;
+  std::set<weft::execution_stream*> seen;
+  std::atomic<bool> all{false};
+  const int want = streams();
+  std::function<void(int)> tree = [&](int depth) {
+    if (depth == 0) {
+      {
+        std::lock_guard lock(m);
+        seen.insert(weft::this_unit::stream());
+        if (static_cast<int>(seen.size()) == want) all.store(true);
+      }
+      const auto deadline = std::chrono::steady_clock::now() + weft_test::hang_guard;
+      while (!all.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      EXPECT_TRUE(all.load());
+      return;
+    }
+    weft::task_group g;
+    g.run([&tree, depth] { tree(depth - 1); });
+    g.run([&tree, depth] { tree(depth - 1); });
+    g.wait();
+  };
+  tree(6);  // 64 leaves
+  EXPECT_EQ(static_cast<int>(seen.size()), want);
+}
+
+TEST_P(ForkJoinTest, AJoinRunsAQueuedUltOnTheJoinersStream) {
+  // u waits in a shared pool that only `other`'s scheduler serves, while `other` is held busy:
+  // the join takes it out and runs it on the joiner's stream.
+  auto shared = weft::make_fifo_pool(weft::access_mode::mpmc);
+  std::vector<std::shared_ptr<weft::pool>> pools{shared};
+  weft::execution_stream& other =
+      weft::execution_stream::create(std::make_unique<weft::basic_scheduler>(pools));
+  spin_gate gate;
+  std::atomic<bool> holding{false};
+  weft::ult blocker = weft::ult::create(*shared, [&] {
+    holding.store(true);
+    gate.hold();
+  });
+  ASSERT_TRUE(weft_test::wait_until([&] { return holding.load(); }));
+  weft::execution_stream* ran_on = nullptr;
+  weft::ult u = weft::ult::create(*shared, [&] { ran_on = weft::this_unit::stream(); });
+  weft::execution_stream* const joiner = weft::this_unit::stream();
+  u.join();
+  EXPECT_EQ(ran_on, joiner);
+  gate.open();
+  blocker.join();
+  other.free();
+}
+
+TEST_P(ForkJoinTest, AJoinRunsAQueuedTaskletBeforeTheJoinerGoesOn) {
+  auto shared = weft::make_fifo_pool(weft::access_mode::mpmc);
+  std::vector<std::shared_ptr<weft::pool>> pools{shared};
+  weft::execution_stream& other =
+      weft::execution_stream::create(std::make_unique<weft::basic_scheduler>(pools));
+  spin_gate gate;
+  std::atomic<bool> holding{false};
+  weft::ult blocker = weft::ult::create(*shared, [&] {
+    holding.store(true);
+    gate.hold();
+  });
+  ASSERT_TRUE(weft_test::wait_until([&] { return holding.load(); }));
+  weft::execution_stream* ran_on = nullptr;
+  weft::tasklet t = weft::tasklet::create(*shared, [&] { ran_on = weft::this_unit::stream(); });
+  weft::execution_stream* const joiner = weft::this_unit::stream();
+  t.join();
+  EXPECT_EQ(ran_on, joiner);
+  gate.open();
+  blocker.join();
+  other.free();
+}
+
+TEST_P(ForkJoinTest, ExceptionsAreRethrownAtWaitAndTheGroupIsReusable) {
+  weft::task_group g;
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 8; ++i) {
+    g.run([&ran, i] {
+      ran.fetch_add(1);
+      if (i == 3) throw std::runtime_error("task 3 failed");
+    });
+  }
+  try {
+    g.wait();
+    ADD_FAILURE() << "wait() did not rethrow";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "task 3 failed");
+  }
+  EXPECT_EQ(g.size(), 0u);
+  EXPECT_FALSE(g.is_canceling());
+  EXPECT_GE(ran.load(), 1);
+  // Reusable: a second round runs every body.
+  std::atomic<int> again{0};
+  for (int i = 0; i < 8; ++i) g.run([&again] { again.fetch_add(1); });
+  g.wait();
+  EXPECT_EQ(again.load(), 8);
+}
+
+TEST_P(ForkJoinTest, CancelSkipsBodiesThatHaveNotStarted) {
+  // Other streams may start some bodies before cancel(): only the bound is known here; the exact
+  // count is checked on one stream (ForkJoinOneStreamTest).
+  weft::task_group g;
+  std::atomic<int> ran{0};
+  const int n = static_cast<int>(scaled(1000, 10));
+  for (int i = 0; i < n; ++i) g.run([&ran] { ran.fetch_add(1); });
+  g.cancel();
+  EXPECT_TRUE(g.is_canceling());
+  g.wait();
+  EXPECT_LE(ran.load(), n);
+  EXPECT_FALSE(g.is_canceling());
+}
+
+TEST_P(ForkJoinTest, ADestroyedGroupWaitsForItsUnits) {
+  std::atomic<int> done{0};
+  {
+    weft::task_group g;
+    for (int i = 0; i < 16; ++i) g.run([&done] { done.fetch_add(1); });
+  }  // cancel + wait: nothing may run after the group is gone
+  const int after = done.load();
+  EXPECT_LE(after, 16);
+  for (int i = 0; i < 100; ++i) weft::this_unit::yield();
+  EXPECT_EQ(done.load(), after);
+}
+
+TEST_P(ForkJoinTest, NestedGroupsAndAGroupOnANamedPool) {
+  auto p = weft::make_fifo_pool(weft::access_mode::mpmc);
+  std::vector<std::shared_ptr<weft::pool>> pools{p};
+  weft::execution_stream& s =
+      weft::execution_stream::create(std::make_unique<weft::basic_scheduler>(pools));
+  std::atomic<int> leaves{0};
+  {
+    weft::task_group outer(*p);
+    for (int i = 0; i < 4; ++i) {
+      outer.run([&leaves] {
+        weft::task_group inner;
+        for (int j = 0; j < 4; ++j) inner.run([&leaves] { leaves.fetch_add(1); });
+        inner.wait();
+      });
+    }
+    outer.wait();
+  }
+  EXPECT_EQ(leaves.load(), 16);
+  s.free();
+}
+
+TEST_P(ForkJoinTest, ATaskletCannotWaitOnAGroupWithUnfinishedUlts) {
+  weft::task_group g;
+  spin_gate gate;
+  g.run([&gate] { gate.hold(); });
+  std::optional<weft::errc> code;
+  weft::tasklet t = weft::tasklet::create([&] { code = weft_test::errc_of([&] { g.wait(); }); });
+  t.join();
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, weft::errc::tasklet_cannot_block);
+  EXPECT_EQ(g.size(), 1u) << "the refused wait must leave the group its unit";
+  gate.open();
+  g.wait();
+  EXPECT_EQ(g.size(), 0u);
+}
+
+/// Orders that one stream makes exact.
+class ForkJoinOneStreamTest : public weft_test::env_test {
+ protected:
+  void SetUp() override { rt_.emplace(weft_test::test_config(1)); }
+  void TearDown() override {
+    rt_.reset();
+    env_test::TearDown();
+  }
+  std::optional<weft::runtime> rt_;
+};
+
+TEST_F(ForkJoinOneStreamTest, AYieldingUltGoesBehindTheUnitsQueuedBesideIt) {
+  // The default pools are LIFO for their owner; a yield must still let every queued unit run
+  // before the yielder resumes.
+  std::vector<int> order;
+  weft::ult a = weft::ult::create([&] {
+    order.push_back(1);
+    weft::ult b = weft::ult::create([&] { order.push_back(2); });
+    weft::ult c = weft::ult::create([&] { order.push_back(3); });
+    weft::this_unit::yield();
+    order.push_back(4);
+    b.join();
+    c.join();
+  });
+  a.join();
+  ASSERT_EQ(order.size(), 4u);
+  EXPECT_EQ(order.front(), 1);
+  EXPECT_EQ(order.back(), 4) << "the yielder came back before the units queued beside it ran";
+}
+
+TEST_F(ForkJoinOneStreamTest, TheNewestUnitRunsFirst) {
+  // Depth-first: what a stream created last runs first when its creator blocks.
+  std::vector<int> order;
+  std::vector<weft::ult> us;
+  for (int i = 0; i < 5; ++i) us.push_back(weft::ult::create([&order, i] { order.push_back(i); }));
+  us.front()
+      .join();  // not the newest: the join blocks, and the stream runs the others newest first
+  for (auto& u : us)
+    if (u.joinable()) u.join();
+  EXPECT_EQ(order, (std::vector<int>{4, 3, 2, 1, 0}));
+}
+
+TEST_F(ForkJoinOneStreamTest, CancelBeforeAnyBodyStartedSkipsThemAll) {
+  // The creator never yielded, so nothing has started: every body is skipped.
+  weft::task_group g;
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 100; ++i) g.run([&ran] { ran.fetch_add(1); });
+  g.cancel();
+  g.wait();
+  EXPECT_EQ(ran.load(), 0);
+  g.run([&ran] { ran.fetch_add(1); });
+  g.wait();
+  EXPECT_EQ(ran.load(), 1) << "wait() must clear the cancellation";
+}
+
+TEST_F(ForkJoinOneStreamTest, AThrowingBodyCancelsTheRest) {
+  weft::task_group g;
+  std::atomic<int> ran{0};
+  // Newest first: the last body run() throws first, while the others have not started.
+  for (int i = 0; i < 10; ++i) g.run([&ran] { ran.fetch_add(1); });
+  g.run([] { throw std::logic_error("first"); });
+  EXPECT_THROW(g.wait(), std::logic_error);
+  EXPECT_EQ(ran.load(), 0);
+}
+
+TEST_F(ForkJoinOneStreamTest, AJoinOfTheNewestUltRunsItAtOnce) {
+  // The join takes the ULT back from the pool and switches to it: nothing else runs between.
+  std::vector<int> order;
+  weft::ult older = weft::ult::create([&] { order.push_back(1); });
+  weft::ult newest = weft::ult::create([&] { order.push_back(2); });
+  newest.join();
+  order.push_back(3);
+  older.join();
+  EXPECT_EQ(order, (std::vector<int>{2, 3, 1}));
+}
+
+}  // namespace

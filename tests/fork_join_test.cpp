@@ -295,7 +295,8 @@ TEST_F(ForkJoinOneStreamTest, CancelBeforeAnyBodyStartedSkipsThemAll) {
 TEST_F(ForkJoinOneStreamTest, AThrowingBodyCancelsTheRest) {
   weft::task_group g;
   std::atomic<int> ran{0};
-  // Newest first: the last body run() throws first, while the others have not started.
+  // The stream runs the queued bodies newest first: the last body run() throws first, while the
+  // others have not started.
   for (int i = 0; i < 10; ++i) g.run([&ran] { ran.fetch_add(1); });
   g.run([] { throw std::logic_error("first"); });
   EXPECT_THROW(g.wait(), std::logic_error);

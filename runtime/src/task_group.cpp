@@ -45,23 +45,38 @@ void task_group::fail(std::exception_ptr e) noexcept {
 }
 
 void task_group::wait() {
-  // Newest first: the last ULT created is the one a join can take back from the caller's pool.
-  while (count_ != 0) {
-    work_unit*& slot = count_ > inline_units ? more_.back() : inline_[count_ - 1];
-    work_unit* u = slot;
+  // Oldest first. The first join finds its ULT at the old end of the pool (or already taken by
+  // another stream) and blocks; the stream then runs the rest newest first, each ending ULT
+  // starting the next on its own stack, and the later joins find them finished. A group of one
+  // (the fork-join recursion) is joined by taking that ULT back and running it at once.
+  std::size_t done = 0;
+  auto unit_at = [this](std::size_t i) -> work_unit*& {
+    return i < inline_units ? inline_[i] : more_[i - inline_units];
+  };
+  for (; done < count_; ++done) {
+    work_unit* u = unit_at(done);
     try {
       if (!detail::reap_if_done(u)) detail::join_handle(u);
     } catch (const error&) {
-      // Misuse (a tasklet waiting, say): the unit is still ours and still counted.
-      if (u) throw;
-      fail(std::current_exception());
+      if (!u) {
+        fail(std::current_exception());  // what escaped the wrapper itself: no stack, say
+        continue;
+      }
+      // Misuse (a tasklet waiting, say): u and the units after it stay in the group.
+      for (std::size_t k = done; k < count_; ++k) unit_at(k - done) = unit_at(k);
+      count_ -= done;
+      if (count_ <= inline_units) {
+        more_.clear();
+      } else {
+        more_.resize(count_ - inline_units);
+      }
+      throw;
     } catch (...) {
-      // What escaped the wrapper itself: a ULT that could not get a stack, for instance.
       fail(std::current_exception());
     }
-    if (count_ > inline_units) more_.pop_back();
-    --count_;
   }
+  count_ = 0;
+  more_.clear();
   // Every body has ended: nobody else touches the error any more.
   std::exception_ptr e = std::exchange(error_, nullptr);
   cancelled_.store(false, std::memory_order_relaxed);

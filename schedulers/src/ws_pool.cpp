@@ -101,9 +101,19 @@ void ws_pool::do_push_yield(work_unit* u) noexcept {
     return;
   }
   u->pool_next = nullptr;
+  u->pool_prev = yield_tail_;
+  u->pool_holder.store(this, std::memory_order_relaxed);  // marks the yield lane, for remove()
   (yield_tail_ ? yield_tail_->pool_next : yield_head_) = u;
   yield_tail_ = u;
   yield_size_.store(yield_size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+void ws_pool::unlink_yielded(work_unit* u) noexcept {
+  (u->pool_prev ? u->pool_prev->pool_next : yield_head_) = u->pool_next;
+  (u->pool_next ? u->pool_next->pool_prev : yield_tail_) = u->pool_prev;
+  u->pool_next = u->pool_prev = nullptr;
+  u->pool_holder.store(nullptr, std::memory_order_relaxed);
+  yield_size_.store(yield_size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
 }
 
 work_unit* ws_pool::do_push_pop(work_unit* u) noexcept {
@@ -201,17 +211,14 @@ work_unit* ws_pool::take_yielded() noexcept {
     // the ULT yielding right now (do_push_pop), still running, which no other stream may see.
     while (yield_head_ != yield_tail_) {
       work_unit* v = yield_head_;
-      yield_head_ = v->pool_next;
-      yield_size_.store(yield_size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+      unlink_yielded(v);
       side_push(v);
     }
     wake_one_parked();
     if (work_unit* v = take_side()) return v;
     u = yield_head_;
   }
-  yield_head_ = u->pool_next;
-  if (!yield_head_) yield_tail_ = nullptr;
-  yield_size_.store(yield_size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  unlink_yielded(u);
   return u;
 }
 
@@ -236,6 +243,10 @@ work_unit* ws_pool::pop() noexcept {
 
 bool ws_pool::remove(work_unit* u) noexcept {
   if (!owned_by_caller()) return false;
+  if (u->pool_holder.load(std::memory_order_relaxed) == this) {  // in the yield lane
+    unlink_yielded(u);
+    return true;
+  }
   const std::int64_t b = bottom_.load(std::memory_order_relaxed);
   if (top_.load(std::memory_order_relaxed) >= b ||
       array_.load(std::memory_order_relaxed)->at(b - 1).load(std::memory_order_relaxed) != u) {
@@ -248,11 +259,9 @@ bool ws_pool::remove(work_unit* u) noexcept {
 void ws_pool::publish_private() noexcept {
   if (!owned_by_caller()) return;
   while (work_unit* u = yield_head_) {
-    yield_head_ = u->pool_next;
-    yield_size_.store(yield_size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    unlink_yielded(u);
     side_push(u);
   }
-  yield_tail_ = nullptr;
 }
 
 work_unit* ws_pool::steal_into(ws_pool& into, std::size_t max, std::size_t* taken) noexcept {

@@ -29,8 +29,9 @@ namespace weft {
 ///    that an owner popping it while several yielders wait and another stream is parked on the
 ///    pool moves all but the newest (which may still be running) to the side lane and wakes that
 ///    stream, so yielders are stolen too.
-/// remove() takes the newest unit of the array, by the owner only: what a join that helps needs
-/// (the unit it joins was the last one it created). When the owner stops serving the pool
+/// remove() takes, by the owner only, the newest unit of the array (what a join that helps
+/// needs: the unit it joins was the last one it created) or any unit of the yield lane (what
+/// yield_to needs: its target is usually a yielder). When the owner stops serving the pool
 /// (publish_private()), the yield lane moves to the side lane, so that nothing is stranded.
 class ws_pool final : public pool {
  public:
@@ -75,14 +76,15 @@ class ws_pool final : public pool {
   work_unit* take_top() noexcept;
   work_unit* take_side() noexcept;
   work_unit* take_yielded() noexcept;
+  void unlink_yielded(work_unit* u) noexcept;
   void side_push(work_unit* u) noexcept;
 
   // Written by the owner only; read by takers.
   alignas(64) std::atomic<std::int64_t> bottom_{0};
   std::atomic<ring*> array_;
   std::vector<ring*> retired_;  // owner only: arrays thieves may still read, freed at destruction
-  // The yield lane: an intrusive FIFO list through pool_next, owner only; its length is read by
-  // size() from anywhere.
+  // The yield lane: an intrusive doubly linked FIFO list through pool_next and pool_prev, owner
+  // only (its units' pool_holder is this pool); its length is read by size() from anywhere.
   work_unit* yield_head_ = nullptr;
   work_unit* yield_tail_ = nullptr;
   std::atomic<std::size_t> yield_size_{0};

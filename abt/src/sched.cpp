@@ -187,8 +187,10 @@ int create_predef_sched(int predef, int num_pools, ABT_pool* pools, ABT_sched_co
                              : predef == ABT_SCHED_RANDWS   ? ABT_POOL_RANDWS
                                                             : ABT_POOL_FIFO;
   std::vector<ABT_pool> list;
+  // Without pools, Argobots makes its own: one, or three for PRIO (one per priority).
+  const int default_pools = predef == ABT_SCHED_PRIO ? 3 : 1;
   if (num_pools == 0 || !pools)
-    list.assign(static_cast<std::size_t>(std::max(num_pools, 1)), nullptr);
+    list.assign(static_cast<std::size_t>(num_pools > 0 ? num_pools : default_pools), nullptr);
   else
     list.assign(pools, pools + num_pools);
   std::vector<ABT_pool> created_here;

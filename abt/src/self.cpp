@@ -191,6 +191,7 @@ int ABT_self_get_unit(ABT_unit* unit) {
 }
 
 int ABT_self_yield(void) {
+  if (int rc = need_ult()) return rc;
   return ABT_thread_yield();
 }
 

@@ -55,8 +55,9 @@ int ABT_task_cancel(ABT_task task) {
 }
 
 int ABT_task_self(ABT_task* task) {
-  if (int rc = ensure_initialized()) return rc;
   if (!task) return ABT_ERR_INV_ARG;
+  *task = ABT_TASK_NULL;  // Argobots 1.x: also on error
+  if (int rc = ensure_initialized()) return rc;
   const context c = calling_context();
   if (c == context::ult || c == context::primary_ult) return ABT_ERR_INV_TASK;  // Argobots 1.x
   if (c != context::tasklet) return ABT_ERR_INV_XSTREAM;

@@ -343,8 +343,9 @@ int ABT_thread_cancel(ABT_thread thread) {
 }
 
 int ABT_thread_self(ABT_thread* thread) {
-  if (int rc = ensure_initialized()) return rc;
   if (!thread) return ABT_ERR_INV_ARG;
+  *thread = ABT_THREAD_NULL;  // Argobots 1.x: also on error
+  if (int rc = ensure_initialized()) return rc;
   const context c = calling_context();
   if (c == context::tasklet) return ABT_ERR_INV_THREAD;  // Argobots 1.x: use ABT_self_get_thread
   if (c != context::ult && c != context::primary_ult) return ABT_ERR_INV_XSTREAM;
@@ -429,7 +430,9 @@ int ABT_thread_yield_to(ABT_thread thread) {
 
 int ABT_thread_yield(void) {
   if (int rc = ensure_initialized()) return rc;
-  if (!caller_can_block()) return not_a_ult_code();
+  // Argobots 1.x: from a tasklet or an external thread there is nothing to yield, and the call
+  // succeeds without doing anything (ABT_self_yield reports those callers instead).
+  if (!caller_can_block()) return ABT_SUCCESS;
   return guarded(ABT_ERR_THREAD, [&] {
     if (tool_active()) tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD);
     weft::this_unit::yield();

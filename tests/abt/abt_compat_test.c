@@ -1,0 +1,511 @@
+/* Behaviours of Argobots 1.2 that ported programs rely on, one case per behaviour: output
+ * handles on failure, yields outside ULTs, affinity lists with absent CPUs, stream counts past
+ * ABT_MAX_NUM_XSTREAMS, nested finalize from any thread, user pools (is_empty, units of other
+ * pools), the PRIO scheduler's own pools, and the version number. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abt_test.h"
+
+static void add_one(void* arg) {
+  abt_test_add(arg, 1);
+}
+
+/* A value no handle has, to see whether a call wrote its output. */
+#define GARBAGE ((void*)(uintptr_t)0x5a5a5a50)
+
+/* ---------------------------------------------------------------------------------------- */
+/* Output handles of the self queries on failure                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+struct self_codes {
+  int task_self;
+  ABT_task task;
+  int thread_self;
+  ABT_thread thread;
+};
+
+static void query_self(void* arg) {
+  struct self_codes* c = arg;
+  c->task = (ABT_task)GARBAGE;
+  c->thread = (ABT_thread)GARBAGE;
+  c->task_self = ABT_task_self(&c->task);
+  c->thread_self = ABT_thread_self(&c->thread);
+}
+
+static void* query_self_external(void* arg) {
+  query_self(arg);
+  return NULL;
+}
+
+static void test_self_null_on_failure(void) {
+  abt_test_start();
+  for (int i = 0; i < abt_test_num_xstreams; i++) {
+    /* A ULT is no tasklet: ABT_task_self fails and says NULL. */
+    struct self_codes c;
+    ABT_thread t;
+    OK(ABT_thread_create(abt_test_pools[i], query_self, &c, ABT_THREAD_ATTR_NULL, &t));
+    OK(ABT_thread_free(&t));
+    CHECK_RET(c.task_self, ABT_ERR_INV_TASK);
+    CHECK(c.task == ABT_TASK_NULL);
+    OK(c.thread_self);
+    CHECK(c.thread != ABT_THREAD_NULL && c.thread != (ABT_thread)GARBAGE);
+    /* A tasklet is no ULT: ABT_thread_self fails and says NULL. */
+    ABT_task k;
+    OK(ABT_task_create(abt_test_pools[i], query_self, &c, &k));
+    OK(ABT_task_free(&k));
+    OK(c.task_self);
+    CHECK(c.task != ABT_TASK_NULL && c.task != (ABT_task)GARBAGE);
+    CHECK_RET(c.thread_self, ABT_ERR_INV_THREAD);
+    CHECK(c.thread == ABT_THREAD_NULL);
+  }
+  /* An external thread: both fail with ABT_ERR_INV_XSTREAM and say NULL. */
+  struct self_codes c;
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, query_self_external, &c) == 0);
+  CHECK(pthread_join(th, NULL) == 0);
+  CHECK_RET(c.task_self, ABT_ERR_INV_XSTREAM);
+  CHECK(c.task == ABT_TASK_NULL);
+  CHECK_RET(c.thread_self, ABT_ERR_INV_XSTREAM);
+  CHECK(c.thread == ABT_THREAD_NULL);
+  /* The primary ULT. */
+  query_self(&c);
+  CHECK_RET(c.task_self, ABT_ERR_INV_TASK);
+  CHECK(c.task == ABT_TASK_NULL);
+  OK(c.thread_self);
+  abt_test_stop();
+  /* Not initialised: ABT_ERR_UNINITIALIZED, and NULL. */
+  query_self(&c);
+  CHECK_RET(c.task_self, ABT_ERR_UNINITIALIZED);
+  CHECK(c.task == ABT_TASK_NULL);
+  CHECK_RET(c.thread_self, ABT_ERR_UNINITIALIZED);
+  CHECK(c.thread == ABT_THREAD_NULL);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* ABT_thread_yield outside a ULT                                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+struct yield_codes {
+  int thread_yield;
+  int self_yield;
+};
+
+static void yield_codes_of_caller(void* arg) {
+  struct yield_codes* c = arg;
+  c->thread_yield = ABT_thread_yield();
+  c->self_yield = ABT_self_yield();
+}
+
+static void* yield_external(void* arg) {
+  yield_codes_of_caller(arg);
+  return NULL;
+}
+
+/* A tasklet that yields: in Argobots 1.x the yield does nothing, so nothing else runs on its
+ * stream between the two increments. */
+struct yield_run {
+  int counter;
+  int interleaved;
+};
+
+static void count_around_yield(void* arg) {
+  struct yield_run* r = arg;
+  const int mine = abt_test_add(&r->counter, 1);
+  OK(ABT_thread_yield());
+  if (abt_test_load(&r->counter) != mine) abt_test_add(&r->interleaved, 1);
+}
+
+static void test_yield_outside_ult(void) {
+  abt_test_start();
+  struct yield_codes c = {-1, -1};
+  ABT_task k;
+  OK(ABT_task_create(abt_test_pools[0], yield_codes_of_caller, &c, &k));
+  OK(ABT_task_free(&k));
+  OK(c.thread_yield);
+  CHECK_RET(c.self_yield, ABT_ERR_INV_THREAD);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, yield_external, &c) == 0);
+  CHECK(pthread_join(th, NULL) == 0);
+  OK(c.thread_yield);
+  CHECK_RET(c.self_yield, ABT_ERR_INV_XSTREAM);
+  /* Eight tasklets on a pool that only one stream serves, created before any runs. */
+  ABT_pool pool;
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_TRUE, &pool));
+  ABT_xstream xs;
+  OK(ABT_xstream_create_basic(ABT_SCHED_BASIC, 1, &pool, ABT_SCHED_CONFIG_NULL, &xs));
+  struct yield_run run = {0, 0};
+  ABT_task tasks[8];
+  for (int i = 0; i < 8; i++) OK(ABT_task_create(pool, count_around_yield, &run, &tasks[i]));
+  for (int i = 0; i < 8; i++) OK(ABT_task_free(&tasks[i]));
+  CHECK(run.counter == 8);
+  CHECK(run.interleaved == 0);
+  OK(ABT_xstream_free(&xs));
+  abt_test_stop();
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Affinity lists with CPUs the process does not have                                       */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The mask a new kernel thread gets when it binds itself to CPUs 0..1023. */
+static void* wide_mask_of_new_thread(void* arg) {
+  cpu_set_t* out = arg;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c = 0; c < 1024 && c < CPU_SETSIZE; c++) CPU_SET(c, &set);
+  CHECK(pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0);
+  CHECK(pthread_getaffinity_np(pthread_self(), sizeof *out, out) == 0);
+  return NULL;
+}
+
+static void test_affinity_absent_cpus(void) {
+  abt_test_start();
+  ABT_bool supported = ABT_FALSE;
+  OK(ABT_info_query_config(ABT_INFO_QUERY_KIND_ENABLED_AFFINITY, &supported));
+  if (!supported) {
+    abt_test_stop();
+    return;
+  }
+  ABT_xstream xs;
+  OK(ABT_xstream_create(ABT_SCHED_NULL, &xs));
+  /* "CPUs 0..1023": the OS keeps the ones the process has. */
+  enum { wide = 1024 };
+  static int cpus[wide];
+  for (int i = 0; i < wide; i++) cpus[i] = i;
+  OK(ABT_xstream_set_affinity(xs, wide, cpus));
+  int got[wide], num = -1;
+  OK(ABT_xstream_get_affinity(xs, wide, got, &num));
+  /* The same mask a kernel thread gets from pthread_setaffinity_np with that list. */
+  cpu_set_t wide_set;
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, wide_mask_of_new_thread, &wide_set) == 0);
+  CHECK(pthread_join(th, NULL) == 0);
+  CHECK(num == CPU_COUNT(&wide_set));
+  for (int i = 0; i < num; i++) CHECK(CPU_ISSET(got[i], &wide_set));
+  /* The primary stream too, from the primary ULT. */
+  OK(ABT_xstream_set_affinity(abt_test_xstreams[0], wide, cpus));
+  /* A list without a single CPU the process has fails as pthread_setaffinity_np does. */
+  int none = -1;
+  for (int c = CPU_SETSIZE - 1; c >= 0; c--) {
+    if (!CPU_ISSET(c, &wide_set)) {
+      none = c;
+      break;
+    }
+  }
+  if (none >= 0) {
+    CHECK_RET(ABT_xstream_set_affinity(xs, 1, &none), ABT_ERR_SYS);
+    CHECK_RET(ABT_xstream_set_cpubind(xs, none), ABT_ERR_SYS);
+  }
+  /* Work still runs there. */
+  ABT_pool pool;
+  OK(ABT_xstream_get_main_pools(xs, 1, &pool));
+  int count = 0;
+  ABT_thread t;
+  OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, &t));
+  OK(ABT_thread_free(&t));
+  CHECK(count == 1);
+  OK(ABT_xstream_free(&xs));
+  abt_test_stop();
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Stream counts past ABT_MAX_NUM_XSTREAMS; a taken rank                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_streams_past_max(void) {
+  CHECK(setenv("ABT_MAX_NUM_XSTREAMS", "2", 1) == 0);
+  OK(ABT_init(0, NULL));
+  CHECK(unsetenv("ABT_MAX_NUM_XSTREAMS") == 0);
+  enum { extra = 4 };
+  ABT_xstream xs[extra];
+  int count = 0;
+  for (int i = 0; i < extra; i++) OK(ABT_xstream_create(ABT_SCHED_NULL, &xs[i]));
+  int num = 0;
+  OK(ABT_xstream_get_num(&num));
+  CHECK(num == extra + 1);
+  for (int i = 0; i < extra; i++) {
+    ABT_pool pool;
+    OK(ABT_xstream_get_main_pools(xs[i], 1, &pool));
+    OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, NULL));
+  }
+  abt_test_wait_count(&count, extra);
+  /* A taken rank is reported as such, whatever the count. */
+  ABT_xstream other = (ABT_xstream)GARBAGE;
+  CHECK_RET(ABT_xstream_create_with_rank(ABT_SCHED_NULL, 0, &other), ABT_ERR_INV_XSTREAM_RANK);
+  CHECK(other == ABT_XSTREAM_NULL);
+  int rank = -1;
+  OK(ABT_xstream_get_rank(xs[extra - 1], &rank));
+  CHECK_RET(ABT_xstream_create_with_rank(ABT_SCHED_NULL, rank, &other), ABT_ERR_INV_XSTREAM_RANK);
+  for (int i = 0; i < extra; i++) OK(ABT_xstream_free(&xs[i]));
+  OK(ABT_finalize());
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Nested finalize from an external thread                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static void* finalize_external(void* arg) {
+  *(int*)arg = ABT_finalize();
+  return NULL;
+}
+
+static void test_nested_finalize_external(void) {
+  abt_test_start();
+  OK(ABT_init(0, NULL)); /* depth 2 */
+  int rc = -1;
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, finalize_external, &rc) == 0);
+  CHECK(pthread_join(th, NULL) == 0);
+  OK(rc);
+  OK(ABT_initialized());
+  /* The last one from an external thread is refused, and leaves the library initialised. */
+  CHECK(pthread_create(&th, NULL, finalize_external, &rc) == 0);
+  CHECK(pthread_join(th, NULL) == 0);
+  CHECK_RET(rc, ABT_ERR_INV_XSTREAM);
+  OK(ABT_initialized());
+  abt_test_stop();
+  CHECK_RET(ABT_initialized(), ABT_ERR_UNINITIALIZED);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* User-defined pools                                                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A LIFO of ABT_threads under a mutex, with call counters. */
+struct upool {
+  pthread_mutex_t lock;
+  ABT_thread items[256];
+  int size;
+  int is_empty_calls;
+  int get_size_calls;
+  int lie_about_size; /* get_size says 0 whatever it holds */
+};
+
+struct uunit {
+  ABT_thread thread;
+};
+
+static ABT_unit u_create(ABT_pool pool, ABT_thread thread) {
+  (void)pool;
+  struct uunit* u = malloc(sizeof *u);
+  CHECK(u != NULL);
+  u->thread = thread;
+  return (ABT_unit)u;
+}
+
+static void u_free(ABT_pool pool, ABT_unit unit) {
+  (void)pool;
+  free(unit);
+}
+
+static struct upool* upool_of(ABT_pool pool) {
+  void* data = NULL;
+  OK(ABT_pool_get_data(pool, &data));
+  return data;
+}
+
+static ABT_bool u_is_empty(ABT_pool pool) {
+  struct upool* p = upool_of(pool);
+  pthread_mutex_lock(&p->lock);
+  p->is_empty_calls++;
+  const int size = p->size;
+  pthread_mutex_unlock(&p->lock);
+  return size == 0 ? ABT_TRUE : ABT_FALSE;
+}
+
+static size_t u_get_size(ABT_pool pool) {
+  struct upool* p = upool_of(pool);
+  pthread_mutex_lock(&p->lock);
+  p->get_size_calls++;
+  const size_t size = p->lie_about_size ? 0 : (size_t)p->size;
+  pthread_mutex_unlock(&p->lock);
+  return size;
+}
+
+static void u_push(ABT_pool pool, ABT_unit unit, ABT_pool_context ctx) {
+  (void)ctx;
+  struct upool* p = upool_of(pool);
+  struct uunit* u = (struct uunit*)unit;
+  pthread_mutex_lock(&p->lock);
+  CHECK(p->size < 256);
+  p->items[p->size++] = u->thread;
+  pthread_mutex_unlock(&p->lock);
+}
+
+static ABT_thread u_pop(ABT_pool pool, ABT_pool_context ctx) {
+  (void)ctx;
+  struct upool* p = upool_of(pool);
+  pthread_mutex_lock(&p->lock);
+  ABT_thread t = p->size > 0 ? p->items[--p->size] : ABT_THREAD_NULL;
+  pthread_mutex_unlock(&p->lock);
+  return t;
+}
+
+static int u_init(ABT_pool pool, ABT_pool_config config) {
+  (void)config;
+  struct upool* p = calloc(1, sizeof *p);
+  CHECK(p != NULL);
+  pthread_mutex_init(&p->lock, NULL);
+  return ABT_pool_set_data(pool, p);
+}
+
+static void u_fini(ABT_pool pool) {
+  struct upool* p = upool_of(pool);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}
+
+static ABT_pool make_user_pool(void) {
+  ABT_pool_user_def def;
+  OK(ABT_pool_user_def_create(u_create, u_free, u_is_empty, u_pop, u_push, &def));
+  OK(ABT_pool_user_def_set_init(def, u_init));
+  OK(ABT_pool_user_def_set_free(def, u_fini));
+  OK(ABT_pool_user_def_set_get_size(def, u_get_size));
+  ABT_pool pool;
+  OK(ABT_pool_create(def, ABT_POOL_CONFIG_NULL, &pool));
+  OK(ABT_pool_user_def_free(&def));
+  return pool;
+}
+
+static void test_user_pool_is_empty(void) {
+  abt_test_start();
+  ABT_pool pool = make_user_pool();
+  struct upool* p = upool_of(pool);
+  ABT_bool empty = ABT_FALSE;
+  OK(ABT_pool_is_empty(pool, &empty));
+  CHECK(empty == ABT_TRUE);
+  CHECK(p->is_empty_calls == 1);
+  CHECK(p->get_size_calls == 0);
+  /* A unit in it; get_size lies: is_empty is what ABT_pool_is_empty asks. */
+  int count = 0;
+  ABT_thread t;
+  OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, &t));
+  p->lie_about_size = 1;
+  OK(ABT_pool_is_empty(pool, &empty));
+  CHECK(empty == ABT_FALSE);
+  CHECK(p->is_empty_calls == 2);
+  CHECK(p->get_size_calls == 0);
+  size_t size = 99;
+  OK(ABT_pool_get_size(pool, &size));
+  CHECK(size == 0);
+  CHECK(p->get_size_calls == 1);
+  p->lie_about_size = 0;
+  /* Hand the unit to a stream's pool so that it runs. */
+  ABT_thread popped = ABT_THREAD_NULL;
+  OK(ABT_pool_pop_thread(pool, &popped));
+  CHECK(popped == t);
+  OK(ABT_pool_push_thread(abt_test_pools[0], popped));
+  OK(ABT_thread_free(&t));
+  CHECK(count == 1);
+  OK(ABT_pool_free(&pool));
+  abt_test_stop();
+}
+
+static void test_push_foreign_unit(void) {
+  abt_test_start();
+  /* A built-in pool no scheduler serves, and a user pool. */
+  ABT_pool fifo;
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_FALSE, &fifo));
+  ABT_pool user = make_user_pool();
+  int count = 0;
+  ABT_thread t;
+  OK(ABT_thread_create(fifo, add_one, &count, ABT_THREAD_ATTR_NULL, &t));
+  /* A unit of the built-in pool goes into the user pool. */
+  ABT_unit unit = ABT_UNIT_NULL;
+  OK(ABT_pool_pop(fifo, &unit));
+  CHECK(unit != ABT_UNIT_NULL);
+  ABT_thread of_unit = ABT_THREAD_NULL;
+  OK(ABT_unit_get_thread(unit, &of_unit));
+  CHECK(of_unit == t);
+  OK(ABT_pool_push(user, unit));
+  size_t size = 0;
+  OK(ABT_pool_get_size(user, &size));
+  CHECK(size == 1);
+  ABT_pool last = ABT_POOL_NULL;
+  OK(ABT_thread_get_last_pool(t, &last));
+  CHECK(last == user);
+  /* And back: a unit of the user pool goes into the built-in one. */
+  OK(ABT_pool_pop(user, &unit));
+  CHECK(unit != ABT_UNIT_NULL);
+  OK(ABT_unit_get_thread(unit, &of_unit));
+  CHECK(of_unit == t);
+  OK(ABT_pool_push(fifo, unit));
+  OK(ABT_pool_get_size(fifo, &size));
+  CHECK(size == 1);
+  /* Into a served pool, where it runs. */
+  ABT_thread popped = ABT_THREAD_NULL;
+  OK(ABT_pool_pop_thread(fifo, &popped));
+  CHECK(popped == t);
+  OK(ABT_pool_push_thread(abt_test_pools[abt_test_num_xstreams - 1], popped));
+  OK(ABT_thread_free(&t));
+  CHECK(count == 1);
+  CHECK_RET(ABT_pool_push(user, ABT_UNIT_NULL), ABT_ERR_INV_UNIT);
+  OK(ABT_pool_free(&user));
+  OK(ABT_pool_free(&fifo));
+  abt_test_stop();
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* ABT_SCHED_PRIO without pools                                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_prio_default_pools(void) {
+  abt_test_start();
+  ABT_sched sched;
+  OK(ABT_sched_create_basic(ABT_SCHED_PRIO, 0, NULL, ABT_SCHED_CONFIG_NULL, &sched));
+  int num = 0;
+  OK(ABT_sched_get_num_pools(sched, &num));
+  CHECK(num == 3);
+  ABT_xstream xs;
+  OK(ABT_xstream_create(sched, &xs));
+  ABT_pool pools[3];
+  OK(ABT_xstream_get_main_pools(xs, 3, pools));
+  CHECK(pools[0] != pools[1] && pools[1] != pools[2] && pools[0] != pools[2]);
+  int count = 0;
+  for (int i = 0; i < 3; i++)
+    OK(ABT_thread_create(pools[i], add_one, &count, ABT_THREAD_ATTR_NULL, NULL));
+  abt_test_wait_count(&count, 3);
+  OK(ABT_xstream_free(&xs));
+  /* The same through ABT_xstream_create_basic. */
+  OK(ABT_xstream_create_basic(ABT_SCHED_PRIO, 0, NULL, ABT_SCHED_CONFIG_NULL, &xs));
+  OK(ABT_xstream_get_main_sched(xs, &sched));
+  OK(ABT_sched_get_num_pools(sched, &num));
+  CHECK(num == 3);
+  OK(ABT_xstream_free(&xs));
+  /* Other predefined schedulers make one. */
+  OK(ABT_sched_create_basic(ABT_SCHED_BASIC, 0, NULL, ABT_SCHED_CONFIG_NULL, &sched));
+  OK(ABT_sched_get_num_pools(sched, &num));
+  CHECK(num == 1);
+  OK(ABT_sched_free(&sched));
+  abt_test_stop();
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Version                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_version(void) {
+  CHECK(ABT_NUMVERSION == 10200201);
+  CHECK(strcmp(ABT_VERSION, "1.2") == 0);
+  CHECK(ABT_NUMVERSION >= ABT_CALC_VERSION(1, 2, 0, ABT_RELEASE_TYPE_ALPHA, 0));
+  CHECK(ABT_NUMVERSION < ABT_CALC_VERSION(1, 3, 0, ABT_RELEASE_TYPE_ALPHA, 0));
+}
+
+int main(int argc, char** argv) {
+  static const struct abt_test_case cases[] = {
+      {"self_null_on_failure", test_self_null_on_failure},
+      {"yield_outside_ult", test_yield_outside_ult},
+      {"affinity_absent_cpus", test_affinity_absent_cpus},
+      {"streams_past_max", test_streams_past_max},
+      {"nested_finalize_external", test_nested_finalize_external},
+      {"user_pool_is_empty", test_user_pool_is_empty},
+      {"push_foreign_unit", test_push_foreign_unit},
+      {"prio_default_pools", test_prio_default_pools},
+      {"version", test_version},
+  };
+  return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
+}

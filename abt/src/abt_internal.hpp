@@ -101,6 +101,7 @@ enum thread_flag : std::uint32_t {
   flag_unnamed = 1u << 0,         // created without a handle: frees itself
   flag_not_migratable = 1u << 1,  // ABT_thread_set_migratable(false)
   flag_cancel = 1u << 2,          // ABT_thread_cancel requested
+  flag_user_guard = 1u << 3,      // a page of the user's stack is protected as its guard
 };
 
 /// What the ABT layer keeps per work unit it created, in the descriptor's callable storage (the
@@ -118,6 +119,7 @@ struct thread_ext {
   void (*migration_cb)(ABT_thread, void*);
   void* migration_arg;
   ABT_pool last_pool;  // the ABT pool the unit was last put in by the ABT layer
+  void* user_stack;    // the stack ABT_thread_attr_set_stack gave (its size is u->stack_size)
 };
 static_assert(sizeof(thread_ext) <= weft::detail::inline_callable_size);
 

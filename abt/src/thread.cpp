@@ -2,6 +2,8 @@
 // descriptors with a C entry; the layer's per-unit state (thread_ext) lives in the descriptor's
 // callable storage, so a create costs what weft's own create costs.
 #include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <new>
 
@@ -38,14 +40,58 @@ void invoke_entry(weft::work_unit* u) {
   if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
 }
 
+namespace {
+
+std::size_t page_bytes() noexcept {
+  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+/// The page of a user stack that serves as its guard: the lowest whole page in it.
+char* user_guard_page(void* stack) noexcept {
+  const std::size_t page = page_bytes();
+  return reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(stack) + page - 1) / page *
+                                 page);
+}
+
+/// Runs at the end of a ULT on a guarded user stack (weft calls it once the entry returned, on
+/// the ULT's own stack, far above the guard): the memory goes back to the user unprotected.
+void unguard_user_stack(weft::work_unit* u) {
+  thread_ext* e = ext_of(u);
+  if (!e || !(e->flags.load(std::memory_order_relaxed) & flag_user_guard)) return;
+  mprotect(user_guard_page(e->user_stack), page_bytes(), PROT_READ | PROT_WRITE);
+  e->flags.fetch_and(~std::uint32_t{flag_user_guard}, std::memory_order_relaxed);
+}
+
+/// Runs the ULT on the user's stack. As Argobots does with its mprotect overflow check, the
+/// lowest whole page of that memory becomes a PROT_NONE guard (weft's fault handler reports an
+/// overflow into it), unless the stack is too small to spare it; the ULT uses what lies above.
+/// Returns true when the guard is in place.
+bool use_user_stack(weft::work_unit* u, void* stack, std::size_t size) noexcept {
+  const std::size_t page = page_bytes();
+  char* const top = static_cast<char*>(stack) + size;
+  char* const guard = user_guard_page(stack);
+  if (guard + 3 * page <= top && mprotect(guard, page, PROT_NONE) == 0) {
+    weft::detail::set_user_stack(u, guard + page, static_cast<std::size_t>(top - (guard + page)));
+    return true;
+  }
+  weft::detail::set_user_stack(u, stack, size);
+  return false;
+}
+
+}  // namespace
+
 int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
                 const ABT_thread_attr_opaque* attr, ABT_thread* out) {
   const std::size_t stack =
       kind == weft::unit_kind::ult && attr && attr->stack_size ? attr->stack_size : 0;
   weft::work_unit* u = weft::detail::allocate_unit(kind, stack);
-  if (kind == weft::unit_kind::ult && attr && attr->stack)
-    weft::detail::set_user_stack(u, attr->stack, attr->stack_size);
   std::uint32_t flags = out ? 0u : std::uint32_t{flag_unnamed};
+  void* user_stack = nullptr;
+  if (kind == weft::unit_kind::ult && attr && attr->stack) {
+    user_stack = attr->stack;
+    if (use_user_stack(u, attr->stack, attr->stack_size)) flags |= flag_user_guard;
+  }
   if (attr && !attr->migratable) flags |= flag_not_migratable;
   auto* e = ::new (static_cast<void*>(u->storage)) thread_ext;
   e->magic = thread_ext::magic_value;
@@ -56,8 +102,9 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
   e->migration_cb = attr ? attr->migration_cb : nullptr;
   e->migration_arg = attr ? attr->migration_arg : nullptr;
   e->last_pool = ph;
+  e->user_stack = user_stack;
   u->invoke = &invoke_entry;
-  u->destroy = nullptr;
+  u->destroy = (flags & flag_user_guard) ? &unguard_user_stack : nullptr;
   u->entry_fn = fn;
   u->entry_arg = arg;
   if (tool_active()) {
@@ -609,12 +656,30 @@ int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr* attr) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!attr) return ABT_ERR_INV_ARG;
+  if (u->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;  // Argobots 1.x: ULTs only
   auto* a = new (std::nothrow) ABT_thread_attr_opaque;
   if (!a) return ABT_ERR_MEM;
-  a->stack_size = u->kind == weft::unit_kind::ult
-                      ? (u->stack_size ? u->stack_size : state().default_stack_size)
-                      : 0;
-  if (thread_ext* e = ext_of(u)) {
+  thread_ext* e = ext_of(u);
+  a->stack_size = u->stack_size ? u->stack_size : state().default_stack_size;
+  if (e && e->user_stack) {
+    // The memory the user gave, guard page included (as Argobots reports it); its top is the
+    // top of the region weft runs the ULT in (u->stack_size may be rounded up).
+    a->stack = e->user_stack;
+    const weft::detail::stack_region st = u->stack;
+    if (st.lo)
+      a->stack_size = static_cast<std::size_t>(static_cast<char*>(st.lo) + st.size -
+                                               static_cast<char*>(e->user_stack));
+  } else if (!e || e->started.load(std::memory_order_acquire)) {
+    // weft's own stack, taken at the first run and given back at the end (lazy allocation, as
+    // Argobots' lazy stacks: NULL before and after): the bytes the ULT may use,
+    // [stack, stack + size), with the guard page just below.
+    const weft::detail::stack_region st = u->stack;
+    if (st.lo) {
+      a->stack = st.lo;
+      a->stack_size = st.size;
+    }
+  }
+  if (e) {
     a->migratable = !(e->flags.load(std::memory_order_relaxed) & flag_not_migratable);
     a->migration_cb = e->migration_cb;
     a->migration_arg = e->migration_arg;

@@ -5,8 +5,10 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "abt_test.h"
 
@@ -495,6 +497,167 @@ static void test_version(void) {
   CHECK(ABT_NUMVERSION < ABT_CALC_VERSION(1, 3, 0, ABT_RELEASE_TYPE_ALPHA, 0));
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Stack bounds of a ULT; a user-given stack's guard page                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+struct stack_view {
+  void* stack;
+  size_t size;
+  uintptr_t local; /* the address of a local variable of the ULT */
+  int attr_code;
+  int guard_readable; /* -1: not checked */
+  void* guard;
+};
+
+static void view_own_stack(void* arg) {
+  struct stack_view* v = arg;
+  volatile char local = 0;
+  v->local = (uintptr_t)&local;
+  ABT_thread self;
+  OK(ABT_self_get_thread(&self));
+  ABT_thread_attr attr;
+  v->attr_code = ABT_thread_get_attr(self, &attr);
+  if (v->attr_code != ABT_SUCCESS) return;
+  OK(ABT_thread_attr_get_stack(attr, &v->stack, &v->size));
+  OK(ABT_thread_attr_free(&attr));
+  if (v->guard) {
+    /* The kernel says EFAULT for a buffer it cannot read: a protected page, without a fault. */
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    v->guard_readable = write(fds[1], v->guard, 1) == 1;
+    close(fds[0]);
+    close(fds[1]);
+  }
+}
+
+static int readable(void* p) {
+  int fds[2];
+  CHECK(pipe(fds) == 0);
+  const int ok = write(fds[1], p, 1) == 1;
+  close(fds[0]);
+  close(fds[1]);
+  return ok;
+}
+
+static void test_stack_bounds(void) {
+  abt_test_start();
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  /* A default stack: its bounds hold the ULT's locals. */
+  struct stack_view v = {NULL, 0, 0, -1, -1, NULL};
+  ABT_thread t;
+  OK(ABT_thread_create(abt_test_pools[abt_test_num_xstreams - 1], view_own_stack, &v,
+                       ABT_THREAD_ATTR_NULL, &t));
+  OK(ABT_thread_free(&t));
+  OK(v.attr_code);
+  CHECK(v.stack != NULL);
+  CHECK((uintptr_t)v.stack <= v.local && v.local < (uintptr_t)v.stack + v.size);
+  /* A user stack: reported as given, and its lowest whole page guards it while the ULT lives. */
+  const size_t size = 16 * page + 100;
+  char* mem = malloc(size);
+  CHECK(mem != NULL);
+  ABT_thread_attr attr;
+  OK(ABT_thread_attr_create(&attr));
+  OK(ABT_thread_attr_set_stack(attr, mem, size));
+  struct stack_view u = {NULL, 0, 0, -1, -1, NULL};
+  u.guard = (void*)(((uintptr_t)mem + page - 1) / page * page);
+  OK(ABT_thread_create(abt_test_pools[0], view_own_stack, &u, attr, &t));
+  OK(ABT_thread_attr_free(&attr));
+  OK(ABT_thread_free(&t));
+  OK(u.attr_code);
+  CHECK(u.stack == mem);
+  CHECK(u.size == size);
+  CHECK((uintptr_t)mem <= u.local && u.local < (uintptr_t)mem + size);
+  CHECK(u.guard_readable == 0);
+  CHECK(readable(u.guard)); /* the user's memory again once the ULT ended */
+  free(mem);
+  /* A ULT that has not run has no stack yet (lazy allocation). */
+  ABT_pool idle;
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_FALSE, &idle));
+  int count = 0;
+  OK(ABT_thread_create(idle, add_one, &count, ABT_THREAD_ATTR_NULL, &t));
+  OK(ABT_thread_get_attr(t, &attr));
+  void* stack = GARBAGE;
+  size_t stacksize = 0;
+  OK(ABT_thread_attr_get_stack(attr, &stack, &stacksize));
+  CHECK(stack == NULL);
+  size_t default_size = 0;
+  OK(ABT_info_query_config(ABT_INFO_QUERY_KIND_DEFAULT_THREAD_STACKSIZE, &default_size));
+  CHECK(stacksize == default_size);
+  OK(ABT_thread_attr_free(&attr));
+  ABT_thread popped;
+  OK(ABT_pool_pop_thread(idle, &popped));
+  OK(ABT_pool_push_thread(abt_test_pools[0], popped));
+  OK(ABT_thread_free(&t));
+  OK(ABT_pool_free(&idle));
+  /* A tasklet has no ULT attributes (Argobots 1.x). */
+  ABT_task k;
+  OK(ABT_task_create(abt_test_pools[0], add_one, &count, &k));
+  OK(ABT_task_join(k));
+  attr = (ABT_thread_attr)GARBAGE;
+  CHECK_RET(ABT_thread_get_attr(k, &attr), ABT_ERR_INV_THREAD);
+  OK(ABT_task_free(&k));
+  abt_test_stop();
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* ABT_info_trigger_print_all_thread_stacks waits for the streams, or for its timeout        */
+/* ---------------------------------------------------------------------------------------- */
+
+struct dump_result {
+  int called;
+  ABT_bool timed_out;
+};
+
+static void on_dumped(ABT_bool timed_out, void* arg) {
+  struct dump_result* r = arg;
+  r->timed_out = timed_out;
+  abt_test_store(&r->called, 1);
+}
+
+static void spin_until(void* arg) {
+  const int* release = arg;
+  while (!abt_test_load(release)) {
+  }
+}
+
+static void test_trigger_stack_dump(void) {
+  abt_test_start();
+  FILE* out = tmpfile();
+  CHECK(out != NULL);
+  /* Every stream answers: printed, and not timed out. */
+  struct dump_result r = {0, ABT_TRUE};
+  OK(ABT_info_trigger_print_all_thread_stacks(out, 30.0, on_dumped, &r));
+  abt_test_wait_flag(&r.called);
+  CHECK(r.timed_out == ABT_FALSE);
+  CHECK(ftell(out) > 0);
+  /* A stream busy in a ULT that never yields does not answer: the dump waits for the timeout
+   * and says so. */
+  ABT_xstream busy;
+  OK(ABT_xstream_create(ABT_SCHED_NULL, &busy));
+  ABT_pool busy_pool;
+  OK(ABT_xstream_get_main_pools(busy, 1, &busy_pool));
+  int release = 0, started = 0;
+  ABT_thread spinner;
+  OK(ABT_thread_create(busy_pool, add_one, &started, ABT_THREAD_ATTR_NULL, NULL));
+  abt_test_wait_flag(&started);
+  OK(ABT_thread_create(busy_pool, spin_until, &release, ABT_THREAD_ATTR_NULL, &spinner));
+  ABT_thread_state state = ABT_THREAD_STATE_READY;
+  while (state != ABT_THREAD_STATE_RUNNING) {
+    OK(ABT_thread_get_state(spinner, &state));
+    OK(ABT_self_yield());
+  }
+  struct dump_result r2 = {0, ABT_FALSE};
+  OK(ABT_info_trigger_print_all_thread_stacks(out, 0.2, on_dumped, &r2));
+  abt_test_wait_flag(&r2.called);
+  CHECK(r2.timed_out == ABT_TRUE);
+  abt_test_store(&release, 1);
+  OK(ABT_thread_free(&spinner));
+  OK(ABT_xstream_free(&busy));
+  fclose(out);
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"self_null_on_failure", test_self_null_on_failure},
@@ -506,6 +669,8 @@ int main(int argc, char** argv) {
       {"push_foreign_unit", test_push_foreign_unit},
       {"prio_default_pools", test_prio_default_pools},
       {"version", test_version},
+      {"stack_bounds", test_stack_bounds},
+      {"trigger_stack_dump", test_trigger_stack_dump},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

@@ -102,7 +102,13 @@ enum thread_flag : std::uint32_t {
   flag_not_migratable = 1u << 1,  // ABT_thread_set_migratable(false)
   flag_cancel = 1u << 2,          // ABT_thread_cancel requested
   flag_user_guard = 1u << 3,      // a page of the user's stack is protected as its guard
+  flag_settling = 1u << 4,        // the entry returned: weft is tearing down its local values
 };
+
+/// The lock that serialises the ABT key operations on `u` (a stripe of a fixed table): another
+/// thread's ABT_thread_set_specific and the unit's own ABT_key_set both reach weft's per-unit
+/// table, which only its owner may otherwise touch.
+std::mutex& key_lock_of(const weft::work_unit* u) noexcept;
 
 /// What the ABT layer keeps per work unit it created, in the descriptor's callable storage (the
 /// unit itself is created with a C entry, so weft does not use that storage). Trivially

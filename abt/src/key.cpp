@@ -1,7 +1,10 @@
 // ABT_key_* and the work-unit-specific data of ABT_thread_/ABT_self_{set,get}_specific: an
 // ABT_key is a weft::local_key packed into the handle's bits (a key is 8 bytes and never 0).
+#include <sched.h>
+
 #include <bit>
 #include <cstring>
+#include <mutex>
 
 #include "units.hpp"
 #include "weft/error.hpp"
@@ -23,6 +26,34 @@ ABT_key handle_of_key(const weft::local_key& key) noexcept {
   std::uint64_t wide = 0;
   std::memcpy(&wide, static_cast<const void*>(&key), sizeof key);
   return reinterpret_cast<ABT_key>(static_cast<std::uintptr_t>(wide));
+}
+
+}  // namespace
+
+namespace abt {
+
+std::mutex& key_lock_of(const weft::work_unit* u) noexcept {
+  static std::mutex locks[64];
+  const auto bits = reinterpret_cast<std::uintptr_t>(u);
+  return locks[(bits >> 6 ^ bits >> 12) % 64];
+}
+
+}  // namespace abt
+
+namespace {
+
+/// Takes the key lock of `u` once weft no longer tears `u` down: a unit whose entry has ended is
+/// waited for until it has terminated (its values are then settled and may be set again).
+std::unique_lock<std::mutex> lock_for_other(weft::work_unit* u) {
+  for (;;) {
+    std::unique_lock lock(abt::key_lock_of(u));
+    abt::thread_ext* e = abt::ext_of(u);
+    if (!e || !(e->flags.load(std::memory_order_relaxed) & abt::flag_settling) ||
+        u->state.load(std::memory_order_acquire) == weft::unit_state::terminated)
+      return lock;
+    lock.unlock();
+    sched_yield();
+  }
 }
 
 }  // namespace
@@ -64,6 +95,7 @@ int ABT_self_set_specific(ABT_key key, void* value) {
   const context c = calling_context();
   if (c == context::external || c == context::scheduler) return ABT_ERR_INV_XSTREAM;
   return guarded(ABT_ERR_INV_KEY, [&] {
+    std::lock_guard lock(key_lock_of(weft::this_unit::current()));
     key_of(key).set(value);
     return ABT_SUCCESS;
   });
@@ -75,6 +107,7 @@ int ABT_self_get_specific(ABT_key key, void** value) {
   if (!value) return ABT_ERR_INV_ARG;
   const context c = calling_context();
   if (c == context::external || c == context::scheduler) return ABT_ERR_INV_XSTREAM;
+  std::lock_guard lock(key_lock_of(weft::this_unit::current()));
   *value = key_of(key).get();
   return ABT_SUCCESS;
 }
@@ -85,6 +118,8 @@ int ABT_thread_set_specific(ABT_thread thread, ABT_key key, void* value) {
   if (!u) return ABT_ERR_INV_THREAD;
   if (!key) return ABT_ERR_INV_KEY;
   return guarded(ABT_ERR_INV_KEY, [&] {
+    const bool self = u == weft::this_unit::current();
+    std::unique_lock lock = self ? std::unique_lock(key_lock_of(u)) : lock_for_other(u);
     key_of(key).set_for(*u, value);
     return ABT_SUCCESS;
   });
@@ -96,8 +131,12 @@ int ABT_thread_get_specific(ABT_thread thread, ABT_key key, void** value) {
   if (!u) return ABT_ERR_INV_THREAD;
   if (!key) return ABT_ERR_INV_KEY;
   if (!value) return ABT_ERR_INV_ARG;
-  *value = key_of(key).get_for(*u);
-  return ABT_SUCCESS;
+  return guarded(ABT_ERR_INV_KEY, [&] {
+    const bool self = u == weft::this_unit::current();
+    std::unique_lock lock = self ? std::unique_lock(key_lock_of(u)) : lock_for_other(u);
+    *value = key_of(key).get_for(*u);
+    return ABT_SUCCESS;
+  });
 }
 
 }  // extern "C"

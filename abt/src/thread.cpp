@@ -29,8 +29,25 @@ struct borrowed_tasklet : weft::tasklet {
 
 }  // namespace
 
+namespace {
+
+/// Marks the end of a unit's entry (returned, exited or cancelled) under its key lock: from here
+/// weft tears down the unit's local values, and ABT_thread_set_specific from another thread
+/// waits until the unit has terminated.
+struct settle_mark {
+  weft::work_unit* u;
+  thread_ext* e;
+  ~settle_mark() {
+    std::lock_guard lock(key_lock_of(u));
+    e->flags.fetch_or(flag_settling, std::memory_order_relaxed);
+  }
+};
+
+}  // namespace
+
 void invoke_entry(weft::work_unit* u) {
   auto* e = std::launder(reinterpret_cast<thread_ext*>(u->storage));  // ours: invoke is this
+  const settle_mark mark{u, e};
   // A unit cancelled before it started terminates without running (Argobots' cancellation; a
   // cancel that comes later is honoured at the unit's next ABT yield).
   e->started.store(true, std::memory_order_relaxed);

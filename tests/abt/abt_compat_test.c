@@ -658,6 +658,76 @@ static void test_trigger_stack_dump(void) {
   abt_test_stop();
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* ABT_thread_set_specific on a running ULT while it uses ABT_key_set                        */
+/* ---------------------------------------------------------------------------------------- */
+
+enum { race_keys = 64 };
+
+struct key_race {
+  ABT_key* keys; /* even: the ULT's own, odd: set from outside */
+  ABT_thread target;
+  int rounds;
+  int running;
+  int outside_done;
+};
+
+/* Both sides start with an empty table and grow it key by key, so that the table's allocation
+ * and growth race with the other side's stores. */
+static void key_race_ult(void* arg) {
+  struct key_race* r = arg;
+  abt_test_store(&r->running, 1);
+  for (int round = 1; round <= r->rounds || !abt_test_load(&r->outside_done); round++) {
+    for (int k = 0; k < race_keys; k += 2) {
+      OK(ABT_key_set(r->keys[k], (void*)(uintptr_t)(round * race_keys + k)));
+      void* v = NULL;
+      OK(ABT_key_get(r->keys[k], &v));
+      CHECK(v == (void*)(uintptr_t)(round * race_keys + k));
+    }
+  }
+  /* What the outside thread set last is there. */
+  for (int k = 1; k < race_keys; k += 2) {
+    void* v = NULL;
+    OK(ABT_key_get(r->keys[k], &v));
+    CHECK(v == (void*)(uintptr_t)(r->rounds * race_keys + k));
+  }
+}
+
+static void* key_race_outside(void* arg) {
+  struct key_race* r = arg;
+  abt_test_wait_flag(&r->running);
+  for (int round = 1; round <= r->rounds; round++) {
+    for (int k = 1; k < race_keys; k += 2)
+      OK(ABT_thread_set_specific(r->target, r->keys[k], (void*)(uintptr_t)(round * race_keys + k)));
+    void* v = NULL;
+    OK(ABT_thread_get_specific(r->target, r->keys[race_keys - 1], &v));
+    CHECK(v == (void*)(uintptr_t)(round * race_keys + race_keys - 1));
+  }
+  abt_test_store(&r->outside_done, 1);
+  return NULL;
+}
+
+static void test_set_specific_race(void) {
+  abt_test_start();
+  ABT_key keys[race_keys];
+  for (int k = 0; k < race_keys; k++) OK(ABT_key_create(NULL, &keys[k]));
+  const int reps = abt_test_scaled(400);
+  for (int rep = 0; rep < reps; rep++) {
+    struct key_race r;
+    memset(&r, 0, sizeof r);
+    r.keys = keys;
+    r.rounds = 8;
+    OK(ABT_thread_create(abt_test_pools[rep % abt_test_num_xstreams], key_race_ult, &r,
+                         ABT_THREAD_ATTR_NULL, &r.target));
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, key_race_outside, &r) == 0);
+    OK(ABT_thread_free(&r.target));
+    CHECK(pthread_join(th, NULL) == 0);
+  }
+  for (int k = 0; k < race_keys; k++) OK(ABT_key_free(&keys[k]));
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"self_null_on_failure", test_self_null_on_failure},
@@ -671,6 +741,7 @@ int main(int argc, char** argv) {
       {"version", test_version},
       {"stack_bounds", test_stack_bounds},
       {"trigger_stack_dump", test_trigger_stack_dump},
+      {"set_specific_race", test_set_specific_race},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

@@ -103,6 +103,7 @@ enum thread_flag : std::uint32_t {
   flag_cancel = 1u << 2,          // ABT_thread_cancel requested
   flag_user_guard = 1u << 3,      // a page of the user's stack is protected as its guard
   flag_settling = 1u << 4,        // the entry returned: weft is tearing down its local values
+  flag_cancelled = 1u << 5,       // ended by its cancellation (reported as CANCEL, not FINISH)
 };
 
 /// The lock that serialises the ABT key operations on `u` (a stripe of a fixed table): another

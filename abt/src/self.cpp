@@ -48,17 +48,23 @@ void queue_if_popped(weft::work_unit* u) {
   }
 }
 
-/// Switches to `u` (queued first if popped); the caller goes back to its pool.
+/// Switches to `u` (queued first if popped); the caller goes back to its pool. Reported as a
+/// yield of the caller, and RUN when it has its stream again.
 void switch_to(weft::work_unit* u) {
   queue_if_popped(u);
+  if (tool_active())
+    tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
   weft::this_unit::yield_to(u);
+  tool_running_again();
 }
 
 /// Suspends the caller; the scheduler runs what is ready (a target just resumed or queued
 /// included: weft has no direct switch into a suspended-then-resumed unit).
 int suspend_self() {
-  if (tool_active()) tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_SUSPEND);
+  if (tool_active())
+    tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_SUSPEND, ABT_SYNC_EVENT_TYPE_USER);
   weft::this_unit::suspend();
+  tool_running_again();  // RESUME came from the resumer
   honour_cancel();
   return ABT_SUCCESS;
 }
@@ -285,10 +291,13 @@ int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {
   if (u == weft::this_unit::current()) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_THREAD, [&] {
     queue_if_popped(u);
+    if (tool_active())
+      tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     if (u->kind == weft::unit_kind::ult)
       weft::this_unit::yield_to(u);
     else
       weft::this_unit::yield();  // a tasklet runs from a scheduler, not from a ULT's stack
+    tool_running_again();
     honour_cancel();
     return ABT_SUCCESS;
   });

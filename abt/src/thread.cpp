@@ -31,33 +31,23 @@ struct borrowed_tasklet : weft::tasklet {
 
 namespace {
 
-/// Marks the end of a unit's entry (returned, exited or cancelled) under its key lock: from here
-/// weft tears down the unit's local values, and ABT_thread_set_specific from another thread
-/// waits until the unit has terminated.
-struct settle_mark {
+/// Runs when a unit's entry ends (returned, exited or cancelled): reports FINISH (unless the
+/// cancellation was reported) and, for an unnamed unit, which frees itself, FREE, in Argobots'
+/// order; then marks the end under the unit's key lock: from here weft tears down the unit's
+/// local values, and ABT_thread_set_specific from another thread waits until it terminated.
+struct entry_end {
   weft::work_unit* u;
   thread_ext* e;
-  ~settle_mark() {
+  ~entry_end() {
+    if (tool_active()) {
+      const std::uint32_t f = e->flags.load(std::memory_order_acquire);
+      if (!(f & flag_cancelled)) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
+      if (f & flag_unnamed) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
+    }
     std::lock_guard lock(key_lock_of(u));
     e->flags.fetch_or(flag_settling, std::memory_order_relaxed);
   }
 };
-
-}  // namespace
-
-void invoke_entry(weft::work_unit* u) {
-  auto* e = std::launder(reinterpret_cast<thread_ext*>(u->storage));  // ours: invoke is this
-  const settle_mark mark{u, e};
-  // A unit cancelled before it started terminates without running (Argobots' cancellation; a
-  // cancel that comes later is honoured at the unit's next ABT yield).
-  e->started.store(true, std::memory_order_relaxed);
-  if (e->flags.load(std::memory_order_acquire) & flag_cancel) return;
-  if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
-  u->entry_fn(u->entry_arg);
-  if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
-}
-
-namespace {
 
 std::size_t page_bytes() noexcept {
   static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -97,6 +87,21 @@ bool use_user_stack(weft::work_unit* u, void* stack, std::size_t size) noexcept 
 }
 
 }  // namespace
+
+void invoke_entry(weft::work_unit* u) {
+  auto* e = std::launder(reinterpret_cast<thread_ext*>(u->storage));  // ours: invoke is this
+  const entry_end end{u, e};
+  // A unit cancelled before it started terminates without running (Argobots' cancellation; a
+  // cancel that comes later is honoured at the unit's next ABT yield).
+  e->started.store(true, std::memory_order_relaxed);
+  if (e->flags.load(std::memory_order_acquire) & flag_cancel) {
+    e->flags.fetch_or(flag_cancelled, std::memory_order_relaxed);
+    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_CANCEL);
+    return;
+  }
+  if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
+  u->entry_fn(u->entry_arg);
+}
 
 int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
                 const ABT_thread_attr_opaque* attr, ABT_thread* out) {
@@ -160,12 +165,13 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
   thread_ext* e = ext_of(u);
   if (e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed)) return invalid_code;
   return guarded(ABT_ERR_THREAD, [&] {
-    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_JOIN);
     const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
     if (w != weft::detail::join_done) {
       const bool can_block = self && self->kind == weft::unit_kind::ult;
       if (w == weft::detail::join_none && (can_block || !self)) {
         weft::detail::check_join(u);
+        // A ULT blocks until the unit ends (SUSPEND, then RESUME and RUN), as in Argobots.
+        const tool_block_scope block(ABT_SYNC_EVENT_TYPE_THREAD_JOIN, handle_of(u));
         weft::detail::wait_unit(u);
       } else {
         // Another joiner already waits (weft takes one), or the caller is a tasklet, which
@@ -178,6 +184,8 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
         }
       }
     }
+    // Argobots reports the join once the unit has terminated.
+    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_JOIN);
     if (then_free) {
       if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
       weft::detail::discard_unit(u);
@@ -191,6 +199,7 @@ void honour_cancel() {
   thread_ext* e = ext_of(self);
   if (e && (e->flags.load(std::memory_order_acquire) & flag_cancel) &&
       self->kind == weft::unit_kind::ult) {
+    e->flags.fetch_or(flag_cancelled, std::memory_order_relaxed);
     if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_CANCEL);
     weft::this_unit::exit();
   }
@@ -287,7 +296,10 @@ int ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
   if (int rc = create_thread(pool, thread_func, arg, attr, &t)) return rc;
   weft::work_unit* u = unit_of(t);
   int rc = guarded(ABT_ERR_THREAD, [&] {
+    if (tool_active())
+      tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield_to(u);
+    tool_running_again();
     return ABT_SUCCESS;
   });
   if (newthread) {
@@ -356,7 +368,10 @@ int ABT_thread_revive_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
   if (!caller_can_block()) return not_a_ult_code();
   if (int rc = ABT_thread_revive(pool, thread_func, arg, thread)) return rc;
   return guarded(ABT_ERR_THREAD, [&] {
+    if (tool_active())
+      tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield_to(unit_of(*thread));
+    tool_running_again();
     return ABT_SUCCESS;
   });
 }
@@ -486,7 +501,10 @@ int ABT_thread_yield_to(ABT_thread thread) {
   if (!u || u == weft::this_unit::current() || u->kind != weft::unit_kind::ult)
     return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_THREAD, [&] {
+    if (tool_active())
+      tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield_to(u);
+    tool_running_again();
     honour_cancel();
     return ABT_SUCCESS;
   });
@@ -498,8 +516,10 @@ int ABT_thread_yield(void) {
   // succeeds without doing anything (ABT_self_yield reports those callers instead).
   if (!caller_can_block()) return ABT_SUCCESS;
   return guarded(ABT_ERR_THREAD, [&] {
-    if (tool_active()) tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD);
+    if (tool_active())
+      tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield();
+    tool_running_again();
     honour_cancel();
     return ABT_SUCCESS;
   });

@@ -728,6 +728,249 @@ static void test_set_specific_race(void) {
   abt_test_stop();
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Tool events: what Argobots reports for each unit, in its order                            */
+/* ---------------------------------------------------------------------------------------- */
+
+enum { max_events = 4096 };
+
+/* The primary ULT's handle: its events (its waits yield in loops) are not recorded. */
+static ABT_thread g_primary;
+
+struct event_log {
+  pthread_mutex_t lock;
+  int n;
+  ABT_thread unit[max_events];
+  uint64_t event[max_events];
+  ABT_sync_event_type sync[max_events];
+};
+
+static struct event_log g_log = {PTHREAD_MUTEX_INITIALIZER, 0, {0}, {0}, {0}};
+
+static void record_event(ABT_thread thread, ABT_xstream xstream, uint64_t event,
+                         ABT_tool_context context, void* arg) {
+  (void)xstream;
+  struct event_log* log = arg;
+  if (thread == g_primary) return;
+  ABT_sync_event_type sync = ABT_SYNC_EVENT_TYPE_UNKNOWN;
+  if (event == ABT_TOOL_EVENT_THREAD_SUSPEND)
+    OK(ABT_tool_query_thread(context, event, ABT_TOOL_QUERY_KIND_SYNC_OBJECT_TYPE, &sync));
+  pthread_mutex_lock(&log->lock);
+  CHECK(log->n < max_events);
+  log->unit[log->n] = thread;
+  log->event[log->n] = event;
+  log->sync[log->n] = sync;
+  log->n++;
+  pthread_mutex_unlock(&log->lock);
+}
+
+static void clear_log(void) {
+  pthread_mutex_lock(&g_log.lock);
+  g_log.n = 0;
+  pthread_mutex_unlock(&g_log.lock);
+}
+
+static const char* event_name(uint64_t e) {
+  switch (e) {
+    case ABT_TOOL_EVENT_THREAD_CREATE:
+      return "CREATE";
+    case ABT_TOOL_EVENT_THREAD_JOIN:
+      return "JOIN";
+    case ABT_TOOL_EVENT_THREAD_FREE:
+      return "FREE";
+    case ABT_TOOL_EVENT_THREAD_REVIVE:
+      return "REVIVE";
+    case ABT_TOOL_EVENT_THREAD_RUN:
+      return "RUN";
+    case ABT_TOOL_EVENT_THREAD_FINISH:
+      return "FINISH";
+    case ABT_TOOL_EVENT_THREAD_CANCEL:
+      return "CANCEL";
+    case ABT_TOOL_EVENT_THREAD_YIELD:
+      return "YIELD";
+    case ABT_TOOL_EVENT_THREAD_SUSPEND:
+      return "SUSPEND";
+    case ABT_TOOL_EVENT_THREAD_RESUME:
+      return "RESUME";
+    default:
+      return "?";
+  }
+}
+
+/* Checks the events reported for `t` against `expected` (a 0-terminated list). */
+static void check_events_of(ABT_thread t, const uint64_t* expected, int line) {
+  pthread_mutex_lock(&g_log.lock);
+  int k = 0, ok = 1;
+  for (int i = 0; i < g_log.n; i++) {
+    if (g_log.unit[i] != t) continue;
+    if (expected[k] != g_log.event[i]) ok = 0;
+    if (expected[k]) k++;
+  }
+  if (expected[k] != 0) ok = 0;
+  if (!ok) {
+    fprintf(stderr, "line %d: events of %p:", line, (void*)t);
+    for (int i = 0; i < g_log.n; i++)
+      if (g_log.unit[i] == t) fprintf(stderr, " %s", event_name(g_log.event[i]));
+    fprintf(stderr, "\n  expected:");
+    for (int i = 0; expected[i]; i++) fprintf(stderr, " %s", event_name(expected[i]));
+    fprintf(stderr, "\n");
+  }
+  pthread_mutex_unlock(&g_log.lock);
+  CHECK(ok);
+}
+
+/* The position of the n-th (0-based) `event` of `t` in the log, -1 if none. */
+static int event_index(ABT_thread t, uint64_t event, int nth) {
+  pthread_mutex_lock(&g_log.lock);
+  int found = -1;
+  for (int i = 0; i < g_log.n && found < 0; i++)
+    if (g_log.unit[i] == t && g_log.event[i] == event && nth-- == 0) found = i;
+  pthread_mutex_unlock(&g_log.lock);
+  return found;
+}
+
+static ABT_sync_event_type suspend_sync_of(ABT_thread t) {
+  const int i = event_index(t, ABT_TOOL_EVENT_THREAD_SUSPEND, 0);
+  CHECK(i >= 0);
+  return g_log.sync[i];
+}
+
+static void yield_once(void* arg) {
+  (void)arg;
+  OK(ABT_thread_yield());
+}
+
+static void suspend_once(void* arg) {
+  (void)arg;
+  OK(ABT_self_suspend());
+}
+
+static void wait_eventual(void* arg) {
+  OK(ABT_eventual_wait(*(ABT_eventual*)arg, NULL));
+}
+
+static void join_other(void* arg) {
+  OK(ABT_thread_join(*(ABT_thread*)arg));
+}
+
+static void wait_blocked(ABT_thread t) {
+  ABT_thread_state st = ABT_THREAD_STATE_READY;
+  while (st != ABT_THREAD_STATE_BLOCKED) {
+    OK(ABT_thread_get_state(t, &st));
+    OK(ABT_self_yield());
+  }
+}
+
+#define EV(name) ABT_TOOL_EVENT_THREAD_##name
+
+static void test_tool_events(void) {
+  abt_test_start();
+  OK(ABT_thread_self(&g_primary));
+  OK(ABT_tool_register_thread_callback(record_event, ABT_TOOL_EVENT_THREAD_ALL, &g_log));
+  ABT_pool pool = abt_test_pools[abt_test_num_xstreams - 1];
+  int count = 0;
+  ABT_thread t;
+
+  /* A named ULT: JOIN comes once it has finished. */
+  clear_log();
+  OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, &t));
+  OK(ABT_thread_join(t));
+  OK(ABT_thread_free(&t));
+  {
+    ABT_thread was = g_log.unit[0];
+    static const uint64_t e[] = {EV(CREATE), EV(RUN), EV(FINISH), EV(JOIN), EV(JOIN), EV(FREE), 0};
+    check_events_of(was, e, __LINE__);
+  }
+
+  /* A yield: YIELD, then RUN when it is scheduled again. */
+  clear_log();
+  OK(ABT_thread_create(pool, yield_once, NULL, ABT_THREAD_ATTR_NULL, &t));
+  ABT_thread handle = t;
+  OK(ABT_thread_free(&t));
+  {
+    static const uint64_t e[] = {EV(CREATE), EV(RUN),  EV(YIELD), EV(RUN),
+                                 EV(FINISH), EV(JOIN), EV(FREE),  0};
+    check_events_of(handle, e, __LINE__);
+  }
+
+  /* A suspension: SUSPEND, RESUME (from the resumer), RUN. */
+  clear_log();
+  OK(ABT_thread_create(pool, suspend_once, NULL, ABT_THREAD_ATTR_NULL, &t));
+  wait_blocked(t);
+  OK(ABT_thread_resume(t));
+  handle = t;
+  OK(ABT_thread_free(&t));
+  {
+    static const uint64_t e[] = {EV(CREATE), EV(RUN),  EV(SUSPEND), EV(RESUME), EV(RUN),
+                                 EV(FINISH), EV(JOIN), EV(FREE),    0};
+    check_events_of(handle, e, __LINE__);
+    CHECK(suspend_sync_of(handle) == ABT_SYNC_EVENT_TYPE_USER);
+  }
+
+  /* Blocking on an eventual and on a join: SUSPEND, RESUME, RUN, with the object's type; the
+   * joiner resumes after the joined unit finished, and the join is reported after that. */
+  clear_log();
+  ABT_eventual ev;
+  OK(ABT_eventual_create(0, &ev));
+  ABT_thread waiter, joiner;
+  OK(ABT_thread_create(pool, wait_eventual, &ev, ABT_THREAD_ATTR_NULL, &waiter));
+  wait_blocked(waiter);
+  OK(ABT_thread_create(abt_test_pools[0], join_other, &waiter, ABT_THREAD_ATTR_NULL, &joiner));
+  wait_blocked(joiner);
+  OK(ABT_eventual_set(ev, NULL, 0));
+  ABT_thread w = waiter, j = joiner;
+  OK(ABT_thread_free(&joiner));
+  OK(ABT_thread_free(&waiter));
+  OK(ABT_eventual_free(&ev));
+  {
+    static const uint64_t e[] = {EV(CREATE), EV(RUN),  EV(SUSPEND), EV(RESUME), EV(RUN),
+                                 EV(FINISH), EV(JOIN), EV(JOIN),    EV(FREE),   0};
+    check_events_of(w, e, __LINE__);
+    CHECK(suspend_sync_of(w) == ABT_SYNC_EVENT_TYPE_EVENTUAL);
+    static const uint64_t f[] = {EV(CREATE), EV(RUN),  EV(SUSPEND), EV(RESUME), EV(RUN),
+                                 EV(FINISH), EV(JOIN), EV(FREE),    0};
+    check_events_of(j, f, __LINE__);
+    CHECK(suspend_sync_of(j) == ABT_SYNC_EVENT_TYPE_THREAD_JOIN);
+    CHECK(event_index(w, EV(FINISH), 0) < event_index(j, EV(RESUME), 0));
+    CHECK(event_index(j, EV(RESUME), 0) < event_index(w, EV(JOIN), 0));
+  }
+
+  /* An unnamed ULT and an unnamed tasklet free themselves: FREE after FINISH. */
+  for (int kind = 0; kind < 2; kind++) {
+    clear_log();
+    count = 0;
+    if (kind == 0)
+      OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, NULL));
+    else
+      OK(ABT_task_create(pool, add_one, &count, NULL));
+    abt_test_wait_count(&count, 1);
+    /* The FREE is reported just after the count, before the unit ends: wait for it. */
+    while (event_index(g_log.unit[0], EV(FREE), 0) < 0) OK(ABT_self_yield());
+    static const uint64_t e[] = {EV(CREATE), EV(RUN), EV(FINISH), EV(FREE), 0};
+    check_events_of(g_log.unit[0], e, __LINE__);
+  }
+
+  /* A ULT cancelled before it ran: CANCEL, no RUN or FINISH. */
+  clear_log();
+  ABT_pool idle;
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_FALSE, &idle));
+  OK(ABT_thread_create(idle, add_one, &count, ABT_THREAD_ATTR_NULL, &t));
+  OK(ABT_thread_cancel(t));
+  ABT_thread popped;
+  OK(ABT_pool_pop_thread(idle, &popped));
+  OK(ABT_pool_push_thread(pool, popped));
+  handle = t;
+  OK(ABT_thread_free(&t));
+  OK(ABT_pool_free(&idle));
+  {
+    static const uint64_t e[] = {EV(CREATE), EV(CANCEL), EV(JOIN), EV(FREE), 0};
+    check_events_of(handle, e, __LINE__);
+  }
+
+  OK(ABT_tool_register_thread_callback(NULL, ABT_TOOL_EVENT_THREAD_NONE, NULL));
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"self_null_on_failure", test_self_null_on_failure},
@@ -742,6 +985,7 @@ int main(int argc, char** argv) {
       {"stack_bounds", test_stack_bounds},
       {"trigger_stack_dump", test_trigger_stack_dump},
       {"set_specific_race", test_set_specific_race},
+      {"tool_events", test_tool_events},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

@@ -84,6 +84,9 @@ void sched_released(ABT_sched s) noexcept;
 void stacked_scheduler_ended(ABT_sched s) noexcept;
 /// True when the caller is a user scheduler's run callback (on its scheduler loop).
 bool in_scheduler_loop() noexcept;
+/// The unit that stands for the calling user main scheduler's loop in ABT calls (Argobots runs
+/// schedulers as ULTs), or nullptr when the caller is not one.
+weft::work_unit* scheduler_unit() noexcept;
 /// Runs `u` from the calling user scheduler's loop (ABT_xstream_run_unit, ABT_self_schedule).
 int run_from_scheduler(weft::work_unit* u);
 

@@ -13,11 +13,17 @@ int need_ult() noexcept {
   return caller_can_block() ? ABT_SUCCESS : not_a_ult_code();
 }
 
-/// ABT_SUCCESS when the caller is a work unit (ULT or tasklet).
+/// The calling work unit, or the unit that stands for the calling user scheduler's loop
+/// (Argobots runs schedulers as ULTs); nullptr for anything else.
+weft::work_unit* self_or_scheduler() noexcept {
+  if (weft::work_unit* u = weft::this_unit::current()) return u;
+  return scheduler_unit();
+}
+
+/// ABT_SUCCESS when the caller is a work unit (ULT or tasklet) or a user scheduler's loop.
 int need_unit() noexcept {
   if (int rc = ensure_initialized()) return rc;
-  const context c = calling_context();
-  return c == context::external || c == context::scheduler ? ABT_ERR_INV_XSTREAM : ABT_SUCCESS;
+  return self_or_scheduler() ? ABT_SUCCESS : ABT_ERR_INV_XSTREAM;
 }
 
 /// Checks a target of the *_to operations: a ULT other than the caller.
@@ -119,14 +125,14 @@ int ABT_self_get_thread(ABT_thread* thread) {
   if (thread) *thread = ABT_THREAD_NULL;  // Argobots 1.x: also on error
   if (int rc = need_unit()) return rc;
   if (!thread) return ABT_ERR_INV_ARG;
-  *thread = handle_of(weft::this_unit::current());
+  *thread = handle_of(self_or_scheduler());
   return ABT_SUCCESS;
 }
 
 int ABT_self_get_thread_id(ABT_unit_id* id) {
   if (int rc = need_unit()) return rc;
   if (!id) return ABT_ERR_INV_ARG;
-  *id = weft::this_unit::id();
+  *id = self_or_scheduler()->id;
   return ABT_SUCCESS;
 }
 
@@ -144,6 +150,13 @@ int ABT_self_get_type(ABT_unit_type* type) {
     case context::tasklet:
       *type = ABT_UNIT_TYPE_TASK;
       return ABT_SUCCESS;
+    case context::scheduler:
+      if (scheduler_unit()) {  // a user scheduler: a ULT in Argobots
+        *type = ABT_UNIT_TYPE_THREAD;
+        return ABT_SUCCESS;
+      }
+      *type = ABT_UNIT_TYPE_EXT;
+      return ABT_ERR_INV_XSTREAM;
     default:
       *type = ABT_UNIT_TYPE_EXT;
       return ABT_ERR_INV_XSTREAM;
@@ -171,32 +184,36 @@ int ABT_self_on_primary_xstream(ABT_bool* on_primary) {
 
 int ABT_self_is_unnamed(ABT_bool* is_unnamed) {
   if (int rc = need_unit()) return rc;
-  return ABT_thread_is_unnamed(handle_of(weft::this_unit::current()), is_unnamed);
+  return ABT_thread_is_unnamed(handle_of(self_or_scheduler()), is_unnamed);
 }
 
 int ABT_self_get_last_pool(ABT_pool* pool) {
   if (pool) *pool = ABT_POOL_NULL;  // Argobots 1.x: also on error
   if (int rc = need_unit()) return rc;
-  return ABT_thread_get_last_pool(handle_of(weft::this_unit::current()), pool);
+  return ABT_thread_get_last_pool(handle_of(self_or_scheduler()), pool);
 }
 
 int ABT_self_get_last_pool_id(int* pool_id) {
   if (pool_id) *pool_id = -1;  // Argobots 1.x: also on error
   if (int rc = need_unit()) return rc;
-  return ABT_thread_get_last_pool_id(handle_of(weft::this_unit::current()), pool_id);
+  return ABT_thread_get_last_pool_id(handle_of(self_or_scheduler()), pool_id);
 }
 
 int ABT_self_set_associated_pool(ABT_pool pool) {
   if (int rc = need_unit()) return rc;
-  return ABT_thread_set_associated_pool(handle_of(weft::this_unit::current()), pool);
+  return ABT_thread_set_associated_pool(handle_of(self_or_scheduler()), pool);
 }
 
 int ABT_self_get_unit(ABT_unit* unit) {
   if (int rc = need_unit()) return rc;
-  return ABT_thread_get_unit(handle_of(weft::this_unit::current()), unit);
+  return ABT_thread_get_unit(handle_of(self_or_scheduler()), unit);
 }
 
 int ABT_self_yield(void) {
+  // A user main scheduler's loop is a ULT in Argobots, with nothing above it to yield to here.
+  if (ensure_initialized() == ABT_SUCCESS && calling_context() == context::scheduler &&
+      scheduler_unit())
+    return ABT_SUCCESS;
   if (int rc = need_ult()) return rc;
   return ABT_thread_yield();
 }
@@ -305,18 +322,18 @@ int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {
 
 int ABT_self_set_arg(void* arg) {
   if (int rc = need_unit()) return rc;
-  return ABT_thread_set_arg(handle_of(weft::this_unit::current()), arg);
+  return ABT_thread_set_arg(handle_of(self_or_scheduler()), arg);
 }
 
 int ABT_self_get_arg(void** arg) {
   if (arg) *arg = nullptr;  // Argobots 1.x: also on error
   if (int rc = need_unit()) return rc;
-  return ABT_thread_get_arg(handle_of(weft::this_unit::current()), arg);
+  return ABT_thread_get_arg(handle_of(self_or_scheduler()), arg);
 }
 
 int ABT_self_get_thread_func(void (**thread_func)(void*)) {
   if (int rc = need_unit()) return rc;
-  return ABT_thread_get_thread_func(handle_of(weft::this_unit::current()), thread_func);
+  return ABT_thread_get_thread_func(handle_of(self_or_scheduler()), thread_func);
 }
 
 }  // extern "C"

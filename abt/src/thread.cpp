@@ -427,6 +427,13 @@ int ABT_thread_self(ABT_thread* thread) {
   if (int rc = ensure_initialized()) return rc;
   const context c = calling_context();
   if (c == context::tasklet) return ABT_ERR_INV_THREAD;  // Argobots 1.x: use ABT_self_get_thread
+  if (c == context::scheduler) {
+    // A user scheduler's loop: a ULT in Argobots.
+    weft::work_unit* s = scheduler_unit();
+    if (!s) return ABT_ERR_INV_XSTREAM;
+    *thread = handle_of(s);
+    return ABT_SUCCESS;
+  }
   if (c != context::ult && c != context::primary_ult) return ABT_ERR_INV_XSTREAM;
   *thread = handle_of(weft::this_unit::current());
   return ABT_SUCCESS;
@@ -437,6 +444,12 @@ int ABT_thread_self_id(ABT_unit_id* id) {
   if (!id) return ABT_ERR_INV_ARG;
   const context c = calling_context();
   if (c == context::tasklet) return ABT_ERR_INV_THREAD;
+  if (c == context::scheduler) {
+    weft::work_unit* s = scheduler_unit();
+    if (!s) return ABT_ERR_INV_XSTREAM;
+    *id = s->id;
+    return ABT_SUCCESS;
+  }
   if (c != context::ult && c != context::primary_ult) return ABT_ERR_INV_XSTREAM;
   *id = weft::this_unit::id();
   return ABT_SUCCESS;

@@ -971,6 +971,141 @@ static void test_tool_events(void) {
   abt_test_stop();
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* A user scheduler's run() is a ULT; ABT_xstream_run_unit from an ordinary ULT               */
+/* ---------------------------------------------------------------------------------------- */
+
+struct sched_view {
+  int seen;
+  int get_thread_code;
+  ABT_thread thread;
+  int thread_self_code;
+  ABT_thread thread_self;
+  int type_code;
+  ABT_unit_type type;
+  int thread_yield_code;
+  int self_yield_code;
+  int task_self_code;
+  int is_primary_code;
+  ABT_bool is_primary;
+};
+
+static struct sched_view g_sched_view;
+
+static void viewing_sched_run(ABT_sched sched) {
+  ABT_pool pool;
+  OK(ABT_sched_get_pools(sched, 1, 0, &pool));
+  struct sched_view* v = &g_sched_view;
+  if (!v->seen) {
+    v->thread = (ABT_thread)GARBAGE;
+    v->get_thread_code = ABT_self_get_thread(&v->thread);
+    v->thread_self_code = ABT_thread_self(&v->thread_self);
+    v->type_code = ABT_self_get_type(&v->type);
+    v->thread_yield_code = ABT_thread_yield();
+    v->self_yield_code = ABT_self_yield();
+    ABT_task task;
+    v->task_self_code = ABT_task_self(&task);
+    v->is_primary_code = ABT_self_is_primary(&v->is_primary);
+    abt_test_store(&v->seen, 1);
+  }
+  for (int n = 0;; n++) {
+    ABT_thread t;
+    OK(ABT_pool_pop_thread(pool, &t));
+    if (t != ABT_THREAD_NULL) OK(ABT_self_schedule(t, ABT_POOL_NULL));
+    if (n % 16 == 0) {
+      OK(ABT_xstream_check_events(sched));
+      ABT_bool stop = ABT_FALSE;
+      OK(ABT_sched_has_to_stop(sched, &stop));
+      if (stop == ABT_TRUE) break;
+    }
+  }
+}
+
+static void test_scheduler_is_a_ult(void) {
+  abt_test_start();
+  memset(&g_sched_view, 0, sizeof g_sched_view);
+  ABT_sched_def def = {ABT_SCHED_TYPE_ULT, NULL, viewing_sched_run, NULL, NULL};
+  ABT_pool pool;
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_TRUE, &pool));
+  ABT_sched sched;
+  OK(ABT_sched_create(&def, 1, &pool, ABT_SCHED_CONFIG_NULL, &sched));
+  ABT_xstream xs;
+  OK(ABT_xstream_create(sched, &xs));
+  abt_test_wait_flag(&g_sched_view.seen);
+  struct sched_view* v = &g_sched_view;
+  OK(v->get_thread_code);
+  CHECK(v->thread != ABT_THREAD_NULL && v->thread != (ABT_thread)GARBAGE);
+  OK(v->thread_self_code);
+  CHECK(v->thread_self == v->thread);
+  OK(v->type_code);
+  CHECK(v->type == ABT_UNIT_TYPE_THREAD);
+  OK(v->thread_yield_code);
+  OK(v->self_yield_code);
+  CHECK_RET(v->task_self_code, ABT_ERR_INV_TASK);
+  OK(v->is_primary_code);
+  CHECK(v->is_primary == ABT_FALSE);
+  /* Its handle answers queries like a running ULT's. */
+  ABT_thread_state state;
+  OK(ABT_thread_get_state(v->thread, &state));
+  CHECK(state == ABT_THREAD_STATE_RUNNING);
+  /* And it schedules work. */
+  int count = 0;
+  OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, NULL));
+  abt_test_wait_count(&count, 1);
+  OK(ABT_xstream_free(&xs));
+  abt_test_stop();
+}
+
+struct run_unit_args {
+  ABT_pool idle;
+  int count;
+  int task_code;
+};
+
+static void run_units_from_ult(void* arg) {
+  struct run_unit_args* a = arg;
+  for (int i = 0; i < 2; i++) {
+    ABT_unit unit = ABT_UNIT_NULL;
+    OK(ABT_pool_pop(a->idle, &unit));
+    CHECK(unit != ABT_UNIT_NULL);
+    OK(ABT_xstream_run_unit(unit, a->idle));
+  }
+}
+
+static void run_unit_from_tasklet(void* arg) {
+  struct run_unit_args* a = arg;
+  a->task_code = ABT_xstream_run_unit((ABT_unit)GARBAGE, a->idle);
+}
+
+static void test_run_unit_from_ult(void) {
+  abt_test_start();
+  struct run_unit_args a = {ABT_POOL_NULL, 0, -1};
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_FALSE, &a.idle));
+  ABT_thread t;
+  ABT_task k;
+  OK(ABT_thread_create(a.idle, add_one, &a.count, ABT_THREAD_ATTR_NULL, &t));
+  OK(ABT_task_create(a.idle, add_one, &a.count, &k));
+  ABT_thread runner;
+  OK(ABT_thread_create(abt_test_pools[abt_test_num_xstreams - 1], run_units_from_ult, &a,
+                       ABT_THREAD_ATTR_NULL, &runner));
+  OK(ABT_thread_free(&runner));
+  OK(ABT_thread_free(&t));
+  OK(ABT_task_free(&k));
+  CHECK(a.count == 2);
+  /* The primary ULT may do it too; a tasklet and an external thread may not. */
+  OK(ABT_thread_create(a.idle, add_one, &a.count, ABT_THREAD_ATTR_NULL, &t));
+  ABT_unit unit;
+  OK(ABT_pool_pop(a.idle, &unit));
+  OK(ABT_xstream_run_unit(unit, a.idle));
+  OK(ABT_thread_free(&t));
+  CHECK(a.count == 3);
+  OK(ABT_task_create(abt_test_pools[0], run_unit_from_tasklet, &a, &k));
+  OK(ABT_task_free(&k));
+  CHECK_RET(a.task_code, ABT_ERR_INV_THREAD);
+  OK(ABT_pool_free(&a.idle));
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"self_null_on_failure", test_self_null_on_failure},
@@ -986,6 +1121,8 @@ int main(int argc, char** argv) {
       {"trigger_stack_dump", test_trigger_stack_dump},
       {"set_specific_race", test_set_specific_race},
       {"tool_events", test_tool_events},
+      {"scheduler_is_a_ult", test_scheduler_is_a_ult},
+      {"run_unit_from_ult", test_run_unit_from_ult},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

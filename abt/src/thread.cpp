@@ -501,7 +501,8 @@ int ABT_thread_set_associated_pool(ABT_thread thread, ABT_pool pool) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!pool) return ABT_ERR_INV_POOL;
-  if (u == primary_unit()) return ABT_ERR_INV_THREAD;
+  // The primary ULT too: weft pins it to the primary stream, so a scheduler of another stream
+  // that pops it from `pool` hands it back there; it runs wherever the primary stream serves it.
   u->home.store(pool->pool.get(), std::memory_order_relaxed);
   if (thread_ext* e = ext_of(u)) e->last_pool = pool;
   return ABT_SUCCESS;

@@ -332,15 +332,28 @@ int ABT_xstream_set_main_sched(ABT_xstream xstream, ABT_sched sched) {
   if (int rc = ensure_initialized()) return rc;
   if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
   if (!sched || !sched->owned) return ABT_ERR_INV_SCHED;
-  if (calling_context() == context::tasklet) return ABT_ERR_INV_THREAD;
+  const context c = calling_context();
+  if (c == context::tasklet) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_XSTREAM, [&] {
     weft::scheduler* raw = sched->owned.get();
+    // As in Argobots, a ULT that replaces its own stream's scheduler continues in the new
+    // scheduler's first pool, which a user scheduler that reads its pool list once still serves
+    // (the primary ULT stays pinned to the primary stream).
+    weft::work_unit* self = weft::this_unit::current();
+    const bool own_stream = (c == context::ult || c == context::primary_ult) &&
+                            weft::this_unit::stream() == xstream->stream && !sched->pools.empty();
     xstream->stream->set_main_scheduler(std::move(sched->owned));
     sched->sched = raw;
     ABT_sched old = xstream->main_sched;
     xstream->main_sched = sched;
     sched->xstream = xstream;
     release_main_sched(old);
+    if (own_stream) {
+      ABT_pool first = sched->pools.front();
+      self->home.store(first->pool.get(), std::memory_order_relaxed);
+      if (thread_ext* e = ext_of(self)) e->last_pool = first;
+      weft::this_unit::yield();  // back once the new scheduler runs it
+    }
     return ABT_SUCCESS;
   });
 }

@@ -1106,6 +1106,78 @@ static void test_run_unit_from_ult(void) {
   abt_test_stop();
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The primary ULT under a user main scheduler; its associated pool                           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A user scheduler that reads its pool list once, as many Argobots programs' schedulers do; any
+ * error from the event checks counts as "stop". */
+static void read_once_sched_run(ABT_sched sched) {
+  int num = 0;
+  OK(ABT_sched_get_num_pools(sched, &num));
+  CHECK(num >= 1 && num <= 4);
+  ABT_pool pools[4];
+  OK(ABT_sched_get_pools(sched, num, 0, pools));
+  for (int n = 1;; n++) {
+    for (int i = 0; i < num; i++) {
+      ABT_unit unit = ABT_UNIT_NULL;
+      OK(ABT_pool_pop(pools[i], &unit));
+      if (unit != ABT_UNIT_NULL) OK(ABT_xstream_run_unit(unit, pools[i]));
+    }
+    if (n % 8 == 0) {
+      if (ABT_xstream_check_events(sched) != ABT_SUCCESS) break;
+      ABT_bool stop = ABT_FALSE;
+      if (ABT_sched_has_to_stop(sched, &stop) != ABT_SUCCESS || stop == ABT_TRUE) break;
+    }
+  }
+}
+
+static void test_primary_under_user_sched(void) {
+  abt_test_start();
+  ABT_pool pool;
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_TRUE, &pool));
+  ABT_sched_def def = {ABT_SCHED_TYPE_ULT, NULL, read_once_sched_run, NULL, NULL};
+  ABT_sched sched;
+  OK(ABT_sched_create(&def, 1, &pool, ABT_SCHED_CONFIG_NULL, &sched));
+  OK(ABT_xstream_set_main_sched(abt_test_xstreams[0], sched));
+  /* The primary ULT now lives in the new scheduler's pool: it blocks and comes back. */
+  ABT_pool last = ABT_POOL_NULL;
+  OK(ABT_self_get_last_pool(&last));
+  CHECK(last == pool);
+  int count = 0;
+  for (int i = 0; i < 4; i++) {
+    ABT_thread t;
+    OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, &t));
+    OK(ABT_thread_free(&t)); /* blocks the primary ULT until t ends */
+    OK(ABT_thread_yield());
+  }
+  CHECK(count == 4);
+  abt_test_stop();
+}
+
+static void test_primary_associated_pool(void) {
+  abt_test_start();
+  ABT_thread primary;
+  OK(ABT_thread_self(&primary));
+  /* A pool the primary stream's scheduler serves: its main pool of another kind. */
+  ABT_pool pool;
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_TRUE, &pool));
+  ABT_pool pools[2] = {abt_test_pools[0], pool};
+  ABT_sched sched;
+  OK(ABT_sched_create_basic(ABT_SCHED_BASIC, 2, pools, ABT_SCHED_CONFIG_NULL, &sched));
+  OK(ABT_xstream_set_main_sched(abt_test_xstreams[0], sched));
+  OK(ABT_thread_set_associated_pool(primary, pool));
+  ABT_pool last = ABT_POOL_NULL;
+  OK(ABT_thread_get_last_pool(primary, &last));
+  CHECK(last == pool);
+  OK(ABT_thread_yield()); /* goes through `pool` and comes back */
+  OK(ABT_self_set_associated_pool(abt_test_pools[0]));
+  OK(ABT_thread_yield());
+  OK(ABT_thread_get_last_pool(primary, &last));
+  CHECK(last == abt_test_pools[0]);
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"self_null_on_failure", test_self_null_on_failure},
@@ -1123,6 +1195,8 @@ int main(int argc, char** argv) {
       {"tool_events", test_tool_events},
       {"scheduler_is_a_ult", test_scheduler_is_a_ult},
       {"run_unit_from_ult", test_run_unit_from_ult},
+      {"primary_under_user_sched", test_primary_under_user_sched},
+      {"primary_associated_pool", test_primary_associated_pool},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

@@ -104,7 +104,13 @@ enum thread_flag : std::uint32_t {
   flag_user_guard = 1u << 3,      // a page of the user's stack is protected as its guard
   flag_settling = 1u << 4,        // the entry returned: weft is tearing down its local values
   flag_cancelled = 1u << 5,       // ended by its cancellation (reported as CANCEL, not FINISH)
+  flag_entry_ended = 1u << 6,     // end_of_entry() has run
 };
+
+/// What happens when the entry of `u` (an ABT-created unit) ends, once: reports FINISH (unless
+/// its cancellation was reported) and FREE for an unnamed unit, and marks the end under its key
+/// lock (weft tears its local values down next).
+void end_of_entry(weft::work_unit* u) noexcept;
 
 /// The lock that serialises the ABT key operations on `u` (a stripe of a fixed table): another
 /// thread's ABT_thread_set_specific and the unit's own ABT_key_set both reach weft's per-unit

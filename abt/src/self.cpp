@@ -3,6 +3,8 @@
 #include "weft/error.hpp"
 #include "weft/ult.hpp"
 
+#include "abt_support_switch.hpp"  // runtime/src: suspend- and exit-and-switch
+
 using namespace abt;
 
 namespace {
@@ -75,31 +77,57 @@ int suspend_self() {
   return ABT_SUCCESS;
 }
 
-/// Suspends the caller and runs `target` next: weft has no suspend-and-switch, so the caller
-/// switches to the target first and suspends when it is back, unless a resume arrived meanwhile
-/// (ABT_thread_resume consumes the pending suspension). Units without the ABT extension (the
-/// primary ULT) suspend first and let the scheduler reach the target.
+/// Suspends the caller and runs `target` next, in one switch (the caller is suspended before
+/// the target runs, as in Argobots). A target this stream cannot take (queued in a pool another
+/// stream consumes, running, pinned elsewhere) gets the fallback: the caller switches to it as a
+/// yield and suspends when it is back, unless a resume came first (ABT_thread_resume then
+/// consumes the pending suspension). The primary ULT suspends and lets the scheduler reach it.
 int suspend_to(weft::work_unit* target) {
   weft::work_unit* self = weft::this_unit::current();
   thread_ext* e = ext_of(self);
+  if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_SUSPEND, ABT_SYNC_EVENT_TYPE_USER);
+  if (e && weft::detail::suspend_and_switch(target)) {
+    tool_running_again();  // RESUME came from the resumer
+    honour_cancel();
+    return ABT_SUCCESS;
+  }
   if (!e) {
     queue_if_popped(target);
-    return suspend_self();
+    weft::this_unit::suspend();
+    tool_running_again();
+    honour_cancel();
+    return ABT_SUCCESS;
   }
   e->suspend_pending.store(true, std::memory_order_release);
-  switch_to(target);
+  queue_if_popped(target);
+  weft::this_unit::yield_to(target);
   e->suspending.store(true, std::memory_order_release);  // resume() waits for the suspension
   if (e->suspend_pending.exchange(false, std::memory_order_acq_rel)) {
-    const int rc = suspend_self();
+    weft::this_unit::suspend();
     e->suspending.store(false, std::memory_order_release);
-    return rc;
+    tool_running_again();
+    honour_cancel();
+    return ABT_SUCCESS;
   }
   e->suspending.store(false, std::memory_order_release);
+  tool_running_again();
   honour_cancel();
   return ABT_SUCCESS;
 }
 
-[[noreturn]] void exit_self() {
+/// Ends the caller and runs `target` next, in one switch (the caller has terminated when the
+/// target runs). A target this stream cannot take gets the fallback: switch to it as a yield,
+/// and end when back.
+[[noreturn]] void exit_to(weft::work_unit* target) {
+  weft::work_unit* self = weft::this_unit::current();
+  end_of_entry(self);  // FINISH (and FREE), and the local values' teardown is next
+  weft::detail::exit_and_switch(target);  // does not return when it could switch
+  try {
+    queue_if_popped(target);
+    weft::this_unit::yield_to(target);
+  } catch (const weft::error&) {
+    // The target could not be reached: the caller ends all the same, as Argobots' would.
+  }
   weft::this_unit::exit();
 }
 
@@ -270,26 +298,15 @@ int ABT_self_exit_to(ABT_thread thread) {
   if (int rc = need_ult()) return rc;
   if (calling_context() == context::primary_ult) return ABT_ERR_INV_THREAD;
   if (int rc = check_target(thread)) return rc;
-  // weft has no switch that ends the caller: switch to the target, and end when back.
-  const int rc = guarded(ABT_ERR_THREAD, [&] {
-    switch_to(unit_of(thread));
-    return ABT_SUCCESS;
-  });
-  if (rc) return rc;
-  exit_self();
+  exit_to(unit_of(thread));  // the caller ends (weft unwinds it): no return
 }
 
 int ABT_self_resume_exit_to(ABT_thread thread) {
   if (int rc = need_ult()) return rc;
   if (calling_context() == context::primary_ult) return ABT_ERR_INV_THREAD;
   if (int rc = check_target(thread)) return rc;
-  const int rc = guarded(ABT_ERR_THREAD, [&] {
-    if (int r = resume_target(thread)) return r;
-    switch_to(unit_of(thread));
-    return ABT_SUCCESS;
-  });
-  if (rc) return rc;
-  exit_self();
+  if (int rc = guarded(ABT_ERR_THREAD, [&] { return resume_target(thread); })) return rc;
+  exit_to(unit_of(thread));
 }
 
 int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {

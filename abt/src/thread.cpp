@@ -31,22 +31,13 @@ struct borrowed_tasklet : weft::tasklet {
 
 namespace {
 
-/// Runs when a unit's entry ends (returned, exited or cancelled): reports FINISH (unless the
-/// cancellation was reported) and, for an unnamed unit, which frees itself, FREE, in Argobots'
-/// order; then marks the end under the unit's key lock: from here weft tears down the unit's
-/// local values, and ABT_thread_set_specific from another thread waits until it terminated.
+/// Runs end_of_entry() when a unit's entry ends (returned, exited or cancelled): FINISH and, for
+/// an unnamed unit, which frees itself, FREE, in Argobots' order; from then on weft tears down
+/// the unit's local values, and ABT_thread_set_specific from another thread waits until the
+/// unit has terminated.
 struct entry_end {
   weft::work_unit* u;
-  thread_ext* e;
-  ~entry_end() {
-    if (tool_active()) {
-      const std::uint32_t f = e->flags.load(std::memory_order_acquire);
-      if (!(f & flag_cancelled)) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
-      if (f & flag_unnamed) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
-    }
-    std::lock_guard lock(key_lock_of(u));
-    e->flags.fetch_or(flag_settling, std::memory_order_relaxed);
-  }
+  ~entry_end() { end_of_entry(u); }
 };
 
 std::size_t page_bytes() noexcept {
@@ -88,9 +79,22 @@ bool use_user_stack(weft::work_unit* u, void* stack, std::size_t size) noexcept 
 
 }  // namespace
 
+void end_of_entry(weft::work_unit* u) noexcept {
+  thread_ext* e = ext_of(u);
+  if (!e || (e->flags.fetch_or(flag_entry_ended, std::memory_order_acq_rel) & flag_entry_ended))
+    return;
+  if (tool_active()) {
+    const std::uint32_t f = e->flags.load(std::memory_order_acquire);
+    if (!(f & flag_cancelled)) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
+    if (f & flag_unnamed) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
+  }
+  std::lock_guard lock(key_lock_of(u));
+  e->flags.fetch_or(flag_settling, std::memory_order_relaxed);
+}
+
 void invoke_entry(weft::work_unit* u) {
   auto* e = std::launder(reinterpret_cast<thread_ext*>(u->storage));  // ours: invoke is this
-  const entry_end end{u, e};
+  const entry_end end{u};
   // A unit cancelled before it started terminates without running (Argobots' cancellation; a
   // cancel that comes later is honoured at the unit's next ABT yield).
   e->started.store(true, std::memory_order_relaxed);

@@ -711,7 +711,7 @@ static void test_set_specific_race(void) {
   abt_test_start();
   ABT_key keys[race_keys];
   for (int k = 0; k < race_keys; k++) OK(ABT_key_create(NULL, &keys[k]));
-  const int reps = abt_test_scaled(400);
+  const int reps = abt_test_scaled(200);
   for (int rep = 0; rep < reps; rep++) {
     struct key_race r;
     memset(&r, 0, sizeof r);
@@ -1178,6 +1178,79 @@ static void test_primary_associated_pool(void) {
   abt_test_stop();
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* ABT_self_suspend_to and ABT_self_exit_to switch in one step                               */
+/* ---------------------------------------------------------------------------------------- */
+
+struct switch_pair {
+  ABT_pool pool;
+  ABT_thread x, y;
+  ABT_thread_state x_state_seen_by_y;
+  int y_code;
+  int x_back;
+  int x_returned_from_exit;
+  int y_done;
+};
+
+static void y_resumes_x(void* arg) {
+  struct switch_pair* p = arg;
+  OK(ABT_thread_get_state(p->x, &p->x_state_seen_by_y));
+  p->y_code = ABT_self_resume_yield_to(p->x);
+}
+
+static void x_suspends_to_y(void* arg) {
+  struct switch_pair* p = arg;
+  OK(ABT_thread_create(p->pool, y_resumes_x, p, ABT_THREAD_ATTR_NULL, &p->y));
+  OK(ABT_self_suspend_to(p->y));
+  abt_test_store(&p->x_back, 1);
+}
+
+static void y_looks_at_x(void* arg) {
+  struct switch_pair* p = arg;
+  OK(ABT_thread_get_state(p->x, &p->x_state_seen_by_y));
+  /* The exited ULT is in no pool: the only unit queued is none. */
+  size_t size = 99;
+  OK(ABT_pool_get_size(p->pool, &size));
+  p->y_code = size == 0 ? ABT_SUCCESS : ABT_ERR_OTHER;
+  abt_test_store(&p->y_done, 1);
+}
+
+static void x_exits_to_y(void* arg) {
+  struct switch_pair* p = arg;
+  OK(ABT_thread_create(p->pool, y_looks_at_x, p, ABT_THREAD_ATTR_NULL, &p->y));
+  ABT_self_exit_to(p->y);
+  p->x_returned_from_exit = 1;
+}
+
+static void test_suspend_exit_to(void) {
+  abt_test_start();
+  for (int round = 0; round < abt_test_scaled(20); round++) {
+    struct switch_pair p;
+    memset(&p, 0, sizeof p);
+    OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_TRUE, &p.pool));
+    ABT_xstream xs;
+    OK(ABT_xstream_create_basic(ABT_SCHED_BASIC, 1, &p.pool, ABT_SCHED_CONFIG_NULL, &xs));
+    /* Suspend-to: the caller is suspended when the target runs, so the target can resume it. */
+    OK(ABT_thread_create(p.pool, x_suspends_to_y, &p, ABT_THREAD_ATTR_NULL, &p.x));
+    abt_test_wait_flag(&p.x_back);
+    OK(ABT_thread_free(&p.y));
+    OK(ABT_thread_free(&p.x));
+    CHECK(p.x_state_seen_by_y == ABT_THREAD_STATE_BLOCKED);
+    OK(p.y_code);
+    /* Exit-to: the caller has terminated when the target runs, and is in no pool. */
+    p.y_code = -1;
+    OK(ABT_thread_create(p.pool, x_exits_to_y, &p, ABT_THREAD_ATTR_NULL, &p.x));
+    abt_test_wait_flag(&p.y_done);
+    OK(ABT_thread_free(&p.y));
+    OK(ABT_thread_free(&p.x));
+    CHECK(p.x_state_seen_by_y == ABT_THREAD_STATE_TERMINATED);
+    OK(p.y_code);
+    CHECK(p.x_returned_from_exit == 0);
+    OK(ABT_xstream_free(&xs));
+  }
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"self_null_on_failure", test_self_null_on_failure},
@@ -1197,6 +1270,7 @@ int main(int argc, char** argv) {
       {"run_unit_from_ult", test_run_unit_from_ult},
       {"primary_under_user_sched", test_primary_under_user_sched},
       {"primary_associated_pool", test_primary_associated_pool},
+      {"suspend_exit_to", test_suspend_exit_to},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

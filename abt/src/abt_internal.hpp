@@ -105,6 +105,7 @@ enum thread_flag : std::uint32_t {
   flag_settling = 1u << 4,        // the entry returned: weft is tearing down its local values
   flag_cancelled = 1u << 5,       // ended by its cancellation (reported as CANCEL, not FINISH)
   flag_entry_ended = 1u << 6,     // end_of_entry() has run
+  flag_key_setter = 1u << 7,      // another thread is in an ABT key call on the unit
 };
 
 /// What happens when the entry of `u` (an ABT-created unit) ends, once: reports FINISH (unless

@@ -42,18 +42,41 @@ std::mutex& key_lock_of(const weft::work_unit* u) noexcept {
 
 namespace {
 
-/// Takes the key lock of `u` once weft no longer tears `u` down: a unit whose entry has ended is
-/// waited for until it has terminated (its values are then settled and may be set again).
-std::unique_lock<std::mutex> lock_for_other(weft::work_unit* u) {
-  for (;;) {
-    std::unique_lock lock(abt::key_lock_of(u));
-    abt::thread_ext* e = abt::ext_of(u);
-    if (!e || !(e->flags.load(std::memory_order_relaxed) & abt::flag_settling) ||
-        u->state.load(std::memory_order_acquire) == weft::unit_state::terminated)
-      return lock;
-    lock.unlock();
-    sched_yield();
+/// Another thread's ABT key call on unit `u`: holds u's key lock (against u's own key calls) and,
+/// while u runs, flag_key_setter (against the teardown of u's values when its entry ends, see
+/// abt::end_of_entry). A unit whose entry has ended is waited for until it has terminated; its
+/// values are settled then and may be set again.
+class other_unit_keys {
+ public:
+  explicit other_unit_keys(weft::work_unit* u) : e_(abt::ext_of(u)) {
+    for (;;) {
+      lock_ = std::unique_lock(abt::key_lock_of(u));
+      if (!e_) return;
+      const std::uint32_t f = e_->flags.fetch_or(abt::flag_key_setter, std::memory_order_seq_cst);
+      if (!(f & abt::flag_settling)) return;
+      e_->flags.fetch_and(~std::uint32_t{abt::flag_key_setter}, std::memory_order_seq_cst);
+      if (u->state.load(std::memory_order_acquire) == weft::unit_state::terminated) {
+        e_ = nullptr;  // settled: nothing tears the values down any more
+        return;
+      }
+      lock_.unlock();
+      sched_yield();
+    }
   }
+  ~other_unit_keys() {
+    if (e_) e_->flags.fetch_and(~std::uint32_t{abt::flag_key_setter}, std::memory_order_seq_cst);
+  }
+  other_unit_keys(const other_unit_keys&) = delete;
+  other_unit_keys& operator=(const other_unit_keys&) = delete;
+
+ private:
+  abt::thread_ext* e_;
+  std::unique_lock<std::mutex> lock_;
+};
+
+/// The key lock of the calling unit, for its own key calls.
+std::unique_lock<std::mutex> own_keys(weft::work_unit* u) {
+  return std::unique_lock(abt::key_lock_of(u));
 }
 
 }  // namespace
@@ -118,9 +141,13 @@ int ABT_thread_set_specific(ABT_thread thread, ABT_key key, void* value) {
   if (!u) return ABT_ERR_INV_THREAD;
   if (!key) return ABT_ERR_INV_KEY;
   return guarded(ABT_ERR_INV_KEY, [&] {
-    const bool self = u == weft::this_unit::current();
-    std::unique_lock lock = self ? std::unique_lock(key_lock_of(u)) : lock_for_other(u);
-    key_of(key).set_for(*u, value);
+    if (u == weft::this_unit::current()) {
+      const auto lock = own_keys(u);
+      key_of(key).set_for(*u, value);
+    } else {
+      const other_unit_keys guard(u);
+      key_of(key).set_for(*u, value);
+    }
     return ABT_SUCCESS;
   });
 }
@@ -132,9 +159,13 @@ int ABT_thread_get_specific(ABT_thread thread, ABT_key key, void** value) {
   if (!key) return ABT_ERR_INV_KEY;
   if (!value) return ABT_ERR_INV_ARG;
   return guarded(ABT_ERR_INV_KEY, [&] {
-    const bool self = u == weft::this_unit::current();
-    std::unique_lock lock = self ? std::unique_lock(key_lock_of(u)) : lock_for_other(u);
-    *value = key_of(key).get_for(*u);
+    if (u == weft::this_unit::current()) {
+      const auto lock = own_keys(u);
+      *value = key_of(key).get_for(*u);
+    } else {
+      const other_unit_keys guard(u);
+      *value = key_of(key).get_for(*u);
+    }
     return ABT_SUCCESS;
   });
 }

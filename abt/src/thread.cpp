@@ -81,15 +81,18 @@ bool use_user_stack(weft::work_unit* u, void* stack, std::size_t size) noexcept 
 
 void end_of_entry(weft::work_unit* u) noexcept {
   thread_ext* e = ext_of(u);
-  if (!e || (e->flags.fetch_or(flag_entry_ended, std::memory_order_acq_rel) & flag_entry_ended))
-    return;
+  if (!e) return;
+  // One read-modify-write on the flags orders this against another thread's key call on the unit
+  // (which sets flag_key_setter the same way): whichever comes second sees the other.
+  const std::uint32_t f =
+      e->flags.fetch_or(flag_entry_ended | flag_settling, std::memory_order_seq_cst);
+  if (f & flag_entry_ended) return;
   if (tool_active()) {
-    const std::uint32_t f = e->flags.load(std::memory_order_acquire);
     if (!(f & flag_cancelled)) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
     if (f & flag_unnamed) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
   }
-  std::lock_guard lock(key_lock_of(u));
-  e->flags.fetch_or(flag_settling, std::memory_order_relaxed);
+  // A key call from another thread that got in first finishes before weft tears the values down.
+  while (e->flags.load(std::memory_order_seq_cst) & flag_key_setter) sched_yield();
 }
 
 void invoke_entry(weft::work_unit* u) {

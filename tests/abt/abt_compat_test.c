@@ -633,10 +633,11 @@ static void test_trigger_stack_dump(void) {
   CHECK(ftell(out) > 0);
   /* A stream busy in a ULT that never yields does not answer: the dump waits for the timeout
    * and says so. */
-  ABT_xstream busy;
-  OK(ABT_xstream_create(ABT_SCHED_NULL, &busy));
+  /* Its own pool and a BASIC scheduler: no other stream takes the spinner from it. */
   ABT_pool busy_pool;
-  OK(ABT_xstream_get_main_pools(busy, 1, &busy_pool));
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_TRUE, &busy_pool));
+  ABT_xstream busy;
+  OK(ABT_xstream_create_basic(ABT_SCHED_BASIC, 1, &busy_pool, ABT_SCHED_CONFIG_NULL, &busy));
   int release = 0, started = 0;
   ABT_thread spinner;
   OK(ABT_thread_create(busy_pool, add_one, &started, ABT_THREAD_ATTR_NULL, NULL));
@@ -988,6 +989,12 @@ struct sched_view {
   int task_self_code;
   int is_primary_code;
   ABT_bool is_primary;
+  ABT_xstream xstream;
+  ABT_xstream self_xstream;
+  int rank;
+  ABT_bool on_primary;
+  int create_code;
+  int created_ran;
 };
 
 static struct sched_view g_sched_view;
@@ -1006,6 +1013,12 @@ static void viewing_sched_run(ABT_sched sched) {
     ABT_task task;
     v->task_self_code = ABT_task_self(&task);
     v->is_primary_code = ABT_self_is_primary(&v->is_primary);
+    /* What any ULT may do: its stream, a new unit in its pool. */
+    OK(ABT_xstream_self(&v->xstream));
+    OK(ABT_self_get_xstream(&v->self_xstream));
+    OK(ABT_xstream_self_rank(&v->rank));
+    OK(ABT_self_on_primary_xstream(&v->on_primary));
+    v->create_code = ABT_thread_create(pool, add_one, &v->created_ran, ABT_THREAD_ATTR_NULL, NULL);
     abt_test_store(&v->seen, 1);
   }
   for (int n = 0;; n++) {
@@ -1044,6 +1057,17 @@ static void test_scheduler_is_a_ult(void) {
   CHECK_RET(v->task_self_code, ABT_ERR_INV_TASK);
   OK(v->is_primary_code);
   CHECK(v->is_primary == ABT_FALSE);
+  CHECK(v->xstream == xs);
+  CHECK(v->self_xstream == xs);
+  int rank = -1;
+  OK(ABT_xstream_get_rank(xs, &rank));
+  CHECK(v->rank == rank);
+  CHECK(v->on_primary == ABT_FALSE);
+  OK(v->create_code);
+  abt_test_wait_flag(&v->created_ran);
+  ABT_xstream last = ABT_XSTREAM_NULL;
+  OK(ABT_thread_get_last_xstream(v->thread, &last));
+  CHECK(last == xs);
   /* Its handle answers queries like a running ULT's. */
   ABT_thread_state state;
   OK(ABT_thread_get_state(v->thread, &state));

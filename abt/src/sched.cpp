@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <new>
 #include <random>
+#include <thread>
 
 #include "objects.hpp"
 #include "weft/error.hpp"
@@ -84,6 +85,11 @@ class user_scheduler final : public weft::scheduler {
   }
 
   void run() override {
+    // A stream starts before ABT_xstream_create registers its handle: the user's run may ask
+    // for it (ABT_xstream_self) at once, so it waits for the handle while a create is under way.
+    while (has_stream() && !xstream_handle(&stream()) &&
+           state().creating_xstreams.load(std::memory_order_acquire) > 0)
+      std::this_thread::yield();
     stop_seen = false;
     weft::scheduler* prev = tl_running;
     weft::work_unit* prev_unit = tl_loop_unit;

@@ -176,15 +176,20 @@ int create_xstream(ABT_sched sched, int rank, ABT_xstream* newxstream) {
     // Named before the stream starts: its scheduler loop reads sched->sched (check_events).
     sched->sched = sched->owned.get();
     weft::execution_stream* s = nullptr;
+    // The stream starts inside create(); its user scheduler waits for the handle (see sched.cpp).
+    layer_state& st = state();
+    st.creating_xstreams.fetch_add(1, std::memory_order_acq_rel);
     try {
       s = &weft::execution_stream::create(std::move(sched->owned), rank);
     } catch (...) {
+      st.creating_xstreams.fetch_sub(1, std::memory_order_acq_rel);
       // create() consumed the scheduler: the handle cannot be used again.
       sched->sched = nullptr;
       if (made_here) delete_sched_handle(sched);
       throw;
     }
     *newxstream = new_xstream(*s, sched);
+    st.creating_xstreams.fetch_sub(1, std::memory_order_acq_rel);
     return ABT_SUCCESS;
   });
 }

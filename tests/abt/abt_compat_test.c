@@ -1208,7 +1208,8 @@ static void test_primary_associated_pool(void) {
 
 struct switch_pair {
   ABT_pool pool;
-  ABT_thread x, y;
+  ABT_thread x, y;   /* written by the primary ULT when its create returns */
+  ABT_thread x_self; /* X's handle as X sees it (Y may run before the create returned) */
   ABT_thread_state x_state_seen_by_y;
   int y_code;
   int x_back;
@@ -1218,12 +1219,13 @@ struct switch_pair {
 
 static void y_resumes_x(void* arg) {
   struct switch_pair* p = arg;
-  OK(ABT_thread_get_state(p->x, &p->x_state_seen_by_y));
-  p->y_code = ABT_self_resume_yield_to(p->x);
+  OK(ABT_thread_get_state(p->x_self, &p->x_state_seen_by_y));
+  p->y_code = ABT_self_resume_yield_to(p->x_self);
 }
 
 static void x_suspends_to_y(void* arg) {
   struct switch_pair* p = arg;
+  OK(ABT_self_get_thread(&p->x_self));
   OK(ABT_thread_create(p->pool, y_resumes_x, p, ABT_THREAD_ATTR_NULL, &p->y));
   OK(ABT_self_suspend_to(p->y));
   abt_test_store(&p->x_back, 1);
@@ -1231,7 +1233,7 @@ static void x_suspends_to_y(void* arg) {
 
 static void y_looks_at_x(void* arg) {
   struct switch_pair* p = arg;
-  OK(ABT_thread_get_state(p->x, &p->x_state_seen_by_y));
+  OK(ABT_thread_get_state(p->x_self, &p->x_state_seen_by_y));
   /* The exited ULT is in no pool: the only unit queued is none. */
   size_t size = 99;
   OK(ABT_pool_get_size(p->pool, &size));
@@ -1241,6 +1243,7 @@ static void y_looks_at_x(void* arg) {
 
 static void x_exits_to_y(void* arg) {
   struct switch_pair* p = arg;
+  OK(ABT_self_get_thread(&p->x_self));
   OK(ABT_thread_create(p->pool, y_looks_at_x, p, ABT_THREAD_ATTR_NULL, &p->y));
   ABT_self_exit_to(p->y);
   p->x_returned_from_exit = 1;

@@ -1278,6 +1278,61 @@ static void test_suspend_exit_to(void) {
   abt_test_stop();
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Porter's checks: create functions set their output to NULL when they fail (Argobots 1.x)   */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_create_outputs_on_failure(void) {
+  /* Not initialised. */
+  ABT_thread t = (ABT_thread)GARBAGE;
+  ABT_task k = (ABT_task)GARBAGE;
+  ABT_xstream xs = (ABT_xstream)GARBAGE;
+  ABT_pool pool = (ABT_pool)GARBAGE;
+  ABT_sched sched = (ABT_sched)GARBAGE;
+  ABT_thread_attr attr = (ABT_thread_attr)GARBAGE;
+  CHECK_RET(ABT_thread_create(ABT_POOL_NULL, add_one, NULL, ABT_THREAD_ATTR_NULL, &t),
+            ABT_ERR_UNINITIALIZED);
+  CHECK(t == ABT_THREAD_NULL);
+  CHECK_RET(ABT_xstream_create(ABT_SCHED_NULL, &xs), ABT_ERR_UNINITIALIZED);
+  CHECK(xs == ABT_XSTREAM_NULL);
+  CHECK_RET(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_TRUE, &pool),
+            ABT_ERR_UNINITIALIZED);
+  CHECK(pool == ABT_POOL_NULL);
+  CHECK_RET(ABT_sched_create_basic(ABT_SCHED_BASIC, 0, NULL, ABT_SCHED_CONFIG_NULL, &sched),
+            ABT_ERR_UNINITIALIZED);
+  CHECK(sched == ABT_SCHED_NULL);
+  CHECK_RET(ABT_thread_attr_create(&attr), ABT_ERR_UNINITIALIZED);
+  CHECK(attr == ABT_THREAD_ATTR_NULL);
+  abt_test_start();
+  /* Invalid arguments. */
+  t = (ABT_thread)GARBAGE;
+  CHECK_RET(ABT_thread_create(ABT_POOL_NULL, add_one, NULL, ABT_THREAD_ATTR_NULL, &t),
+            ABT_ERR_INV_POOL);
+  CHECK(t == ABT_THREAD_NULL);
+  k = (ABT_task)GARBAGE;
+  CHECK_RET(ABT_task_create(ABT_POOL_NULL, add_one, NULL, &k), ABT_ERR_INV_POOL);
+  CHECK(k == ABT_TASK_NULL);
+  t = (ABT_thread)GARBAGE;
+  CHECK_RET(ABT_thread_create_on_xstream(ABT_XSTREAM_NULL, add_one, NULL, ABT_THREAD_ATTR_NULL, &t),
+            ABT_ERR_INV_XSTREAM);
+  CHECK(t == ABT_THREAD_NULL);
+  /* A scheduler that is a stream's main scheduler already cannot start another stream. */
+  ABT_sched in_use;
+  OK(ABT_xstream_get_main_sched(abt_test_xstreams[0], &in_use));
+  xs = (ABT_xstream)GARBAGE;
+  CHECK_RET(ABT_xstream_create(in_use, &xs), ABT_ERR_INV_SCHED);
+  CHECK(xs == ABT_XSTREAM_NULL);
+  pool = (ABT_pool)GARBAGE;
+  CHECK_RET(ABT_pool_create_basic((ABT_pool_kind)99, ABT_POOL_ACCESS_MPSC, ABT_TRUE, &pool),
+            ABT_ERR_INV_POOL_KIND);
+  CHECK(pool == ABT_POOL_NULL);
+  sched = (ABT_sched)GARBAGE;
+  CHECK_RET(ABT_sched_create_basic((ABT_sched_predef)99, 0, NULL, ABT_SCHED_CONFIG_NULL, &sched),
+            ABT_ERR_INV_SCHED_PREDEF);
+  CHECK(sched == ABT_SCHED_NULL);
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"self_null_on_failure", test_self_null_on_failure},
@@ -1298,6 +1353,7 @@ int main(int argc, char** argv) {
       {"primary_under_user_sched", test_primary_under_user_sched},
       {"primary_associated_pool", test_primary_associated_pool},
       {"suspend_exit_to", test_suspend_exit_to},
+      {"create_outputs_on_failure", test_create_outputs_on_failure},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

@@ -53,7 +53,9 @@ extern "C" {
 /* MAJ * 10000000 + MIN * 100000 + REV * 1000 + TYPE * 100 + PATCH. */
 #define ABT_CALC_VERSION(MAJOR, MINOR, REVISION, TYPE, PATCH) \
   (((MAJOR)*10000000) + ((MINOR)*100000) + ((REVISION)*1000) + ((TYPE)*100) + (PATCH))
-#define ABT_NUMVERSION ABT_CALC_VERSION(1, 2, 0, ABT_RELEASE_TYPE_PATCH, 0)
+/* The value Argobots 1.2's own abt.h carries (its build encodes the release as 1.2.0, RC type,
+ * patch 1): programs that compare against ABT_NUMVERSION see the number they see there. */
+#define ABT_NUMVERSION 10200201
 /* Marks weft's implementation, for programs that want to know what they run on. */
 #define ABT_WEFT 1
 

@@ -101,7 +101,22 @@ enum thread_flag : std::uint32_t {
   flag_unnamed = 1u << 0,         // created without a handle: frees itself
   flag_not_migratable = 1u << 1,  // ABT_thread_set_migratable(false)
   flag_cancel = 1u << 2,          // ABT_thread_cancel requested
+  flag_user_guard = 1u << 3,      // a page of the user's stack is protected as its guard
+  flag_settling = 1u << 4,        // the entry returned: weft is tearing down its local values
+  flag_cancelled = 1u << 5,       // ended by its cancellation (reported as CANCEL, not FINISH)
+  flag_entry_ended = 1u << 6,     // end_of_entry() has run
+  flag_key_setter = 1u << 7,      // another thread is in an ABT key call on the unit
 };
+
+/// What happens when the entry of `u` (an ABT-created unit) ends, once: reports FINISH (unless
+/// its cancellation was reported) and FREE for an unnamed unit, and marks the end under its key
+/// lock (weft tears its local values down next).
+void end_of_entry(weft::work_unit* u) noexcept;
+
+/// The lock that serialises the ABT key operations on `u` (a stripe of a fixed table): another
+/// thread's ABT_thread_set_specific and the unit's own ABT_key_set both reach weft's per-unit
+/// table, which only its owner may otherwise touch.
+std::mutex& key_lock_of(const weft::work_unit* u) noexcept;
 
 /// What the ABT layer keeps per work unit it created, in the descriptor's callable storage (the
 /// unit itself is created with a C entry, so weft does not use that storage). Trivially
@@ -118,6 +133,7 @@ struct thread_ext {
   void (*migration_cb)(ABT_thread, void*);
   void* migration_arg;
   ABT_pool last_pool;  // the ABT pool the unit was last put in by the ABT layer
+  void* user_stack;    // the stack ABT_thread_attr_set_stack gave (its size is u->stack_size)
 };
 static_assert(sizeof(thread_ext) <= weft::detail::inline_callable_size);
 

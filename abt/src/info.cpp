@@ -1,8 +1,14 @@
 // ABT_info_*: configuration queries and human-readable dumps of the layer's objects.
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "objects.hpp"
 #include "units.hpp"
 #include "weft/runtime.hpp"
+#include "weft/unit_handle.hpp"
 
 using namespace abt;
 
@@ -72,6 +78,74 @@ void print_xstream(FILE* fp, ABT_xstream x) {
   for (int c : x->cpus) std::fprintf(fp, " %d", c);
   std::fprintf(fp, "\n");
   if (x->main_sched) print_sched(fp, x->main_sched);
+}
+
+/// One ABT_info_trigger_print_all_thread_stacks: as in Argobots, the dump waits until every
+/// running stream has reached a scheduling point (a unit pinned to each stream has run there),
+/// or until the timeout, then prints and calls back with whether it timed out.
+struct stack_dump {
+  FILE* fp;
+  void (*cb)(ABT_bool, void*);
+  void* arg;
+  int expected = 0;
+  std::atomic<int> arrived{0};
+  std::atomic<bool> done{false};
+  std::atomic<int> refs{0};  // responders and the timer that still hold it
+};
+
+void release_dump(stack_dump* d) noexcept {
+  if (d->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete d;
+}
+
+void finish_dump(stack_dump* d, bool timed_out) {
+  if (d->done.exchange(true, std::memory_order_acq_rel)) return;
+  if (ensure_initialized() == ABT_SUCCESS) ABT_info_print_all_xstreams(d->fp);
+  if (d->cb) d->cb(timed_out ? ABT_TRUE : ABT_FALSE, d->arg);
+}
+
+/// The body of the unit pinned to each stream.
+void dump_responder(weft::work_unit* u) {
+  auto* d = static_cast<stack_dump*>(u->entry_arg);
+  if (d->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == d->expected) finish_dump(d, false);
+  release_dump(d);
+}
+
+void trigger_stack_dump(FILE* fp, double timeout, void (*cb)(ABT_bool, void*), void* arg) {
+  std::vector<weft::execution_stream*> streams;
+  {
+    layer_state& st = state();
+    std::lock_guard lock(st.mutex);
+    for (ABT_xstream x : st.xstreams)
+      if (x && x->stream && x->stream->state() == weft::stream_state::running)
+        streams.push_back(x->stream);
+  }
+  auto* d = new stack_dump{fp, cb, arg};
+  d->expected = static_cast<int>(streams.size());
+  const bool timed = timeout >= 0;
+  d->refs.store(d->expected + (timed ? 1 : 0) + 1, std::memory_order_relaxed);
+  if (timed) {
+    std::thread([d, timeout] {
+      const auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+      while (!d->done.load(std::memory_order_acquire) &&
+             std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      finish_dump(d, true);  // a no-op when every stream answered in time
+      release_dump(d);
+    }).detach();
+  }
+  for (weft::execution_stream* s : streams) {
+    // Pinned before it is queued, so that it runs on `s` and nowhere else.
+    weft::work_unit* u = weft::detail::allocate_unit(weft::unit_kind::ult, 0);
+    u->invoke = &dump_responder;
+    u->destroy = nullptr;
+    u->entry_arg = d;
+    u->pinned_to.store(s, std::memory_order_relaxed);
+    weft::detail::submit_unit(u, s->main_pool());
+    weft::detail::detach_unit(u);
+  }
+  if (streams.empty()) finish_dump(d, false);
+  release_dump(d);
 }
 
 }  // namespace
@@ -242,12 +316,10 @@ int ABT_info_trigger_print_all_thread_stacks(FILE* fp, double timeout,
                                              void (*cb_func)(ABT_bool, void*), void* arg) {
   if (int rc = ensure_initialized()) return rc;
   if (!fp) return ABT_ERR_INV_ARG;
-  (void)timeout;
-  // Argobots prints once every stream reaches a safe point; weft prints what it can see at once
-  // (the streams, their schedulers and pools) and reports completion without a timeout.
-  const int rc = ABT_info_print_all_xstreams(fp);
-  if (cb_func) cb_func(ABT_FALSE, arg);
-  return rc;
+  return guarded(ABT_ERR_MEM, [&] {
+    trigger_stack_dump(fp, timeout, cb_func, arg);
+    return ABT_SUCCESS;
+  });
 }
 
 }  // extern "C"

@@ -127,7 +127,14 @@ int ABT_init(int, char**) {
 
 int ABT_finalize(void) {
   layer_state& st = state();
-  if (st.init_count.load(std::memory_order_acquire) == 0) return ABT_ERR_UNINITIALIZED;
+  // As Argobots: the reference count comes first, so a nested finalize succeeds from any caller;
+  // only the last one must come from the primary ULT.
+  int count = st.init_count.load(std::memory_order_acquire);
+  while (count > 1) {
+    if (st.init_count.compare_exchange_weak(count, count - 1, std::memory_order_acq_rel))
+      return ABT_SUCCESS;
+  }
+  if (count == 0) return ABT_ERR_UNINITIALIZED;
   const context c = calling_context();
   if (c != context::primary_ult) {
     return c == context::external || c == context::scheduler ? ABT_ERR_INV_XSTREAM

@@ -1,7 +1,10 @@
 // ABT_key_* and the work-unit-specific data of ABT_thread_/ABT_self_{set,get}_specific: an
 // ABT_key is a weft::local_key packed into the handle's bits (a key is 8 bytes and never 0).
+#include <sched.h>
+
 #include <bit>
 #include <cstring>
+#include <mutex>
 
 #include "units.hpp"
 #include "weft/error.hpp"
@@ -23,6 +26,57 @@ ABT_key handle_of_key(const weft::local_key& key) noexcept {
   std::uint64_t wide = 0;
   std::memcpy(&wide, static_cast<const void*>(&key), sizeof key);
   return reinterpret_cast<ABT_key>(static_cast<std::uintptr_t>(wide));
+}
+
+}  // namespace
+
+namespace abt {
+
+std::mutex& key_lock_of(const weft::work_unit* u) noexcept {
+  static std::mutex locks[64];
+  const auto bits = reinterpret_cast<std::uintptr_t>(u);
+  return locks[(bits >> 6 ^ bits >> 12) % 64];
+}
+
+}  // namespace abt
+
+namespace {
+
+/// Another thread's ABT key call on unit `u`: holds u's key lock (against u's own key calls) and,
+/// while u runs, flag_key_setter (against the teardown of u's values when its entry ends, see
+/// abt::end_of_entry). A unit whose entry has ended is waited for until it has terminated; its
+/// values are settled then and may be set again.
+class other_unit_keys {
+ public:
+  explicit other_unit_keys(weft::work_unit* u) : e_(abt::ext_of(u)) {
+    for (;;) {
+      lock_ = std::unique_lock(abt::key_lock_of(u));
+      if (!e_) return;
+      const std::uint32_t f = e_->flags.fetch_or(abt::flag_key_setter, std::memory_order_seq_cst);
+      if (!(f & abt::flag_settling)) return;
+      e_->flags.fetch_and(~std::uint32_t{abt::flag_key_setter}, std::memory_order_seq_cst);
+      if (u->state.load(std::memory_order_acquire) == weft::unit_state::terminated) {
+        e_ = nullptr;  // settled: nothing tears the values down any more
+        return;
+      }
+      lock_.unlock();
+      sched_yield();
+    }
+  }
+  ~other_unit_keys() {
+    if (e_) e_->flags.fetch_and(~std::uint32_t{abt::flag_key_setter}, std::memory_order_seq_cst);
+  }
+  other_unit_keys(const other_unit_keys&) = delete;
+  other_unit_keys& operator=(const other_unit_keys&) = delete;
+
+ private:
+  abt::thread_ext* e_;
+  std::unique_lock<std::mutex> lock_;
+};
+
+/// The key lock of the calling unit, for its own key calls.
+std::unique_lock<std::mutex> own_keys(weft::work_unit* u) {
+  return std::unique_lock(abt::key_lock_of(u));
 }
 
 }  // namespace
@@ -64,6 +118,7 @@ int ABT_self_set_specific(ABT_key key, void* value) {
   const context c = calling_context();
   if (c == context::external || c == context::scheduler) return ABT_ERR_INV_XSTREAM;
   return guarded(ABT_ERR_INV_KEY, [&] {
+    std::lock_guard lock(key_lock_of(weft::this_unit::current()));
     key_of(key).set(value);
     return ABT_SUCCESS;
   });
@@ -75,6 +130,7 @@ int ABT_self_get_specific(ABT_key key, void** value) {
   if (!value) return ABT_ERR_INV_ARG;
   const context c = calling_context();
   if (c == context::external || c == context::scheduler) return ABT_ERR_INV_XSTREAM;
+  std::lock_guard lock(key_lock_of(weft::this_unit::current()));
   *value = key_of(key).get();
   return ABT_SUCCESS;
 }
@@ -85,7 +141,13 @@ int ABT_thread_set_specific(ABT_thread thread, ABT_key key, void* value) {
   if (!u) return ABT_ERR_INV_THREAD;
   if (!key) return ABT_ERR_INV_KEY;
   return guarded(ABT_ERR_INV_KEY, [&] {
-    key_of(key).set_for(*u, value);
+    if (u == weft::this_unit::current()) {
+      const auto lock = own_keys(u);
+      key_of(key).set_for(*u, value);
+    } else {
+      const other_unit_keys guard(u);
+      key_of(key).set_for(*u, value);
+    }
     return ABT_SUCCESS;
   });
 }
@@ -96,8 +158,16 @@ int ABT_thread_get_specific(ABT_thread thread, ABT_key key, void** value) {
   if (!u) return ABT_ERR_INV_THREAD;
   if (!key) return ABT_ERR_INV_KEY;
   if (!value) return ABT_ERR_INV_ARG;
-  *value = key_of(key).get_for(*u);
-  return ABT_SUCCESS;
+  return guarded(ABT_ERR_INV_KEY, [&] {
+    if (u == weft::this_unit::current()) {
+      const auto lock = own_keys(u);
+      *value = key_of(key).get_for(*u);
+    } else {
+      const other_unit_keys guard(u);
+      *value = key_of(key).get_for(*u);
+    }
+    return ABT_SUCCESS;
+  });
 }
 
 }  // extern "C"

@@ -48,9 +48,12 @@ weft::work_unit* user_pool_pop_thread(ABT_pool p, ABT_pool_context ctx, bool wai
 void user_pool_push_thread(ABT_pool p, weft::work_unit* u, ABT_pool_context ctx);
 /// Old interface: pops the pool's own unit (it stays registered until taken).
 ABT_unit user_pool_pop_unit(ABT_pool p, bool wait, double wait_secs);
-/// Pushes a unit the pool made (ABT_pool_push of the old interface); ABT_ERR_INV_UNIT if the
-/// unit is unknown.
+/// ABT_pool_push into a user pool: a unit the pool made goes back as it is, a unit of another
+/// pool (built-in or user) is converted into one of this pool; ABT_ERR_INV_UNIT if the value is
+/// no unit at all.
 int user_pool_push_unit(ABT_pool p, ABT_unit unit);
+/// ABT_pool_is_empty of a user pool: its is_empty callback (get_size for the old interface).
+bool user_pool_is_empty(ABT_pool p) noexcept;
 /// Removes a unit (old interface's p_remove); ABT_ERR_POOL when the definition has none.
 int user_pool_remove_unit(ABT_pool p, ABT_unit unit);
 /// Calls the definition's print_all (ABT_ERR_POOL when it has none). `as_threads`: print_fn
@@ -81,6 +84,9 @@ void sched_released(ABT_sched s) noexcept;
 void stacked_scheduler_ended(ABT_sched s) noexcept;
 /// True when the caller is a user scheduler's run callback (on its scheduler loop).
 bool in_scheduler_loop() noexcept;
+/// The unit that stands for the calling user main scheduler's loop in ABT calls (Argobots runs
+/// schedulers as ULTs), or nullptr when the caller is not one.
+weft::work_unit* scheduler_unit() noexcept;
 /// Runs `u` from the calling user scheduler's loop (ABT_xstream_run_unit, ABT_self_schedule).
 int run_from_scheduler(weft::work_unit* u);
 

@@ -227,7 +227,8 @@ int ABT_pool_get_access(ABT_pool pool, ABT_pool_access* access) {
 int ABT_pool_is_empty(ABT_pool pool, ABT_bool* is_empty) {
   if (!pool) return ABT_ERR_INV_POOL;
   if (!is_empty) return ABT_ERR_INV_ARG;
-  *is_empty = pool->pool->empty() ? ABT_TRUE : ABT_FALSE;
+  const bool empty = pool->user_defined ? user_pool_is_empty(pool) : pool->pool->empty();
+  *is_empty = empty ? ABT_TRUE : ABT_FALSE;
   return ABT_SUCCESS;
 }
 
@@ -394,7 +395,9 @@ int ABT_pool_push(ABT_pool pool, ABT_unit unit) {
   if (!pool) return ABT_ERR_INV_POOL;
   if (!unit) return ABT_ERR_INV_UNIT;
   if (pool->user_defined) return user_pool_push_unit(pool, unit);
-  return push_thread(pool, reinterpret_cast<ABT_thread>(unit), ABT_POOL_CONTEXT_OP_POOL_OTHER);
+  // A user pool's unit is converted back to its work unit (that pool frees the unit).
+  return push_thread(pool, handle_of(unit_to_thread(unit, nullptr)),
+                     ABT_POOL_CONTEXT_OP_POOL_OTHER);
 }
 
 int ABT_pool_print_all(ABT_pool pool, void* arg, void (*print_fn)(void*, ABT_unit)) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <new>
 #include <random>
+#include <thread>
 
 #include "objects.hpp"
 #include "weft/error.hpp"
@@ -13,6 +14,7 @@
 #include "weft/schedulers/prio_scheduler.hpp"
 #include "weft/schedulers/ws_pool.hpp"
 #include "weft/this_unit.hpp"
+#include "weft/unit_handle.hpp"
 
 namespace abt {
 
@@ -62,9 +64,32 @@ class user_scheduler final : public weft::scheduler {
       : weft::scheduler(std::move(pools)), h_(h) {
     set_idle_policy({.spin = {}, .park = false});
   }
-  ~user_scheduler() override { sched_released(h_); }
+  ~user_scheduler() override {
+    if (self_unit_) {
+      self_unit_->state.store(weft::unit_state::terminated, std::memory_order_relaxed);
+      weft::detail::discard_unit(self_unit_);
+    }
+    sched_released(h_);
+  }
+
+  /// The descriptor that stands for this scheduler's loop in ABT calls made from it (Argobots
+  /// runs a scheduler as a ULT): made on first use, never queued, reported as running.
+  weft::work_unit* self_unit() {
+    if (!self_unit_) {
+      weft::work_unit* u = weft::detail::allocate_unit(weft::unit_kind::ult, 0);
+      u->state.store(weft::unit_state::running, std::memory_order_relaxed);
+      u->last_stream.store(weft::this_unit::stream(), std::memory_order_relaxed);
+      self_unit_ = u;
+    }
+    return self_unit_;
+  }
 
   void run() override {
+    // A stream starts before ABT_xstream_create registers its handle: the user's run may ask
+    // for it (ABT_xstream_self) at once, so it waits for the handle while a create is under way.
+    while (has_stream() && !xstream_handle(&stream()) &&
+           state().creating_xstreams.load(std::memory_order_acquire) > 0)
+      std::this_thread::yield();
     stop_seen = false;
     weft::scheduler* prev = tl_running;
     weft::work_unit* prev_unit = tl_loop_unit;
@@ -86,6 +111,7 @@ class user_scheduler final : public weft::scheduler {
 
  private:
   ABT_sched h_;
+  weft::work_unit* self_unit_ = nullptr;  // see self_unit()
 };
 
 /// Argobots' RANDWS over the pools it is given: pools[0] is the own one; when it is empty, one
@@ -187,8 +213,10 @@ int create_predef_sched(int predef, int num_pools, ABT_pool* pools, ABT_sched_co
                              : predef == ABT_SCHED_RANDWS   ? ABT_POOL_RANDWS
                                                             : ABT_POOL_FIFO;
   std::vector<ABT_pool> list;
+  // Without pools, Argobots makes its own: one, or three for PRIO (one per priority).
+  const int default_pools = predef == ABT_SCHED_PRIO ? 3 : 1;
   if (num_pools == 0 || !pools)
-    list.assign(static_cast<std::size_t>(std::max(num_pools, 1)), nullptr);
+    list.assign(static_cast<std::size_t>(num_pools > 0 ? num_pools : default_pools), nullptr);
   else
     list.assign(pools, pools + num_pools);
   std::vector<ABT_pool> created_here;
@@ -263,6 +291,17 @@ void sched_released(ABT_sched s) noexcept {
 
 bool in_scheduler_loop() noexcept {
   return on_loop();
+}
+
+weft::work_unit* scheduler_unit() noexcept {
+  if (!on_loop() || tl_loop_unit) return nullptr;  // a stacked loop runs in a real ULT
+  auto* us = dynamic_cast<user_scheduler*>(tl_running);
+  if (!us) return nullptr;
+  try {
+    return us->self_unit();
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 int run_from_scheduler(weft::work_unit* u) {
@@ -429,10 +468,17 @@ int ABT_sched_has_to_stop(ABT_sched sched, ABT_bool* stop) {
 
 int ABT_xstream_run_unit(ABT_unit unit, ABT_pool pool) {
   if (int rc = ensure_initialized()) return rc;
-  if (!in_scheduler_loop()) return ABT_ERR_INV_XSTREAM;
+  if (!in_scheduler_loop()) {
+    // Argobots runs the unit from any ULT (as ABT_self_schedule does); a tasklet or an external
+    // thread cannot.
+    const context c = calling_context();
+    if (c == context::tasklet) return ABT_ERR_INV_THREAD;
+    if (c != context::ult && c != context::primary_ult) return ABT_ERR_INV_XSTREAM;
+  }
   if (!unit) return ABT_ERR_INV_UNIT;
   weft::work_unit* u = unit_to_thread(unit, pool);
   if (!u) return ABT_ERR_INV_UNIT;
+  if (!in_scheduler_loop()) return ABT_self_schedule(handle_of(u), pool);
   return run_from_scheduler(u);
 }
 

@@ -3,6 +3,8 @@
 #include "weft/error.hpp"
 #include "weft/ult.hpp"
 
+#include "abt_support_switch.hpp"  // runtime/src: suspend- and exit-and-switch
+
 using namespace abt;
 
 namespace {
@@ -13,11 +15,17 @@ int need_ult() noexcept {
   return caller_can_block() ? ABT_SUCCESS : not_a_ult_code();
 }
 
-/// ABT_SUCCESS when the caller is a work unit (ULT or tasklet).
+/// The calling work unit, or the unit that stands for the calling user scheduler's loop
+/// (Argobots runs schedulers as ULTs); nullptr for anything else.
+weft::work_unit* self_or_scheduler() noexcept {
+  if (weft::work_unit* u = weft::this_unit::current()) return u;
+  return scheduler_unit();
+}
+
+/// ABT_SUCCESS when the caller is a work unit (ULT or tasklet) or a user scheduler's loop.
 int need_unit() noexcept {
   if (int rc = ensure_initialized()) return rc;
-  const context c = calling_context();
-  return c == context::external || c == context::scheduler ? ABT_ERR_INV_XSTREAM : ABT_SUCCESS;
+  return self_or_scheduler() ? ABT_SUCCESS : ABT_ERR_INV_XSTREAM;
 }
 
 /// Checks a target of the *_to operations: a ULT other than the caller.
@@ -48,46 +56,78 @@ void queue_if_popped(weft::work_unit* u) {
   }
 }
 
-/// Switches to `u` (queued first if popped); the caller goes back to its pool.
+/// Switches to `u` (queued first if popped); the caller goes back to its pool. Reported as a
+/// yield of the caller, and RUN when it has its stream again.
 void switch_to(weft::work_unit* u) {
   queue_if_popped(u);
+  if (tool_active())
+    tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
   weft::this_unit::yield_to(u);
+  tool_running_again();
 }
 
 /// Suspends the caller; the scheduler runs what is ready (a target just resumed or queued
 /// included: weft has no direct switch into a suspended-then-resumed unit).
 int suspend_self() {
-  if (tool_active()) tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_SUSPEND);
+  if (tool_active())
+    tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_SUSPEND, ABT_SYNC_EVENT_TYPE_USER);
   weft::this_unit::suspend();
+  tool_running_again();  // RESUME came from the resumer
   honour_cancel();
   return ABT_SUCCESS;
 }
 
-/// Suspends the caller and runs `target` next: weft has no suspend-and-switch, so the caller
-/// switches to the target first and suspends when it is back, unless a resume arrived meanwhile
-/// (ABT_thread_resume consumes the pending suspension). Units without the ABT extension (the
-/// primary ULT) suspend first and let the scheduler reach the target.
+/// Suspends the caller and runs `target` next, in one switch (the caller is suspended before
+/// the target runs, as in Argobots). A target this stream cannot take (queued in a pool another
+/// stream consumes, running, pinned elsewhere) gets the fallback: the caller switches to it as a
+/// yield and suspends when it is back, unless a resume came first (ABT_thread_resume then
+/// consumes the pending suspension). The primary ULT suspends and lets the scheduler reach it.
 int suspend_to(weft::work_unit* target) {
   weft::work_unit* self = weft::this_unit::current();
   thread_ext* e = ext_of(self);
+  if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_SUSPEND, ABT_SYNC_EVENT_TYPE_USER);
+  if (e && weft::detail::suspend_and_switch(target)) {
+    tool_running_again();  // RESUME came from the resumer
+    honour_cancel();
+    return ABT_SUCCESS;
+  }
   if (!e) {
     queue_if_popped(target);
-    return suspend_self();
+    weft::this_unit::suspend();
+    tool_running_again();
+    honour_cancel();
+    return ABT_SUCCESS;
   }
   e->suspend_pending.store(true, std::memory_order_release);
-  switch_to(target);
+  queue_if_popped(target);
+  weft::this_unit::yield_to(target);
   e->suspending.store(true, std::memory_order_release);  // resume() waits for the suspension
   if (e->suspend_pending.exchange(false, std::memory_order_acq_rel)) {
-    const int rc = suspend_self();
+    weft::this_unit::suspend();
     e->suspending.store(false, std::memory_order_release);
-    return rc;
+    tool_running_again();
+    honour_cancel();
+    return ABT_SUCCESS;
   }
   e->suspending.store(false, std::memory_order_release);
+  tool_running_again();
   honour_cancel();
   return ABT_SUCCESS;
 }
 
-[[noreturn]] void exit_self() {
+/// Ends the caller and runs `target` next, in one switch (the caller has terminated when the
+/// target runs). A target this stream cannot take gets the fallback: switch to it as a yield,
+/// and end when back.
+[[noreturn]] void exit_to(weft::work_unit* target) {
+  weft::work_unit* self = weft::this_unit::current();
+  end_of_entry(self);  // FINISH (and FREE), and the local values' teardown is next
+  weft::detail::exit_and_switch(target);  // does not return when it could switch
+  try {
+    queue_if_popped(target);
+    weft::this_unit::yield_to(target);
+  } catch (const weft::error&) {
+    // The target could not be reached: the caller ends all the same, as Argobots' would.
+  }
   weft::this_unit::exit();
 }
 
@@ -113,14 +153,14 @@ int ABT_self_get_thread(ABT_thread* thread) {
   if (thread) *thread = ABT_THREAD_NULL;  // Argobots 1.x: also on error
   if (int rc = need_unit()) return rc;
   if (!thread) return ABT_ERR_INV_ARG;
-  *thread = handle_of(weft::this_unit::current());
+  *thread = handle_of(self_or_scheduler());
   return ABT_SUCCESS;
 }
 
 int ABT_self_get_thread_id(ABT_unit_id* id) {
   if (int rc = need_unit()) return rc;
   if (!id) return ABT_ERR_INV_ARG;
-  *id = weft::this_unit::id();
+  *id = self_or_scheduler()->id;
   return ABT_SUCCESS;
 }
 
@@ -138,6 +178,13 @@ int ABT_self_get_type(ABT_unit_type* type) {
     case context::tasklet:
       *type = ABT_UNIT_TYPE_TASK;
       return ABT_SUCCESS;
+    case context::scheduler:
+      if (scheduler_unit()) {  // a user scheduler: a ULT in Argobots
+        *type = ABT_UNIT_TYPE_THREAD;
+        return ABT_SUCCESS;
+      }
+      *type = ABT_UNIT_TYPE_EXT;
+      return ABT_ERR_INV_XSTREAM;
     default:
       *type = ABT_UNIT_TYPE_EXT;
       return ABT_ERR_INV_XSTREAM;
@@ -165,32 +212,37 @@ int ABT_self_on_primary_xstream(ABT_bool* on_primary) {
 
 int ABT_self_is_unnamed(ABT_bool* is_unnamed) {
   if (int rc = need_unit()) return rc;
-  return ABT_thread_is_unnamed(handle_of(weft::this_unit::current()), is_unnamed);
+  return ABT_thread_is_unnamed(handle_of(self_or_scheduler()), is_unnamed);
 }
 
 int ABT_self_get_last_pool(ABT_pool* pool) {
   if (pool) *pool = ABT_POOL_NULL;  // Argobots 1.x: also on error
   if (int rc = need_unit()) return rc;
-  return ABT_thread_get_last_pool(handle_of(weft::this_unit::current()), pool);
+  return ABT_thread_get_last_pool(handle_of(self_or_scheduler()), pool);
 }
 
 int ABT_self_get_last_pool_id(int* pool_id) {
   if (pool_id) *pool_id = -1;  // Argobots 1.x: also on error
   if (int rc = need_unit()) return rc;
-  return ABT_thread_get_last_pool_id(handle_of(weft::this_unit::current()), pool_id);
+  return ABT_thread_get_last_pool_id(handle_of(self_or_scheduler()), pool_id);
 }
 
 int ABT_self_set_associated_pool(ABT_pool pool) {
   if (int rc = need_unit()) return rc;
-  return ABT_thread_set_associated_pool(handle_of(weft::this_unit::current()), pool);
+  return ABT_thread_set_associated_pool(handle_of(self_or_scheduler()), pool);
 }
 
 int ABT_self_get_unit(ABT_unit* unit) {
   if (int rc = need_unit()) return rc;
-  return ABT_thread_get_unit(handle_of(weft::this_unit::current()), unit);
+  return ABT_thread_get_unit(handle_of(self_or_scheduler()), unit);
 }
 
 int ABT_self_yield(void) {
+  // A user main scheduler's loop is a ULT in Argobots, with nothing above it to yield to here.
+  if (ensure_initialized() == ABT_SUCCESS && calling_context() == context::scheduler &&
+      scheduler_unit())
+    return ABT_SUCCESS;
+  if (int rc = need_ult()) return rc;
   return ABT_thread_yield();
 }
 
@@ -246,26 +298,15 @@ int ABT_self_exit_to(ABT_thread thread) {
   if (int rc = need_ult()) return rc;
   if (calling_context() == context::primary_ult) return ABT_ERR_INV_THREAD;
   if (int rc = check_target(thread)) return rc;
-  // weft has no switch that ends the caller: switch to the target, and end when back.
-  const int rc = guarded(ABT_ERR_THREAD, [&] {
-    switch_to(unit_of(thread));
-    return ABT_SUCCESS;
-  });
-  if (rc) return rc;
-  exit_self();
+  exit_to(unit_of(thread));  // the caller ends (weft unwinds it): no return
 }
 
 int ABT_self_resume_exit_to(ABT_thread thread) {
   if (int rc = need_ult()) return rc;
   if (calling_context() == context::primary_ult) return ABT_ERR_INV_THREAD;
   if (int rc = check_target(thread)) return rc;
-  const int rc = guarded(ABT_ERR_THREAD, [&] {
-    if (int r = resume_target(thread)) return r;
-    switch_to(unit_of(thread));
-    return ABT_SUCCESS;
-  });
-  if (rc) return rc;
-  exit_self();
+  if (int rc = guarded(ABT_ERR_THREAD, [&] { return resume_target(thread); })) return rc;
+  exit_to(unit_of(thread));
 }
 
 int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {
@@ -284,10 +325,13 @@ int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {
   if (u == weft::this_unit::current()) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_THREAD, [&] {
     queue_if_popped(u);
+    if (tool_active())
+      tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     if (u->kind == weft::unit_kind::ult)
       weft::this_unit::yield_to(u);
     else
       weft::this_unit::yield();  // a tasklet runs from a scheduler, not from a ULT's stack
+    tool_running_again();
     honour_cancel();
     return ABT_SUCCESS;
   });
@@ -295,18 +339,18 @@ int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {
 
 int ABT_self_set_arg(void* arg) {
   if (int rc = need_unit()) return rc;
-  return ABT_thread_set_arg(handle_of(weft::this_unit::current()), arg);
+  return ABT_thread_set_arg(handle_of(self_or_scheduler()), arg);
 }
 
 int ABT_self_get_arg(void** arg) {
   if (arg) *arg = nullptr;  // Argobots 1.x: also on error
   if (int rc = need_unit()) return rc;
-  return ABT_thread_get_arg(handle_of(weft::this_unit::current()), arg);
+  return ABT_thread_get_arg(handle_of(self_or_scheduler()), arg);
 }
 
 int ABT_self_get_thread_func(void (**thread_func)(void*)) {
   if (int rc = need_unit()) return rc;
-  return ABT_thread_get_thread_func(handle_of(weft::this_unit::current()), thread_func);
+  return ABT_thread_get_thread_func(handle_of(self_or_scheduler()), thread_func);
 }
 
 }  // extern "C"

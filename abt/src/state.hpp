@@ -18,7 +18,8 @@ struct layer_state {
   std::atomic<weft::work_unit*> primary_unit{nullptr};
   std::size_t default_stack_size = 0;
   unsigned event_freq = 64;
-  int max_xstreams = 0;  // 0: no limit
+  std::atomic<int> creating_xstreams{0};  // ABT_xstream_create* calls between start and handle
+  int max_xstreams = 0;  // ABT_MAX_NUM_XSTREAMS (0: unset); reported, never a cap (as Argobots 1.2)
 
   std::mutex mutex;                   // guards everything below
   std::vector<ABT_xstream> xstreams;  // by rank (nullptr: free)

@@ -13,6 +13,7 @@
 #include <new>
 
 #include "abt_internal.hpp"
+#include "units.hpp"
 #include "weft/detail/sync.hpp"
 
 namespace weft::abt_sync {

@@ -83,6 +83,7 @@ int ABT_future_wait(ABT_future future) {
     return ABT_SUCCESS;
   }
   weft::waiter w;
+  const abt::tool_block_scope block(ABT_SYNC_EVENT_TYPE_FUTURE, f);
   try {
     // Woken only by the last set(), after `ready` was stored under the lock.
     weft::detail::wait_releasing(f->queue, f->lock, w);

@@ -49,6 +49,8 @@ int acquire_slow(mutex_object& m, mutex_wait how) noexcept {
     return ABT_SUCCESS;
   }
   try {
+    // Contended: the ULT may block (reported as such; weft's mutex may also take it by spinning).
+    const abt::tool_block_scope block(ABT_SYNC_EVENT_TYPE_MUTEX, &m);
     m.lock.lock();
     return ABT_SUCCESS;
   } catch (...) {

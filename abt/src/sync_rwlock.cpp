@@ -60,7 +60,10 @@ int ABT_rwlock_rdlock(ABT_rwlock rwlock) {
   if (!r) return ABT_ERR_INV_RWLOCK;
   if (weft::abt_sync::caller_is_tasklet()) return ABT_ERR_RWLOCK;
   try {
-    r->lock.lock_shared();
+    if (!r->lock.try_lock_shared()) {
+      const abt::tool_block_scope block(ABT_SYNC_EVENT_TYPE_RWLOCK, r);
+      r->lock.lock_shared();
+    }
   } catch (...) {
     return weft::abt_sync::current_exception_code(ABT_ERR_RWLOCK);
   }
@@ -73,7 +76,10 @@ int ABT_rwlock_wrlock(ABT_rwlock rwlock) {
   if (!r) return ABT_ERR_INV_RWLOCK;
   if (weft::abt_sync::caller_is_tasklet()) return ABT_ERR_RWLOCK;
   try {
-    r->lock.lock();
+    if (!r->lock.try_lock()) {
+      const abt::tool_block_scope block(ABT_SYNC_EVENT_TYPE_RWLOCK, r);
+      r->lock.lock();
+    }
   } catch (...) {
     return weft::abt_sync::current_exception_code(ABT_ERR_RWLOCK);
   }

@@ -55,10 +55,12 @@ int ABT_task_cancel(ABT_task task) {
 }
 
 int ABT_task_self(ABT_task* task) {
-  if (int rc = ensure_initialized()) return rc;
   if (!task) return ABT_ERR_INV_ARG;
+  *task = ABT_TASK_NULL;  // Argobots 1.x: also on error
+  if (int rc = ensure_initialized()) return rc;
   const context c = calling_context();
   if (c == context::ult || c == context::primary_ult) return ABT_ERR_INV_TASK;  // Argobots 1.x
+  if (c == context::scheduler && scheduler_unit()) return ABT_ERR_INV_TASK;     // a ULT there
   if (c != context::tasklet) return ABT_ERR_INV_XSTREAM;
   *task = handle_of(weft::this_unit::current());
   return ABT_SUCCESS;
@@ -69,6 +71,7 @@ int ABT_task_self_id(ABT_unit_id* id) {
   if (!id) return ABT_ERR_INV_ARG;
   const context c = calling_context();
   if (c == context::ult || c == context::primary_ult) return ABT_ERR_INV_TASK;
+  if (c == context::scheduler && scheduler_unit()) return ABT_ERR_INV_TASK;
   if (c != context::tasklet) return ABT_ERR_INV_XSTREAM;
   *id = weft::this_unit::id();
   return ABT_SUCCESS;

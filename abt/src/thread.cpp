@@ -2,6 +2,8 @@
 // descriptors with a C entry; the layer's per-unit state (thread_ext) lives in the descriptor's
 // callable storage, so a create costs what weft's own create costs.
 #include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <new>
 
@@ -27,15 +29,85 @@ struct borrowed_tasklet : weft::tasklet {
 
 }  // namespace
 
+namespace {
+
+/// Runs end_of_entry() when a unit's entry ends (returned, exited or cancelled): FINISH and, for
+/// an unnamed unit, which frees itself, FREE, in Argobots' order; from then on weft tears down
+/// the unit's local values, and ABT_thread_set_specific from another thread waits until the
+/// unit has terminated.
+struct entry_end {
+  weft::work_unit* u;
+  ~entry_end() { end_of_entry(u); }
+};
+
+std::size_t page_bytes() noexcept {
+  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+/// The page of a user stack that serves as its guard: the lowest whole page in it.
+char* user_guard_page(void* stack) noexcept {
+  const std::size_t page = page_bytes();
+  return reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(stack) + page - 1) / page *
+                                 page);
+}
+
+/// Runs at the end of a ULT on a guarded user stack (weft calls it once the entry returned, on
+/// the ULT's own stack, far above the guard): the memory goes back to the user unprotected.
+void unguard_user_stack(weft::work_unit* u) {
+  thread_ext* e = ext_of(u);
+  if (!e || !(e->flags.load(std::memory_order_relaxed) & flag_user_guard)) return;
+  mprotect(user_guard_page(e->user_stack), page_bytes(), PROT_READ | PROT_WRITE);
+  e->flags.fetch_and(~std::uint32_t{flag_user_guard}, std::memory_order_relaxed);
+}
+
+/// Runs the ULT on the user's stack. As Argobots does with its mprotect overflow check, the
+/// lowest whole page of that memory becomes a PROT_NONE guard (weft's fault handler reports an
+/// overflow into it), unless the stack is too small to spare it; the ULT uses what lies above.
+/// Returns true when the guard is in place.
+bool use_user_stack(weft::work_unit* u, void* stack, std::size_t size) noexcept {
+  const std::size_t page = page_bytes();
+  char* const top = static_cast<char*>(stack) + size;
+  char* const guard = user_guard_page(stack);
+  if (guard + 3 * page <= top && mprotect(guard, page, PROT_NONE) == 0) {
+    weft::detail::set_user_stack(u, guard + page, static_cast<std::size_t>(top - (guard + page)));
+    return true;
+  }
+  weft::detail::set_user_stack(u, stack, size);
+  return false;
+}
+
+}  // namespace
+
+void end_of_entry(weft::work_unit* u) noexcept {
+  thread_ext* e = ext_of(u);
+  if (!e) return;
+  // One read-modify-write on the flags orders this against another thread's key call on the unit
+  // (which sets flag_key_setter the same way): whichever comes second sees the other.
+  const std::uint32_t f =
+      e->flags.fetch_or(flag_entry_ended | flag_settling, std::memory_order_seq_cst);
+  if (f & flag_entry_ended) return;
+  if (tool_active()) {
+    if (!(f & flag_cancelled)) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
+    if (f & flag_unnamed) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
+  }
+  // A key call from another thread that got in first finishes before weft tears the values down.
+  while (e->flags.load(std::memory_order_seq_cst) & flag_key_setter) sched_yield();
+}
+
 void invoke_entry(weft::work_unit* u) {
   auto* e = std::launder(reinterpret_cast<thread_ext*>(u->storage));  // ours: invoke is this
+  const entry_end end{u};
   // A unit cancelled before it started terminates without running (Argobots' cancellation; a
   // cancel that comes later is honoured at the unit's next ABT yield).
   e->started.store(true, std::memory_order_relaxed);
-  if (e->flags.load(std::memory_order_acquire) & flag_cancel) return;
+  if (e->flags.load(std::memory_order_acquire) & flag_cancel) {
+    e->flags.fetch_or(flag_cancelled, std::memory_order_relaxed);
+    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_CANCEL);
+    return;
+  }
   if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
   u->entry_fn(u->entry_arg);
-  if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
 }
 
 int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
@@ -43,9 +115,12 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
   const std::size_t stack =
       kind == weft::unit_kind::ult && attr && attr->stack_size ? attr->stack_size : 0;
   weft::work_unit* u = weft::detail::allocate_unit(kind, stack);
-  if (kind == weft::unit_kind::ult && attr && attr->stack)
-    weft::detail::set_user_stack(u, attr->stack, attr->stack_size);
   std::uint32_t flags = out ? 0u : std::uint32_t{flag_unnamed};
+  void* user_stack = nullptr;
+  if (kind == weft::unit_kind::ult && attr && attr->stack) {
+    user_stack = attr->stack;
+    if (use_user_stack(u, attr->stack, attr->stack_size)) flags |= flag_user_guard;
+  }
   if (attr && !attr->migratable) flags |= flag_not_migratable;
   auto* e = ::new (static_cast<void*>(u->storage)) thread_ext;
   e->magic = thread_ext::magic_value;
@@ -56,8 +131,9 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
   e->migration_cb = attr ? attr->migration_cb : nullptr;
   e->migration_arg = attr ? attr->migration_arg : nullptr;
   e->last_pool = ph;
+  e->user_stack = user_stack;
   u->invoke = &invoke_entry;
-  u->destroy = nullptr;
+  u->destroy = (flags & flag_user_guard) ? &unguard_user_stack : nullptr;
   u->entry_fn = fn;
   u->entry_arg = arg;
   if (tool_active()) {
@@ -96,12 +172,13 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
   thread_ext* e = ext_of(u);
   if (e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed)) return invalid_code;
   return guarded(ABT_ERR_THREAD, [&] {
-    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_JOIN);
     const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
     if (w != weft::detail::join_done) {
       const bool can_block = self && self->kind == weft::unit_kind::ult;
       if (w == weft::detail::join_none && (can_block || !self)) {
         weft::detail::check_join(u);
+        // A ULT blocks until the unit ends (SUSPEND, then RESUME and RUN), as in Argobots.
+        const tool_block_scope block(ABT_SYNC_EVENT_TYPE_THREAD_JOIN, handle_of(u));
         weft::detail::wait_unit(u);
       } else {
         // Another joiner already waits (weft takes one), or the caller is a tasklet, which
@@ -114,6 +191,8 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
         }
       }
     }
+    // Argobots reports the join once the unit has terminated.
+    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_JOIN);
     if (then_free) {
       if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
       weft::detail::discard_unit(u);
@@ -127,6 +206,7 @@ void honour_cancel() {
   thread_ext* e = ext_of(self);
   if (e && (e->flags.load(std::memory_order_acquire) & flag_cancel) &&
       self->kind == weft::unit_kind::ult) {
+    e->flags.fetch_or(flag_cancelled, std::memory_order_relaxed);
     if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_CANCEL);
     weft::this_unit::exit();
   }
@@ -223,7 +303,10 @@ int ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
   if (int rc = create_thread(pool, thread_func, arg, attr, &t)) return rc;
   weft::work_unit* u = unit_of(t);
   int rc = guarded(ABT_ERR_THREAD, [&] {
+    if (tool_active())
+      tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield_to(u);
+    tool_running_again();
     return ABT_SUCCESS;
   });
   if (newthread) {
@@ -292,7 +375,10 @@ int ABT_thread_revive_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
   if (!caller_can_block()) return not_a_ult_code();
   if (int rc = ABT_thread_revive(pool, thread_func, arg, thread)) return rc;
   return guarded(ABT_ERR_THREAD, [&] {
+    if (tool_active())
+      tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield_to(unit_of(*thread));
+    tool_running_again();
     return ABT_SUCCESS;
   });
 }
@@ -343,10 +429,18 @@ int ABT_thread_cancel(ABT_thread thread) {
 }
 
 int ABT_thread_self(ABT_thread* thread) {
-  if (int rc = ensure_initialized()) return rc;
   if (!thread) return ABT_ERR_INV_ARG;
+  *thread = ABT_THREAD_NULL;  // Argobots 1.x: also on error
+  if (int rc = ensure_initialized()) return rc;
   const context c = calling_context();
   if (c == context::tasklet) return ABT_ERR_INV_THREAD;  // Argobots 1.x: use ABT_self_get_thread
+  if (c == context::scheduler) {
+    // A user scheduler's loop: a ULT in Argobots.
+    weft::work_unit* s = scheduler_unit();
+    if (!s) return ABT_ERR_INV_XSTREAM;
+    *thread = handle_of(s);
+    return ABT_SUCCESS;
+  }
   if (c != context::ult && c != context::primary_ult) return ABT_ERR_INV_XSTREAM;
   *thread = handle_of(weft::this_unit::current());
   return ABT_SUCCESS;
@@ -357,6 +451,12 @@ int ABT_thread_self_id(ABT_unit_id* id) {
   if (!id) return ABT_ERR_INV_ARG;
   const context c = calling_context();
   if (c == context::tasklet) return ABT_ERR_INV_THREAD;
+  if (c == context::scheduler) {
+    weft::work_unit* s = scheduler_unit();
+    if (!s) return ABT_ERR_INV_XSTREAM;
+    *id = s->id;
+    return ABT_SUCCESS;
+  }
   if (c != context::ult && c != context::primary_ult) return ABT_ERR_INV_XSTREAM;
   *id = weft::this_unit::id();
   return ABT_SUCCESS;
@@ -408,7 +508,8 @@ int ABT_thread_set_associated_pool(ABT_thread thread, ABT_pool pool) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!pool) return ABT_ERR_INV_POOL;
-  if (u == primary_unit()) return ABT_ERR_INV_THREAD;
+  // The primary ULT too: weft pins it to the primary stream, so a scheduler of another stream
+  // that pops it from `pool` hands it back there; it runs wherever the primary stream serves it.
   u->home.store(pool->pool.get(), std::memory_order_relaxed);
   if (thread_ext* e = ext_of(u)) e->last_pool = pool;
   return ABT_SUCCESS;
@@ -421,7 +522,10 @@ int ABT_thread_yield_to(ABT_thread thread) {
   if (!u || u == weft::this_unit::current() || u->kind != weft::unit_kind::ult)
     return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_THREAD, [&] {
+    if (tool_active())
+      tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield_to(u);
+    tool_running_again();
     honour_cancel();
     return ABT_SUCCESS;
   });
@@ -429,10 +533,14 @@ int ABT_thread_yield_to(ABT_thread thread) {
 
 int ABT_thread_yield(void) {
   if (int rc = ensure_initialized()) return rc;
-  if (!caller_can_block()) return not_a_ult_code();
+  // Argobots 1.x: from a tasklet or an external thread there is nothing to yield, and the call
+  // succeeds without doing anything (ABT_self_yield reports those callers instead).
+  if (!caller_can_block()) return ABT_SUCCESS;
   return guarded(ABT_ERR_THREAD, [&] {
-    if (tool_active()) tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD);
+    if (tool_active())
+      tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield();
+    tool_running_again();
     honour_cancel();
     return ABT_SUCCESS;
   });
@@ -606,12 +714,30 @@ int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr* attr) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!attr) return ABT_ERR_INV_ARG;
+  if (u->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;  // Argobots 1.x: ULTs only
   auto* a = new (std::nothrow) ABT_thread_attr_opaque;
   if (!a) return ABT_ERR_MEM;
-  a->stack_size = u->kind == weft::unit_kind::ult
-                      ? (u->stack_size ? u->stack_size : state().default_stack_size)
-                      : 0;
-  if (thread_ext* e = ext_of(u)) {
+  thread_ext* e = ext_of(u);
+  a->stack_size = u->stack_size ? u->stack_size : state().default_stack_size;
+  if (e && e->user_stack) {
+    // The memory the user gave, guard page included (as Argobots reports it); its top is the
+    // top of the region weft runs the ULT in (u->stack_size may be rounded up).
+    a->stack = e->user_stack;
+    const weft::detail::stack_region st = u->stack;
+    if (st.lo)
+      a->stack_size = static_cast<std::size_t>(static_cast<char*>(st.lo) + st.size -
+                                               static_cast<char*>(e->user_stack));
+  } else if (!e || e->started.load(std::memory_order_acquire)) {
+    // weft's own stack, taken at the first run and given back at the end (lazy allocation, as
+    // Argobots' lazy stacks: NULL before and after): the bytes the ULT may use,
+    // [stack, stack + size), with the guard page just below.
+    const weft::detail::stack_region st = u->stack;
+    if (st.lo) {
+      a->stack = st.lo;
+      a->stack_size = st.size;
+    }
+  }
+  if (e) {
     a->migratable = !(e->flags.load(std::memory_order_relaxed) & flag_not_migratable);
     a->migration_cb = e->migration_cb;
     a->migration_arg = e->migration_arg;

@@ -25,15 +25,18 @@ struct ABT_tool_context_opaque {
   weft::work_unit* unit;
   std::uint64_t event;
   weft::work_unit* caller;  // the unit that caused it, nullptr for an external thread
+  ABT_sync_event_type sync_type;
+  void* sync_object;
 };
 
 namespace abt {
 
-void tool_event(weft::work_unit* u, std::uint64_t event) noexcept {
+void tool_event(weft::work_unit* u, std::uint64_t event, ABT_sync_event_type sync_type,
+                void* sync_object) noexcept {
   if (!(g_tool.mask.load(std::memory_order_acquire) & event)) return;
   ABT_tool_thread_callback_fn cb = g_tool.cb.load(std::memory_order_acquire);
   if (!cb || !u) return;
-  ABT_tool_context_opaque ctx{u, event, weft::this_unit::current()};
+  ABT_tool_context_opaque ctx{u, event, weft::this_unit::current(), sync_type, sync_object};
   cb(handle_of(u), xstream_handle(weft::this_unit::stream()), event, &ctx,
      g_tool.arg.load(std::memory_order_acquire));
 }
@@ -76,10 +79,10 @@ int ABT_tool_query_thread(ABT_tool_context context, uint64_t event, ABT_tool_que
       *static_cast<ABT_thread*>(val) = handle_of(context->caller);
       return ABT_SUCCESS;
     case ABT_TOOL_QUERY_KIND_SYNC_OBJECT_TYPE:
-      *static_cast<ABT_sync_event_type*>(val) = ABT_SYNC_EVENT_TYPE_UNKNOWN;
+      *static_cast<ABT_sync_event_type*>(val) = context->sync_type;
       return ABT_SUCCESS;
     case ABT_TOOL_QUERY_KIND_SYNC_OBJECT_HANDLE:
-      *static_cast<void**>(val) = nullptr;
+      *static_cast<void**>(val) = context->sync_object;
       return ABT_SUCCESS;
   }
   return ABT_ERR_INV_QUERY_KIND;

@@ -23,13 +23,48 @@ ABT_pool last_pool_of(weft::work_unit* u);
 ABT_thread_state state_of(const weft::work_unit* u) noexcept;
 /// Error code for a caller that is not a ULT (tasklet: INV_THREAD, elsewhere: INV_XSTREAM).
 int not_a_ult_code() noexcept;
-/// Tool events (tool.cpp): reports `event` for `u` to the registered callback, if any.
-void tool_event(weft::work_unit* u, std::uint64_t event) noexcept;
+/// Tool events (tool.cpp): reports `event` for `u` to the registered callback, if any; a
+/// SUSPEND or RESUME names the synchronisation object involved (ABT_tool_query_thread).
+void tool_event(weft::work_unit* u, std::uint64_t event,
+                ABT_sync_event_type sync_type = ABT_SYNC_EVENT_TYPE_UNKNOWN,
+                void* sync_object = nullptr) noexcept;
 /// Event mask of the registered tool callback (0: none); tool.cpp writes it.
 extern std::atomic<std::uint64_t> g_tool_mask;
 /// True when a tool callback is registered (a single relaxed load, inline on hot paths).
 inline bool tool_active() noexcept {
   return g_tool_mask.load(std::memory_order_relaxed) != 0;
 }
+
+/// Reports RUN for the calling unit: it has its stream again after an ABT call switched away
+/// (a yield, a suspension, a wait). Argobots reports RUN each time a unit is scheduled.
+inline void tool_running_again() noexcept {
+  if (tool_active()) tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_RUN);
+}
+
+/// Brackets a wait in an ABT call that blocks the calling ULT: SUSPEND before, RESUME and RUN
+/// once it continues (the order Argobots reports for a unit that blocks and is woken). Other
+/// callers (tasklets, external threads) do not block and report nothing.
+class tool_block_scope {
+ public:
+  tool_block_scope(ABT_sync_event_type type, void* object) noexcept : type_(type), object_(object) {
+    if (!tool_active()) return;
+    weft::work_unit* u = weft::this_unit::current();
+    if (!u || u->kind != weft::unit_kind::ult) return;
+    u_ = u;
+    tool_event(u_, ABT_TOOL_EVENT_THREAD_SUSPEND, type_, object_);
+  }
+  ~tool_block_scope() {
+    if (!u_ || !tool_active()) return;
+    tool_event(u_, ABT_TOOL_EVENT_THREAD_RESUME, type_, object_);
+    tool_event(u_, ABT_TOOL_EVENT_THREAD_RUN);
+  }
+  tool_block_scope(const tool_block_scope&) = delete;
+  tool_block_scope& operator=(const tool_block_scope&) = delete;
+
+ private:
+  weft::work_unit* u_ = nullptr;
+  ABT_sync_event_type type_;
+  void* object_;
+};
 
 }  // namespace abt

@@ -192,17 +192,46 @@ class user_pool final : public weft::pool {
     return old_.p_pop(handle_);
   }
 
-  bool push_unit(ABT_unit unit) noexcept {
+  /// ABT_pool_push: a unit this pool made goes back as it is; any other unit is converted, as
+  /// Argobots converts it (a built-in pool's unit is its work unit, another user pool's unit is
+  /// freed by that pool) and pushed as a new unit of this pool. nullptr: not a unit.
+  weft::work_unit* push_unit(ABT_unit unit) noexcept {
+    weft::work_unit* u = nullptr;
+    user_pool* owner = nullptr;
     {
       unit_registry& r = units();
       std::lock_guard lock(r.mutex);
-      if (!r.to_thread.count(unit)) return false;
+      auto it = r.to_thread.find(unit);
+      if (it != r.to_thread.end()) {
+        u = it->second;
+        auto o = unit_owner().find(unit);
+        owner = o == unit_owner().end() ? nullptr : o->second;
+      }
     }
-    if (is_new_)
-      new_.push(handle_, unit, ABT_POOL_CONTEXT_OP_POOL_OTHER);
-    else
-      old_.p_push(handle_, unit);
-    return true;
+    if (u && owner == this) {
+      if (is_new_)
+        new_.push(handle_, unit, ABT_POOL_CONTEXT_OP_POOL_OTHER);
+      else
+        old_.p_push(handle_, unit);
+      return u;
+    }
+    if (u) {
+      u = owner ? owner->take(unit) : nullptr;
+    } else {
+      u = reinterpret_cast<weft::work_unit*>(unit);
+      if (!ext_of(u) && u != primary_unit()) return nullptr;  // not a work unit of this layer
+    }
+    if (!u) return nullptr;
+    push_ctx(u, ABT_POOL_CONTEXT_OP_POOL_OTHER);
+    return u;
+  }
+
+  /// ABT_pool_is_empty: the definition's is_empty (new interface) or get_size (old one).
+  bool is_empty() const noexcept {
+    std::shared_lock lock(retire_mutex_);
+    if (!handle_) return true;
+    if (is_new_) return new_.is_empty(handle_) != ABT_FALSE;
+    return old_.p_get_size(handle_) == 0;
   }
 
   int remove_unit(ABT_unit unit) noexcept {
@@ -359,7 +388,15 @@ ABT_unit user_pool_pop_unit(ABT_pool p, bool wait, double wait_secs) {
 }
 
 int user_pool_push_unit(ABT_pool p, ABT_unit unit) {
-  return as_user(p).push_unit(unit) ? ABT_SUCCESS : ABT_ERR_INV_UNIT;
+  weft::work_unit* u = as_user(p).push_unit(unit);
+  if (!u) return ABT_ERR_INV_UNIT;
+  u->home.store(p->pool.get(), std::memory_order_relaxed);
+  if (thread_ext* e = ext_of(u)) e->last_pool = p;
+  return ABT_SUCCESS;
+}
+
+bool user_pool_is_empty(ABT_pool p) noexcept {
+  return as_user(p).is_empty();
 }
 
 int user_pool_remove_unit(ABT_pool p, ABT_unit unit) {

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <new>
 
 #include "objects.hpp"
@@ -43,34 +44,52 @@ ABT_xstream new_xstream(weft::execution_stream& s, ABT_sched sched) {
   return h;
 }
 
-/// Binds the kernel thread of `h` to h->cpus: directly when the caller runs on it, otherwise
-/// through a ULT pinned to that stream.
-void apply_affinity(ABT_xstream h) {
-  if (h->cpus.empty()) return;
-  auto bind_self = [cpus = h->cpus] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c : cpus)
-      if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-  };
-  if (weft::this_unit::stream() == h->stream) {
-    bind_self();
-    return;
-  }
-  if (h->stream->state() != weft::stream_state::running) return;  // applied by revive
-  weft::ult u = weft::ult::create(h->stream->main_pool(), bind_self);
-  u.pin_to(h->stream);
-  u.join();
+/// The CPUs of `set`, in ascending order.
+std::vector<int> cpus_of(const cpu_set_t& set) {
+  std::vector<int> v;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) v.push_back(c);
+  return v;
 }
 
-/// Checks that `cpuid` is a CPU this process may run on.
-bool cpu_allowed(int cpuid) {
-  if (cpuid < 0 || cpuid >= CPU_SETSIZE) return false;
+/// Binds the calling kernel thread to `cpus` as Argobots does: the whole list goes to
+/// pthread_setaffinity_np, which keeps the CPUs that exist and fails only when none does. On
+/// success `effective` receives the mask the thread then has. Returns 0 or the error number.
+int bind_calling_thread(const std::vector<int>& cpus, std::vector<int>& effective) {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return true;
-  return CPU_ISSET(cpuid, &set);
+  for (int c : cpus)
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+  if (int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set)) return rc;
+  if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0) effective = cpus_of(set);
+  return 0;
+}
+
+/// Binds the kernel thread of `h` to `cpus` (directly when the caller runs on it, otherwise
+/// through a ULT pinned to that stream) and records the CPUs it ends up on. A stream that does
+/// not run records the CPUs it will get when revived. Returns 0 or the error number.
+int apply_affinity(ABT_xstream h, const std::vector<int>& cpus) {
+  std::vector<int> effective;
+  int rc = 0;
+  if (weft::this_unit::stream() == h->stream) {
+    rc = bind_calling_thread(cpus, effective);
+  } else if (h->stream->state() != weft::stream_state::running) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return errno;
+    for (int c : cpus)
+      if (c >= 0 && c < CPU_SETSIZE && CPU_ISSET(c, &allowed)) effective.push_back(c);
+    std::sort(effective.begin(), effective.end());
+    effective.erase(std::unique(effective.begin(), effective.end()), effective.end());
+    if (effective.empty()) return EINVAL;  // as pthread_setaffinity_np would say at revive
+  } else {
+    weft::ult u = weft::ult::create(h->stream->main_pool(),
+                                    [&] { rc = bind_calling_thread(cpus, effective); });
+    u.pin_to(h->stream);
+    u.join();
+  }
+  if (rc == 0) h->cpus = std::move(effective);
+  return rc;
 }
 
 /// Gives up a scheduler a stream no longer runs: deletes an automatic handle, or leaves the
@@ -144,9 +163,7 @@ int create_xstream(ABT_sched sched, int rank, ABT_xstream* newxstream) {
   if (newxstream) *newxstream = ABT_XSTREAM_NULL;  // Argobots 1.x: set on error too
   if (int rc = ensure_initialized()) return rc;
   if (!newxstream) return ABT_ERR_INV_ARG;
-  layer_state& st = state();
-  if (st.max_xstreams > 0 && weft::execution_stream::count() >= st.max_xstreams)
-    return ABT_ERR_XSTREAM;
+  // ABT_MAX_NUM_XSTREAMS is a sizing hint in Argobots 1.2, whose tables grow past it: no cap.
   if (rank >= 0 && weft::execution_stream::by_rank(rank)) return ABT_ERR_INV_XSTREAM_RANK;
   if (sched && !sched->owned) return ABT_ERR_INV_SCHED;  // in use elsewhere
   return guarded(ABT_ERR_XSTREAM, [&] {
@@ -159,15 +176,20 @@ int create_xstream(ABT_sched sched, int rank, ABT_xstream* newxstream) {
     // Named before the stream starts: its scheduler loop reads sched->sched (check_events).
     sched->sched = sched->owned.get();
     weft::execution_stream* s = nullptr;
+    // The stream starts inside create(); its user scheduler waits for the handle (see sched.cpp).
+    layer_state& st = state();
+    st.creating_xstreams.fetch_add(1, std::memory_order_acq_rel);
     try {
       s = &weft::execution_stream::create(std::move(sched->owned), rank);
     } catch (...) {
+      st.creating_xstreams.fetch_sub(1, std::memory_order_acq_rel);
       // create() consumed the scheduler: the handle cannot be used again.
       sched->sched = nullptr;
       if (made_here) delete_sched_handle(sched);
       throw;
     }
     *newxstream = new_xstream(*s, sched);
+    st.creating_xstreams.fetch_sub(1, std::memory_order_acq_rel);
     return ABT_SUCCESS;
   });
 }
@@ -246,7 +268,7 @@ int ABT_xstream_revive(ABT_xstream xstream) {
   if (xstream->stream->state() != weft::stream_state::terminated) return ABT_ERR_XSTREAM_STATE;
   return guarded(ABT_ERR_XSTREAM_STATE, [&] {
     xstream->stream->revive();
-    if (xstream->cpus != xstream->stream->cpus()) apply_affinity(xstream);
+    if (xstream->cpus != xstream->stream->cpus()) apply_affinity(xstream, xstream->cpus);
     return ABT_SUCCESS;
   });
 }
@@ -315,15 +337,28 @@ int ABT_xstream_set_main_sched(ABT_xstream xstream, ABT_sched sched) {
   if (int rc = ensure_initialized()) return rc;
   if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
   if (!sched || !sched->owned) return ABT_ERR_INV_SCHED;
-  if (calling_context() == context::tasklet) return ABT_ERR_INV_THREAD;
+  const context c = calling_context();
+  if (c == context::tasklet) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_XSTREAM, [&] {
     weft::scheduler* raw = sched->owned.get();
+    // As in Argobots, a ULT that replaces its own stream's scheduler continues in the new
+    // scheduler's first pool, which a user scheduler that reads its pool list once still serves
+    // (the primary ULT stays pinned to the primary stream).
+    weft::work_unit* self = weft::this_unit::current();
+    const bool own_stream = (c == context::ult || c == context::primary_ult) &&
+                            weft::this_unit::stream() == xstream->stream && !sched->pools.empty();
     xstream->stream->set_main_scheduler(std::move(sched->owned));
     sched->sched = raw;
     ABT_sched old = xstream->main_sched;
     xstream->main_sched = sched;
     sched->xstream = xstream;
     release_main_sched(old);
+    if (own_stream) {
+      ABT_pool first = sched->pools.front();
+      self->home.store(first->pool.get(), std::memory_order_relaxed);
+      if (thread_ext* e = ext_of(self)) e->last_pool = first;
+      weft::this_unit::yield();  // back once the new scheduler runs it
+    }
     return ABT_SUCCESS;
   });
 }
@@ -402,28 +437,19 @@ int ABT_xstream_set_affinity(ABT_xstream xstream, int num_cpuids, int* cpuids) {
   if (int rc = ensure_initialized()) return rc;
   if (!xstream || !xstream->stream) return ABT_ERR_INV_XSTREAM;
   if (num_cpuids < 0 || (num_cpuids > 0 && !cpuids)) return ABT_ERR_INV_ARG;
-  for (int i = 0; i < num_cpuids; ++i)
-    if (!cpu_allowed(cpuids[i])) return ABT_ERR_CPUID;
   if (calling_context() == context::tasklet && weft::this_unit::stream() != xstream->stream)
     return ABT_ERR_INV_THREAD;  // would have to wait for the other stream
   return guarded(ABT_ERR_SYS, [&] {
-    xstream->cpus.assign(cpuids, cpuids + num_cpuids);
+    std::vector<int> cpus(cpuids, cpuids + num_cpuids);
     if (num_cpuids == 0) {
       // No CPUs: the process's whole mask, i.e. unbound.
       cpu_set_t set;
-      if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        std::vector<int> all;
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-          if (CPU_ISSET(c, &set)) all.push_back(c);
-        std::vector<int> keep = xstream->cpus;
-        xstream->cpus = all;
-        apply_affinity(xstream);
-        xstream->cpus = keep;
-      }
-      return ABT_SUCCESS;
+      if (sched_getaffinity(0, sizeof set, &set) != 0) return ABT_ERR_SYS;
+      cpus = cpus_of(set);
     }
-    apply_affinity(xstream);
-    return ABT_SUCCESS;
+    // Argobots hands the list to pthread_setaffinity_np: CPUs the process does not have are
+    // dropped, and only a list with none it has fails (ABT_ERR_SYS).
+    return apply_affinity(xstream, cpus) == 0 ? ABT_SUCCESS : ABT_ERR_SYS;
   });
 }
 

@@ -73,7 +73,7 @@ static double now_seconds(void) {
 
 /* Lets other work run: a yield in a ULT; a short sleep in a tasklet or an external thread. */
 static void pause_once(void) {
-  if (ABT_thread_yield() != ABT_SUCCESS) usleep(50);
+  if (ABT_self_yield() != ABT_SUCCESS) usleep(50);
 }
 
 void abt_test_wait_count(const int* counter, int target) {

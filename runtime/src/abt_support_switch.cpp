@@ -1,0 +1,84 @@
+// Suspend-and-switch and exit-and-switch for the Argobots layer (abt_support_switch.hpp): a
+// direct switch to the target (as this_unit::yield_to makes one) whose record suspends the
+// caller, or blocks it with a landing hook that ends it once it no longer runs.
+#include "abt_support_switch.hpp"
+
+#include "overflow.hpp"
+#include "pool_access.hpp"
+#include "sanitizer.hpp"
+#include "stack.hpp"
+#include "stream.hpp"
+#include "unit.hpp"
+#include "unit_extras.hpp"
+
+namespace weft::detail {
+
+namespace {
+
+/// Takes `target` for a direct switch from `s`: out of its pool when queued in one this stream
+/// may take it from, or as it is when it is in no pool. False when it cannot be taken.
+bool take_target(stream* s, work_unit* self, work_unit* target) {
+  if (!target || target == self || target->kind != unit_kind::ult ||
+      target->state.load(std::memory_order_acquire) != unit_state::ready ||
+      target->migrate_to.load(std::memory_order_acquire)) {
+    return false;
+  }
+  execution_stream* pin = target->pinned_to.load(std::memory_order_relaxed);
+  if (pin && pin != s) return false;
+  if (!target->pool_holder.load(std::memory_order_acquire)) return true;  // popped: its owner's
+  pool* home = target->home.load(std::memory_order_relaxed);
+  if (!home) return false;
+  if (single_consumer(home->access()) &&
+      pool_access::consumer(*home).load(std::memory_order_acquire) != s) {
+    return false;
+  }
+  return home->remove(target);
+}
+
+/// Runs where the exit-and-switch lands, once the leaver no longer runs: gives its stack back
+/// (as a terminating ULT's, but with no context parked on it: the leaver stopped mid-stack) and
+/// completes it.
+void finish_exited(work_unit* from, void*) {
+  const stack_region stack = from->stack;
+  if (!stack_intact(stack)) report_stack_overflow(from);
+  from->stack = {};
+  from->context = nullptr;
+  if (stack.flags & stack_user) {
+    tsan_destroy_fiber(tsan_fiber(stack));  // the memory stays the user's
+  } else {
+    asan_unpoison(stack.lo, stack.size);  // the leaver's frames never returned
+    current_stream_no_switch()->stacks_.release(stack, nullptr);
+  }
+  complete(from);
+}
+
+}  // namespace
+
+bool suspend_and_switch(work_unit* target) {
+  stream* s = current_stream_no_switch();
+  work_unit* self = s ? s->current_ : nullptr;
+  if (!self || self->kind != unit_kind::ult || is_primary_unit(self)) return false;
+  if (!take_target(s, self, target)) return false;
+  switch_record rec{self, switch_action::suspend};
+  s->switch_to_unit(target, rec);
+  return true;
+}
+
+bool exit_and_switch(work_unit* target) {
+  stream* s = current_stream_no_switch();
+  work_unit* self = s ? s->current_ : nullptr;
+  if (!self || self->kind != unit_kind::ult || is_primary_unit(self)) return false;
+  if (!take_target(s, self, target)) return false;
+  // What run_callable does once a callable has returned.
+  if (self->destroy) self->destroy(self);
+  self->destroy = nullptr;
+  if (self->extras) settle_extras(self);
+  switch_record rec{self, switch_action::block};
+  rec.on_block = &finish_exited;
+  s->switch_to_unit(target, rec);
+  // Back only when the target could not be given a stack (it has ended with that error): end
+  // the caller the ordinary way; its callable's teardown has been done already.
+  throw unit_exit{};
+}
+
+}  // namespace weft::detail

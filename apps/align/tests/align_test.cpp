@@ -43,26 +43,39 @@ void expect_brute(const data_set& d, const map_options& opt,
     align::query_result want = brute_best(d.refs, d.queries[q], opt);
     EXPECT_EQ(got[q].dist, want.dist) << d.queries[q].name;
     EXPECT_EQ(got[q].refs, want.refs) << d.queries[q].name;
+    EXPECT_EQ(got[q].strands, want.strands) << d.queries[q].name;
     EXPECT_EQ(got[q].details.size(), got[q].refs.size());
   }
 }
 
+// Half the queries reverse-complemented, so that both strands hold best hits; with and without
+// pruning (which must not change any result, ties included).
 TEST(AlignBruteForce, BestHitsEqualBruteForceSerialAndWeft) {
   data_set d = make_data(12, 15, 30, 120, 25, 15, 50, 0.1, 4);
+  for (std::size_t q = 0; q < d.queries.size(); q += 2)
+    d.queries[q].seq = align::reverse_complement(d.queries[q].seq);
   for (align::ties t : {align::ties::first, align::ties::all}) {
     for (align::align_mode mode : {align::align_mode::nw, align::align_mode::hw}) {
       for (int k : {-1, 8}) {
-        map_options opt;
-        opt.tie_mode = t;
-        opt.mode = mode;
-        opt.max_dist = k;
-        opt.how = align::backend::serial;
-        expect_brute(d, opt, align::map_all(d.refs, d.queries, opt));
-        opt.how = align::backend::weft;
-        opt.streams = 2;
-        opt.workers = 2;
-        opt.threads = 2;
-        expect_brute(d, opt, align::map_all(d.refs, d.queries, opt));
+        for (align::strand st :
+             {align::strand::both, align::strand::forward, align::strand::reverse}) {
+          for (bool prune : {true, false}) {
+            map_options opt;
+            opt.tie_mode = t;
+            opt.mode = mode;
+            opt.max_dist = k;
+            opt.strands = st;
+            opt.prune = prune;
+            opt.how = align::backend::serial;
+            SCOPED_TRACE(std::string(align::to_string(st)) + (prune ? " pruned" : " unpruned"));
+            expect_brute(d, opt, align::map_all(d.refs, d.queries, opt));
+            opt.how = align::backend::weft;
+            opt.streams = 2;
+            opt.workers = 2;
+            opt.threads = 2;
+            expect_brute(d, opt, align::map_all(d.refs, d.queries, opt));
+          }
+        }
       }
     }
   }
@@ -248,7 +261,7 @@ TEST(AlignCli, GzipFastqAndStdinGiveTheSameOutput) {
             0);
   std::string plain = slurp(dir.file("plain.tsv"));
   EXPECT_EQ(plain, slurp(dir.file("gz.tsv")));
-  EXPECT_EQ(plain.substr(0, plain.find('\n')), "#query\treference\tdistance\tstart\tend");
+  EXPECT_EQ(plain.substr(0, plain.find('\n')), "#query\treference\tstrand\tdistance\tstart\tend");
   EXPECT_EQ(std::count(plain.begin(), plain.end(), '\n'), 13);
   // Lower case and CRLF line ends are accepted.
   std::string crlf;
@@ -299,14 +312,14 @@ TEST(AlignCli, NoHitWithinMaxDistIsReported) {
   temp_dir dir;
   std::string refs = dir.write("r.fa", ">r1\nAAAAAAAAAAAA\n>r2\nCCCCCCCCCCCC\n");
   std::string queries = dir.write("q.fa", ">near\nAAAAAAAAAAAT\n>far\nGGGGGGGGGGGG\n");
-  ASSERT_EQ(cli({"map", "--streams", "1", "--mode", "nw", "--max-dist", "2", "--cigar", "-o",
-                 dir.file("o.tsv"), refs, queries})
+  ASSERT_EQ(cli({"map", "--streams", "1", "--mode", "nw", "--max-dist", "2", "--cigar", "--strand",
+                 "forward", "-o", dir.file("o.tsv"), refs, queries})
                 .status,
             0);
   EXPECT_EQ(slurp(dir.file("o.tsv")),
-            "#query\treference\tdistance\tstart\tend\tcigar\n"
-            "near\tr1\t1\t0\t11\t11=1X\n"
-            "far\t*\t-1\t-1\t-1\t*\n");
+            "#query\treference\tstrand\tdistance\tstart\tend\tcigar\n"
+            "near\tr1\t+\t1\t0\t11\t11=1X\n"
+            "far\t*\t*\t-1\t-1\t-1\t*\n");
 }
 
 TEST(AlignCli, ProgressBarFormat) {
@@ -364,7 +377,7 @@ TEST(AlignBadInput, EachCaseNamesFileAndLineAndWritesNothing) {
        "{q}:5: truncated FASTQ record 'q2': the input ends before its '+' line"},
       {"fastq bad header", good_refs, "@q1\nACGT\n+\nIIII\nq2\nACGT\n+\nIIII\n",
        "{q}:5: expected a FASTQ header starting with '@'"},
-      {"fastq bad character", good_refs, "@q1\nACGU\n+\nIIII\n", "{q}:2: character 'U' (column 4)"},
+      {"fastq bad character", good_refs, "@q1\nACGZ\n+\nIIII\n", "{q}:2: character 'Z' (column 4)"},
       {"binary junk", good_refs, "\x01\x02\x03",
        "{q}:1: expected a FASTA ('>') or FASTQ ('@') "
        "header, found byte 0x01"},
@@ -457,9 +470,12 @@ TEST(AlignBadInput, BadOptionValues) {
   cli_result res = cli({"map", "--affinity", "{0,", "-o", dir.file("o.tsv"), r, r});
   EXPECT_EQ(res.status, 1);
   EXPECT_NE(res.err.find("--affinity"), std::string::npos) << res.err;
+  // An unknown --weft-sched is a bad command line, named as the option the user gave.
   res = cli({"map", "--weft-sched", "no-such-scheduler", "-o", dir.file("o.tsv"), r, r});
-  EXPECT_EQ(res.status, 1);
-  EXPECT_NE(res.err.find("no-such-scheduler"), std::string::npos) << res.err;
+  EXPECT_EQ(res.status, 2);
+  EXPECT_EQ(res.err.rfind("weft-align: option --weft-sched: expected one of ", 0), 0u) << res.err;
+  EXPECT_NE(res.err.find("basic_wait"), std::string::npos) << res.err;
+  EXPECT_NE(res.err.find("got 'no-such-scheduler'"), std::string::npos) << res.err;
   EXPECT_FALSE(fs::exists(dir.file("o.tsv")));
 }
 

@@ -281,7 +281,9 @@ std::string format_hits(const std::vector<record>& refs, const std::vector<recor
 
 std::string format_results(const std::vector<record>& refs, const std::vector<record>& queries,
                            const std::vector<query_result>& results, const map_options& opt) {
-  return format_header(opt) + format_hits(refs, queries, results, opt);
+  std::string out = format_header(opt);
+  out += format_hits(refs, queries, results, opt);
+  return out;
 }
 
 }  // namespace align

@@ -66,8 +66,8 @@ void progress_meter::stop() {
 void progress_meter::draw(bool last) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string line =
-      "\r" + format_progress(done_.load(std::memory_order_relaxed), total_(), elapsed);
+  std::string line = "\r";
+  line += format_progress(done_.load(std::memory_order_relaxed), total_(), elapsed);
   line += "\033[K";  // clear what a longer previous line left
   if (last) line += '\n';
   std::fputs(line.c_str(), stderr);

@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -100,27 +99,25 @@ class line_reader {
 
  private:
   bool fill() {
-    if (failure_) fail_read(*failure_);
     if (eof_) return false;
     int n = gzread(file_, buf_.data(), static_cast<unsigned>(buf_.size()));
+    if (total_) read_.store(static_cast<std::uint64_t>(gzoffset(file_)), std::memory_order_relaxed);
+    if (n > 0) {
+      // Also after zlib found damage: what it decompressed before it is read first, so that the
+      // message gives the last line read in full.
+      pos_ = 0;
+      end_ = static_cast<std::size_t>(n);
+      return true;
+    }
     int errnum = Z_OK;
     const char* msg = gzerror(file_, &errnum);
     if (n < 0 || (errnum != Z_OK && errnum != Z_STREAM_END)) {
       std::string why = errnum == Z_ERRNO ? std::strerror(errno) : msg;
       if (errnum == Z_BUF_ERROR) why = "truncated gzip data (" + why + ")";
-      // What zlib decompressed before the damage is read first, so that the message gives the
-      // last line read in full.
-      if (n <= 0) fail_read(why);
-      failure_ = why;
+      fail_read(why);
     }
-    if (total_) read_.store(static_cast<std::uint64_t>(gzoffset(file_)), std::memory_order_relaxed);
-    if (n == 0) {
-      eof_ = true;
-      return false;
-    }
-    pos_ = 0;
-    end_ = static_cast<std::size_t>(n);
-    return true;
+    eof_ = true;
+    return false;
   }
   [[noreturn]] void fail_read(const std::string& why) const {
     throw error(path_ + ": cannot read after line " + std::to_string(line_no_) + ": " + why);
@@ -132,7 +129,6 @@ class line_reader {
   std::size_t pos_ = 0, end_ = 0;
   std::size_t line_no_ = 0;
   bool eof_ = false;
-  std::optional<std::string> failure_;
   std::uint64_t total_ = 0;
   std::atomic<std::uint64_t> read_{0};
 };

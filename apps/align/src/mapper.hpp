@@ -1,6 +1,7 @@
-// The mapper: every query against every reference with edlib, best hit per query, in parallel on
-// weft (workers x threads of ULTs or tasklets), on OpenMP (nested parallel regions, as in the
-// seed), or serially.
+// The mapper: every query (both strands by default) against every reference with edlib, best hit
+// per query, in parallel on weft (workers x threads of ULTs or tasklets), on OpenMP (nested
+// parallel regions, as in the seed), or serially; each alignment's k is the query's best distance
+// so far (pruning), which leaves the results unchanged.
 #pragma once
 
 #include <edlib.h>

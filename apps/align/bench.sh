@@ -17,13 +17,18 @@
 # timed), with the CPU time (user + sys, all threads) of the same runs. Every run's hits are
 # compared with the first run's: all configurations must give the same output.
 #
-# Usage: bash apps/align/bench.sh [--build DIR] [--out DIR] [--quick] [--replot]
+# --real: instead, real 16S rRNA data from Debian's microbiomeutil-data (see real() below): the
+# pruning gain, the speed-up of the default weft configuration over serial on a quiet machine and
+# with one competing CPU-bound process, and the OpenMP version for reference.
+#
+# Usage: bash apps/align/bench.sh [--build DIR] [--out DIR] [--quick] [--replot] [--real]
 #   --build DIR  a configured release build (default build-align; built here if needed)
 #   --out DIR    where results go (default DIR/align-bench): raw.tsv (every run), results.tsv
 #                (one row per point), results.json, table.txt, and plots (align-exp*.svg) when
 #                gnuplot is installed
 #   --quick      small inputs and one repetition (a smoke test, not a measurement)
 #   --replot     only redo the table, JSON and plots from an existing raw.tsv in --out
+#   --real       the real-data mode: results in real.tsv (every run) and real-table.txt
 # Environment: REPS (default 5), ALIGN_SCALE (multiplies the number of queries, default 1),
 # VARIANTS (space-separated subset or superset of the variants below; weft-dyn-randws and
 # weft-dyn-nopin are not run by default), FULL=1 (two more workers x threads shapes in A).
@@ -34,13 +39,15 @@ build=$root/build-align
 out=
 quick=0
 replot=0
+real=0
 while (($#)); do
   case $1 in
     --build) build=$(cd "$2" && pwd -P); shift 2 ;;
     --out) mkdir -p "$2"; out=$(cd "$2" && pwd -P); shift 2 ;;
     --quick) quick=1; shift ;;
     --replot) replot=1; shift ;;
-    -h | --help) sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --real) real=1; shift ;;
+    -h | --help) sed -n '2,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -63,10 +70,7 @@ for c in 1 16 64; do points+=("uniform B $ncpu 1 $c"); done
 for p in "2 1" "1 2" "2 2" "4 2"; do points+=("skewed C $p 1"); done
 
 measure() {
-  if [[ ! -f $build/CMakeCache.txt ]]; then
-    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=OFF >/dev/null
-  fi
-  cmake --build "$build" -j "$ncpu" --target weft-align >/dev/null
+  build_bin
   local bin=$build/apps/align/weft-align
   local queries=$((100 * ${ALIGN_SCALE:-1})) nrefs=250
   if ((quick)); then
@@ -125,6 +129,123 @@ measure() {
   rm -f "$out"/hits*.tsv
   echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/load.txt" >&2
 }
+
+build_bin() {
+  if [[ ! -f $build/CMakeCache.txt ]]; then
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=OFF >/dev/null
+  fi
+  cmake --build "$build" -j "$ncpu" --target weft-align >/dev/null
+}
+
+# Real data: the 16S rRNA gold set of microbiomeutil-data (5,181 sequences of about 1,500 bp,
+# lower case, with IUPAC codes). References: its first REAL_REFS sequences (default 1500).
+# Queries: the next REAL_QUERIES x ALIGN_SCALE sequences (default 40), held out of the references,
+# each cut to a window of REAL_QLEN residues (default 400; 0 = the whole sequence) at a position
+# fixed by its record number, every other one reverse-complemented, so that both strands hold
+# best hits. Variants, alternated in each repetition:
+#   serial-fwd-full   --backend serial --strand forward --no-prune: the mapper without strands or
+#                     pruning (the CPU baseline of the pruning gain)
+#   serial-full       --backend serial --no-prune: both strands, no pruning
+#   serial            --backend serial: both strands, pruned (the defaults)
+#   weft              the defaults: weft on all CPUs
+#   omp               --backend omp --workers ncpu
+#   serial-busy, weft-busy   as serial and weft, with one competing CPU-bound process running
+# Every variant but serial-fwd-full must give the same hits.
+real() {
+  local gold=/usr/share/microbiomeutil-data/RESOURCES/rRNA16S.gold.fasta
+  [[ -f $gold ]] || { echo "bench.sh: --real needs $gold (Debian: microbiomeutil-data)" >&2; exit 2; }
+  build_bin
+  local bin=$build/apps/align/weft-align data=$out/data
+  local nrefs=${REAL_REFS:-1500} nq=$((${REAL_QUERIES:-40} * ${ALIGN_SCALE:-1})) qlen=${REAL_QLEN:-400}
+  ((quick)) && { reps=1; nrefs=100; nq=6; }
+  ((qlen > 0)) || qlen=100000
+  mkdir -p "$data"
+  awk -v nrefs="$nrefs" -v nq="$nq" -v qlen="$qlen" -v refs="$data/16s-refs.fa" \
+    -v queries="$data/16s-queries.fa" '
+    function flush(   L, w, pos, s, r, i, c, strand) {
+      if (name == "") return
+      n++
+      if (n <= nrefs) { print ">" name > refs; print seq > refs }
+      else if (n <= nrefs + nq) {
+        L = length(seq); w = (qlen < L ? qlen : L); pos = ((n * 7919) % (L - w + 1)) + 1
+        s = toupper(substr(seq, pos, w)); strand = "+"
+        if (n % 2) { r = ""; for (i = w; i >= 1; i--) { c = substr(s, i, 1); r = r (c in comp ? comp[c] : c) }
+                     s = r; strand = "-" }
+        print ">" name "_" pos "_" strand > queries; print s > queries
+      }
+      name = ""; seq = ""
+    }
+    BEGIN { split("A T C G R Y K M B V D H S W N", a, " "); split("T A G C Y R M K V B H D S W N", b, " ")
+            for (i in a) comp[a[i]] = b[i] }
+    /^>/ { flush(); name = substr($1, 2); next }
+    { seq = seq $0 }
+    END { flush() }' "$gold"
+  local variants=(serial-fwd-full serial-full serial weft omp serial-busy weft-busy)
+  local rawr=$out/real.tsv rep v args s busy_pid
+  printf 'variant\trep\tseconds\tcpu_s\n' >"$rawr"
+  {
+    echo "$ncpu CPUs ($(lscpu | sed -n 's/^Model name: *//p')), 16S: $nq queries ($qlen bp windows, both strands) x $nrefs references, $reps repetitions"
+    echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  } | tee "$out/real-load.txt" >&2
+  rm -f "$out/real-hits.tsv"
+  for ((rep = 1; rep <= reps; rep++)); do
+    for v in "${variants[@]}"; do
+      args=(map --quiet --stats -o "$out/hits.tsv")
+      case $v in
+        serial-fwd-full) args+=(--backend serial --strand forward --no-prune) ;;
+        serial-full) args+=(--backend serial --no-prune) ;;
+        serial | serial-busy) args+=(--backend serial) ;;
+        weft | weft-busy) ;;
+        omp) args+=(--backend omp --workers "$ncpu") ;;
+      esac
+      busy_pid=
+      if [[ $v == *-busy ]]; then
+        # One competing CPU-bound process, as on a shared machine.
+        bash -c 'while :; do :; done' &
+        busy_pid=$!
+      fi
+      s=$(OMP_WAIT_POLICY=passive "$bin" "${args[@]}" "$data/16s-refs.fa" "$data/16s-queries.fa" 2>&1 >/dev/null |
+        sed -n 's/.*"seconds":\([0-9.e+-]*\),"cpu_seconds":\([0-9.e+-]*\).*/\1\t\2/p')
+      [[ -n $busy_pid ]] && { kill "$busy_pid"; wait "$busy_pid" 2>/dev/null || true; }
+      [[ -n $s ]] || { echo "bench.sh: no timing from variant $v" >&2; exit 1; }
+      if [[ $v != serial-fwd-full ]]; then
+        if [[ ! -f $out/real-hits.tsv ]]; then
+          cp "$out/hits.tsv" "$out/real-hits.tsv"
+        elif ! cmp -s "$out/hits.tsv" "$out/real-hits.tsv"; then
+          echo "bench.sh: variant $v gave different hits on the 16S data" >&2
+          exit 1
+        fi
+      fi
+      printf '%s\t%s\t%s\n' "$v" "$rep" "$s" >>"$rawr"
+    done
+    echo "  rep $rep/$reps done" >&2
+  done
+  rm -f "$out/hits.tsv"
+  echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/real-load.txt" >&2
+  {
+    cat "$out/real-load.txt"
+    awk -F'\t' '
+      function median(list,   a, n, i, j, x) {
+        n = split(list, a, " ")
+        for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > x + 0; j--) a[j + 1] = a[j]; a[j + 1] = x }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+      NR == 1 { next }
+      { if (!($1 in w)) order[n++] = $1; w[$1] = w[$1] " " $3; c[$1] = c[$1] " " $4 }
+      END {
+        printf "\n%-16s %10s %10s\n", "variant", "wall_s", "cpu_s"
+        for (i = 0; i < n; i++) { v = order[i]; W[v] = median(w[v]); C[v] = median(c[v]); printf "%-16s %10.3f %10.3f\n", v, W[v], C[v] }
+        printf "\npruning, CPU: serial-full / serial %.2fx, serial-fwd-full / serial %.2fx\n", C["serial-full"] / C["serial"], C["serial-fwd-full"] / C["serial"]
+        printf "weft (default) over serial, wall: quiet %.2fx, with a competing process %.2fx\n", W["serial"] / W["weft"], W["serial-busy"] / W["weft-busy"]
+        printf "omp over serial, wall: %.2fx\n", W["serial"] / W["omp"]
+      }' "$out/real.tsv"
+  } | tee "$out/real-table.txt"
+  echo "results: $out/real.tsv, $out/real-table.txt" >&2
+}
+
+if ((real)); then
+  real
+  exit 0
+fi
 
 if ((replot)); then
   [[ -f $raw ]] || { echo "bench.sh: --replot needs $raw" >&2; exit 2; }

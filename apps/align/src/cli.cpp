@@ -3,17 +3,22 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <limits>
 #include <new>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <weft/error.hpp>
+#include <weft/scheduler.hpp>
 
 #include "generator.hpp"
 #include "mapper.hpp"
+#include "output.hpp"
 #include "progress.hpp"
 #include "seqio.hpp"
 
@@ -25,9 +30,11 @@ constexpr const char* kUsage = R"(usage:
   weft-align gen [options] --ref-out FILE --query-out FILE
   weft-align --help
 
-map: every query (FASTA or FASTQ) is aligned with edlib against every reference (FASTA); plain
-or gzip input, "-" for stdin. Output columns: query, reference, distance, start, end [, cigar].
-  -o, --output FILE      write here (atomically: nothing is left on error); default stdout
+map: every query (FASTA or FASTQ) is aligned with edlib against every reference (FASTA), both
+strands by default; plain or gzip input, "-" for stdin. Queries are read and hits written chunk by
+chunk. Output columns: query, reference, strand, distance, start, end [, cigar].
+  -o, --output FILE      write here (a file is replaced atomically, nothing is left on error;
+                         a device or FIFO is written in place); default stdout
   --backend B            weft (default), omp (OpenMP, nested teams as in the seed), serial
   --workers N            outer units over queries (default: one per stream / CPU)
   --threads N            inner units over references, per worker (default 1)
@@ -42,10 +49,18 @@ or gzip input, "-" for stdin. Output columns: query, reference, distance, start,
   --max-dist K           edlib's k: report nothing above K (default -1, no limit)
   --ties T               first (the lowest reference index, default) or all
   --cigar                add the extended CIGAR (=, X, I, D) of each hit
-  --alphabet S           allowed residues, case-insensitive (default ACGT)
+  --strand S             both (default), forward, or reverse (the reverse complement only)
+  --alphabet S           allowed residues, case-insensitive (default: IUPAC, ACGTUNRYSWKMBDHV)
+  --match M              iupac (default: N and ambiguity codes match the bases they stand for)
+                         or literal (every letter matches only itself)
+  --no-prune             align every reference with the full k (same output, more work)
+  --batch N              queries per chunk read, mapped and written (default 4096)
   --progress P           auto (default: when stderr is a terminal), always, never
   -q, --quiet            no progress bar
-  --stats                print one JSON line with the timing on stderr
+  --stats                print one JSON line with the configuration and timing on stderr
+
+Under mpirun, map splits the chunks of queries over the ranks (files only, no stdin); rank 0
+writes the same output as a single process.
 
 gen: random references and queries (mutated substrings, true origin in the header), seeded.
   --ref-out FILE, --query-out FILE   where to write (".gz" suffix: gzip)
@@ -124,19 +139,29 @@ class arg_walker {
 
 enum class progress_when { auto_, always, never };
 
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+/// Reads up to `max_queries` queries (and about `max_residues` residues) into batch; false when
+/// the input is exhausted and nothing was read. The chunk boundaries depend only on the input, so
+/// that every rank of a distributed run cuts the same chunks.
+bool read_batch(sequence_reader& in, std::vector<record>& batch, std::size_t max_queries,
+                std::size_t max_residues) {
+  batch.clear();
+  std::size_t residues = 0;
+  record rec;
+  while (batch.size() < max_queries && residues < max_residues && in.next(rec)) {
+    residues += rec.seq.size();
+    batch.push_back(std::move(rec));
+    rec = record{};
   }
-  return out;
+  return !batch.empty();
 }
 
-int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr_is_tty) {
+int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr_is_tty,
+            peer_group* peers) {
   map_options opt;
   std::string output = "-";
-  std::string alphabet = "ACGT";
+  std::string alphabet = kIupac;
+  bool alphabet_given = false;
+  std::size_t batch_size = 4096;
   progress_when progress = progress_when::auto_;
   bool stats = false;
   std::vector<std::string> positional;
@@ -145,6 +170,7 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
     std::string a = w.next();
     if (a == "-o" || a == "--output") {
       output = w.value(a);
+      if (output.empty()) throw usage_error("option " + a + ": empty file name");
     } else if (a == "--backend") {
       static const std::pair<const char*, backend> t[] = {
           {"weft", backend::weft}, {"omp", backend::omp}, {"serial", backend::serial}};
@@ -172,7 +198,13 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
       if (opt.affinity.empty()) throw usage_error("option --affinity: empty value");
     } else if (a == "--weft-sched") {
       opt.weft_sched = w.value(a);
-      if (opt.weft_sched.empty()) throw usage_error("option --weft-sched: empty value");
+      std::vector<std::string> known = weft::scheduler_names();
+      if (std::find(known.begin(), known.end(), opt.weft_sched) == known.end()) {
+        std::string names;
+        for (auto& n : known) names += (names.empty() ? "" : ", ") + n;
+        throw usage_error("option --weft-sched: expected one of " + names + ", got '" +
+                          opt.weft_sched + "'");
+      }
     } else if (a == "--mode") {
       static const std::pair<const char*, align_mode> t[] = {
           {"hw", align_mode::hw}, {"shw", align_mode::shw}, {"nw", align_mode::nw}};
@@ -185,8 +217,21 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
     } else if (a == "--cigar") {
       w.no_value(a);
       opt.cigar = true;
+    } else if (a == "--strand") {
+      static const std::pair<const char*, strand> t[] = {
+          {"both", strand::both}, {"forward", strand::forward}, {"reverse", strand::reverse}};
+      opt.strands = w.choice(a, t);
+    } else if (a == "--match") {
+      static const std::pair<const char*, bool> t[] = {{"iupac", true}, {"literal", false}};
+      opt.iupac = w.choice(a, t);
+    } else if (a == "--no-prune") {
+      w.no_value(a);
+      opt.prune = false;
+    } else if (a == "--batch") {
+      batch_size = static_cast<std::size_t>(w.integer(a, 1, 100'000'000));
     } else if (a == "--alphabet") {
       alphabet = w.value(a);
+      alphabet_given = true;
       if (alphabet.empty()) throw usage_error("option --alphabet: empty value");
       for (char& c : alphabet) {
         if (c <= ' ' || c >= 127 || c == '>' || c == '@')
@@ -219,46 +264,133 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
                       std::to_string(positional.size()) + " file name(s)");
   if (positional[0] == "-" && positional[1] == "-")
     throw usage_error("map: only one of REFERENCES and QUERIES can be stdin");
+  if (opt.strands != strand::forward) {
+    for (char c : alphabet)
+      if (!complement(c))
+        throw usage_error(std::string("option --strand: '") + c + "' of " +
+                          (alphabet_given ? "--alphabet" : "the alphabet") +
+                          " has no complement; the reverse strand needs nucleotide codes (use "
+                          "--strand forward)");
+  }
+  const int rank = peers ? peers->rank() : 0;
+  const int ranks = peers ? peers->size() : 1;
+  if (ranks > 1 && (positional[0] == "-" || positional[1] == "-"))
+    throw usage_error("map: under mpirun every rank reads the inputs: they cannot be stdin");
 
-  // Everything is read and checked before anything is aligned or written.
-  std::vector<record> refs = read_sequences(positional[0], alphabet);
-  std::vector<record> queries = read_sequences(positional[1], alphabet);
+  // The destination is checked and opened first: a mistake in it costs nothing.
+  std::optional<output_file> out;
+  if (rank == 0) out.emplace(output, positional);
+  std::vector<record> refs = read_sequences(positional[0], alphabet, /*unique_names=*/true);
+  std::size_t longest_ref = 0;
+  for (const record& r : refs) longest_ref = std::max(longest_ref, r.seq.size());
+
+  backend_session session(opt);  // one weft runtime for the whole run
+  sequence_reader queries(positional[1], alphabet);
 
   run_state state;
-  const bool show =
-      progress == progress_when::always || (progress == progress_when::auto_ && stderr_is_tty);
+  std::atomic<std::uint64_t> queries_read{0};
+  std::atomic<bool> input_done{false};
+  const bool show = rank == 0 && (progress == progress_when::always ||
+                                  (progress == progress_when::auto_ && stderr_is_tty));
   auto cpu_seconds = [] {
     rusage ru{};
     ::getrusage(RUSAGE_SELF, &ru);
     return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
            static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
   };
+  // The total the bar shows: exact once the input is read, else extrapolated from the bytes read.
+  auto total = [&]() -> std::uint64_t {
+    const std::uint64_t n = queries_read.load(std::memory_order_relaxed);
+    if (input_done.load(std::memory_order_relaxed)) return n;
+    const std::uint64_t size = queries.bytes_total(), got = queries.bytes_read();
+    if (!size || !got || !n) return 0;
+    return std::max<std::uint64_t>(
+        n, static_cast<std::uint64_t>(static_cast<double>(n) * static_cast<double>(size) /
+                                      static_cast<double>(got)));
+  };
   const double cpu0 = cpu_seconds();
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<query_result> results;
+  std::size_t long_queries = 0;
+  std::string first_long;
+  std::uint64_t batches = 0;
   {
-    progress_meter meter(show, state.done, queries.size());
-    results = map_all(refs, queries, opt, &state);
+    progress_meter meter(show, state.done, total);
+    if (out) out->write(format_header(opt));
+    std::vector<record> batch;
+    std::string text;
+    for (; read_batch(queries, batch, batch_size, std::size_t{64} << 20); ++batches) {
+      queries_read.fetch_add(batch.size(), std::memory_order_relaxed);
+      const int owner = static_cast<int>(batches % static_cast<std::uint64_t>(ranks));
+      if (rank == 0) {
+        for (const record& q : batch) {
+          if (q.seq.size() <= longest_ref) continue;
+          if (long_queries++ == 0) first_long = q.name;
+        }
+      }
+      if (owner == rank) {
+        text = format_hits(refs, batch, map_all(refs, batch, opt, &state), opt);
+        if (rank == 0) {
+          out->write(text);
+        } else {
+          peers->send(peer_group::kind::text, text);
+        }
+      } else if (rank == 0) {
+        if (peers->receive(owner, text) == peer_group::kind::failed) throw error(text);
+        state.done.fetch_add(batch.size(), std::memory_order_relaxed);
+        out->write(text);
+      }
+    }
+    input_done.store(true, std::memory_order_relaxed);
+    if (ranks > 1) {
+      if (rank == 0) {
+        for (int r = 1; r < ranks; ++r) {
+          std::string msg;
+          if (peers->receive(r, msg) == peer_group::kind::failed) throw error(msg);
+        }
+      } else {
+        peers->send(peer_group::kind::done, {});
+      }
+    }
     meter.stop();
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu = cpu_seconds() - cpu0;
-  write_file_atomically(output, format_results(refs, queries, results, opt));
+  if (!out) return 0;
+  out->commit();
+  if (long_queries) {
+    err << "weft-align: warning: " << long_queries << " quer" << (long_queries == 1 ? "y" : "ies")
+        << " (the first: '" << first_long << "') " << (long_queries == 1 ? "is" : "are")
+        << " longer than every reference (the longest has " << longest_ref
+        << " residues): the distance counts the overhang\n";
+  }
   if (stats) {
-    char buf[640];
-    std::snprintf(
-        buf, sizeof buf,
-        "{\"backend\":\"%s\",\"workers\":%d,\"threads\":%d,\"chunk\":%d,\"ref_chunk\":%d,"
-        "\"schedule\":\"%s\",\"unit\":\"%s\",\"streams\":%d,\"mode\":\"%s\",\"queries\":%zu,"
-        "\"refs\":%zu,\"seconds\":%.6f,\"cpu_seconds\":%.6f,\"alignments_per_s\":%.1f,"
-        "\"weft_sched\":\"%s\"}\n",
-        to_string(opt.how), state.workers, opt.threads, opt.chunk, opt.ref_chunk,
-        to_string(opt.sched), to_string(opt.unit), state.streams, to_string(opt.mode),
-        queries.size(), refs.size(), seconds, cpu,
-        seconds > 0 ? static_cast<double>(queries.size() * refs.size()) / seconds : 0.0,
-        json_escape(state.weft_sched).c_str());
-    err << buf;
+    const std::uint64_t nq = queries_read.load();
+    nlohmann::ordered_json j;
+    j["backend"] = to_string(opt.how);
+    j["workers"] = state.workers;
+    j["threads"] = opt.threads;
+    j["chunk"] = opt.chunk;
+    j["ref_chunk"] = opt.ref_chunk;
+    j["schedule"] = to_string(opt.sched);
+    j["unit"] = opt.how == backend::weft ? nlohmann::ordered_json(to_string(opt.unit)) : nullptr;
+    j["streams"] = state.streams;
+    j["mode"] = to_string(opt.mode);
+    j["strand"] = to_string(opt.strands);
+    j["max_dist"] = opt.max_dist;
+    j["ties"] = to_string(opt.tie_mode);
+    j["alphabet"] = alphabet;
+    j["match"] = opt.iupac ? "iupac" : "literal";
+    j["prune"] = opt.prune;
+    j["batch"] = batch_size;
+    j["ranks"] = ranks;
+    j["queries"] = nq;
+    j["refs"] = refs.size();
+    j["seconds"] = seconds;
+    j["cpu_seconds"] = cpu;
+    j["alignments_per_s"] = seconds > 0 ? static_cast<double>(nq * refs.size()) / seconds : 0.0;
+    j["weft_sched"] = opt.how == backend::weft ? nlohmann::ordered_json(state.weft_sched) : nullptr;
+    err << j.dump() << "\n";
   }
   return 0;
 }
@@ -322,11 +454,21 @@ int run_gen(const std::vector<std::string>& args) {
 
 }  // namespace
 
-int run_cli(const std::vector<std::string>& args, std::ostream& err, bool stderr_is_tty) {
+int run_cli(const std::vector<std::string>& args, std::ostream& err, bool stderr_is_tty,
+            peer_group* peers) {
+  // Rank 0 reports; another rank's message goes to rank 0, which stops the run with it.
+  auto report = [&](const char* what, int status) {
+    if (peers && peers->rank() != 0) {
+      peers->send(peer_group::kind::failed, what);
+    } else {
+      err << "weft-align: " << what << "\n";
+    }
+    return status;
+  };
   try {
     if (args.empty()) throw usage_error("expected a command: map or gen (see --help)");
     const std::string& cmd = args[0];
-    if (cmd == "map") return run_map(args, err, stderr_is_tty);
+    if (cmd == "map") return run_map(args, err, stderr_is_tty, peers);
     if (cmd == "gen") return run_gen(args);
     if (cmd == "-h" || cmd == "--help" || cmd == "help") {
       std::fputs(kUsage, stdout);
@@ -334,17 +476,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& err, bool stderr
     }
     throw usage_error("unknown command '" + cmd + "' (expected map or gen; see --help)");
   } catch (const usage_error& e) {
-    err << "weft-align: " << e.what() << "\n";
-    return 2;
+    return report(e.what(), 2);
   } catch (const error& e) {
-    err << "weft-align: " << e.what() << "\n";
-    return 1;
+    return report(e.what(), 1);
   } catch (const weft::error& e) {
-    err << "weft-align: " << e.what() << "\n";
-    return 1;
+    return report(e.what(), 1);
   } catch (const std::bad_alloc&) {
-    err << "weft-align: out of memory\n";
-    return 1;
+    return report("out of memory", 1);
   }
 }
 

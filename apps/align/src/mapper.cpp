@@ -2,6 +2,8 @@
 
 #include <edlib.h>
 
+#include <weft/error.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -38,6 +40,17 @@ const char* to_string(align_mode m) {
 const char* to_string(ties t) {
   return t == ties::first ? "first" : "all";
 }
+const char* to_string(strand s) {
+  switch (s) {
+    case strand::forward:
+      return "forward";
+    case strand::reverse:
+      return "reverse";
+    case strand::both:
+      return "both";
+  }
+  return "?";
+}
 
 namespace {
 
@@ -62,24 +75,48 @@ struct edlib_result {
   edlib_result& operator=(const edlib_result&) = delete;
 };
 
-EdlibAlignResult run_edlib(const record& query, const record& ref, const map_options& opt,
-                           EdlibAlignTask task) {
-  EdlibAlignConfig cfg = edlibNewAlignConfig(opt.max_dist, edlib_mode(opt.mode), task, nullptr, 0);
-  EdlibAlignResult res = edlibAlign(query.seq.data(), static_cast<int>(query.seq.size()),
-                                    ref.seq.data(), static_cast<int>(ref.seq.size()), cfg);
+EdlibAlignResult run_edlib(const std::string& query, const record& ref, const map_options& opt,
+                           int k, const std::vector<EdlibEqualityPair>& eq, EdlibAlignTask task) {
+  EdlibAlignConfig cfg =
+      edlibNewAlignConfig(k, edlib_mode(opt.mode), task, eq.data(), static_cast<int>(eq.size()));
+  EdlibAlignResult res = edlibAlign(query.data(), static_cast<int>(query.size()), ref.seq.data(),
+                                    static_cast<int>(ref.seq.size()), cfg);
   if (res.status != EDLIB_STATUS_OK) {
     edlibFreeAlignResult(res);
-    throw error("edlib failed aligning '" + query.name + "' against '" + ref.name + "'");
+    throw error("edlib failed aligning a query against '" + ref.name + "'");
   }
   return res;
+}
+
+std::vector<EdlibEqualityPair> equalities(const map_options& opt) {
+  std::vector<EdlibEqualityPair> eq;
+  if (!opt.iupac) return eq;
+  for (auto [a, b] : iupac_equalities()) eq.push_back({a, b});
+  return eq;
 }
 
 }  // namespace
 
 namespace detail {
 
+job::job(const std::vector<record>& r, const std::vector<record>& q, const map_options& o)
+    : refs(r), queries(q), opt(o), eq(equalities(o)) {
+  first_strand = o.strands == strand::reverse ? 1 : 0;
+  last_strand = o.strands == strand::forward ? 0 : 1;
+  if (last_strand == 1) {
+    rc.reserve(q.size());
+    for (const record& rec : q) rc.push_back(reverse_complement(rec.seq));
+  }
+}
+
+int distance(const job& j, std::size_t q, int s, const record& ref, int k) {
+  edlib_result res(run_edlib(j.seq(q, s), ref, j.opt, k, j.eq, EDLIB_TASK_DISTANCE));
+  return res.r.editDistance;
+}
+
 int distance(const record& query, const record& ref, const map_options& opt) {
-  edlib_result res(run_edlib(query, ref, opt, EDLIB_TASK_DISTANCE));
+  edlib_result res(
+      run_edlib(query.seq, ref, opt, opt.max_dist, equalities(opt), EDLIB_TASK_DISTANCE));
   return res.r.editDistance;
 }
 
@@ -114,30 +151,52 @@ void partial::merge(const partial& other, ties t) {
 query_result partial::finish(ties t) && {
   query_result r;
   r.dist = dist;
-  r.refs = std::move(refs);
-  if (t == ties::all) std::sort(r.refs.begin(), r.refs.end());
+  if (t == ties::all) std::sort(refs.begin(), refs.end());
+  r.refs.reserve(refs.size());
+  r.strands.reserve(refs.size());
+  for (std::uint32_t id : refs) {
+    r.refs.push_back(id >> 1);
+    r.strands.push_back(static_cast<std::uint8_t>(id & 1));
+  }
   return r;
 }
 
 /// Fills in where each best hit lies (and its CIGAR): part of each query's work in every backend.
-void add_details(const std::vector<record>& refs, const record& query, const map_options& opt,
-                 query_result& r) {
+void add_details(const job& j, std::size_t q, query_result& r) {
   r.details.clear();
   r.details.reserve(r.refs.size());
-  for (std::uint32_t ref : r.refs) r.details.push_back(locate(query, refs[ref], opt));
+  for (std::size_t i = 0; i < r.refs.size(); ++i) {
+    edlib_result res(run_edlib(j.seq(q, r.strands[i]), j.refs[r.refs[i]], j.opt, j.opt.max_dist,
+                               j.eq, j.opt.cigar ? EDLIB_TASK_PATH : EDLIB_TASK_LOC));
+    hit_detail h;
+    if (res.r.numLocations > 0) {
+      h.start = res.r.startLocations ? res.r.startLocations[0] : -1;
+      h.end = res.r.endLocations[0];
+    }
+    if (j.opt.cigar && res.r.alignment) {
+      char* c = edlibAlignmentToCigar(res.r.alignment, res.r.alignmentLength, EDLIB_CIGAR_EXTENDED);
+      if (c) {
+        h.cigar = c;
+        std::free(c);
+      }
+    }
+    r.details.push_back(std::move(h));
+  }
 }
 
-std::vector<query_result> map_serial(const std::vector<record>& refs,
-                                     const std::vector<record>& queries, const map_options& opt,
-                                     run_state* progress) {
-  std::vector<query_result> out(queries.size());
+std::vector<query_result> map_serial(const job& j, run_state* progress) {
+  std::vector<query_result> out(j.queries.size());
   if (progress) progress->workers = 1;
-  for (std::size_t q = 0; q < queries.size(); ++q) {
+  for (std::size_t q = 0; q < j.queries.size(); ++q) {
     partial p;
-    for (std::size_t r = 0; r < refs.size(); ++r)
-      p.add(distance(queries[q], refs[r], opt), static_cast<std::uint32_t>(r), opt.tie_mode);
-    out[q] = std::move(p).finish(opt.tie_mode);
-    add_details(refs, queries[q], opt, out[q]);
+    for (std::size_t r = 0; r < j.refs.size(); ++r) {
+      for (int s = j.first_strand; s <= j.last_strand; ++s) {
+        int d = distance(j, q, s, j.refs[r], j.k_for(p.dist));
+        p.add(d, static_cast<std::uint32_t>(r * 2 + static_cast<std::size_t>(s)), j.opt.tie_mode);
+      }
+    }
+    out[q] = std::move(p).finish(j.opt.tie_mode);
+    add_details(j, q, out[q]);
     if (progress) progress->done.fetch_add(1, std::memory_order_relaxed);
   }
   return out;
@@ -145,46 +204,57 @@ std::vector<query_result> map_serial(const std::vector<record>& refs,
 
 }  // namespace detail
 
-hit_detail locate(const record& query, const record& ref, const map_options& opt) {
-  edlib_result res(run_edlib(query, ref, opt, opt.cigar ? EDLIB_TASK_PATH : EDLIB_TASK_LOC));
-  hit_detail h;
-  if (res.r.numLocations > 0) {
-    h.start = res.r.startLocations ? res.r.startLocations[0] : -1;
-    h.end = res.r.endLocations[0];
-  }
-  if (opt.cigar && res.r.alignment) {
-    char* c = edlibAlignmentToCigar(res.r.alignment, res.r.alignmentLength, EDLIB_CIGAR_EXTENDED);
-    if (c) {
-      h.cigar = c;
-      std::free(c);
-    }
-  }
-  return h;
-}
-
 std::vector<query_result> map_all(const std::vector<record>& refs,
                                   const std::vector<record>& queries, const map_options& opt,
                                   run_state* progress) {
+  if (refs.size() > (std::size_t{1} << 31)) throw error("more than 2^31 references");
+  detail::job j(refs, queries, opt);
   switch (opt.how) {
     case backend::serial:
-      return detail::map_serial(refs, queries, opt, progress);
+      return detail::map_serial(j, progress);
     case backend::omp:
-      return detail::map_omp(refs, queries, opt, progress);
+      return detail::map_omp(j, progress);
     case backend::weft:
       break;
   }
-  return detail::map_weft(refs, queries, opt, progress);
+  return detail::map_weft(j, progress);
 }
 
-std::string format_results(const std::vector<record>& refs, const std::vector<record>& queries,
-                           const std::vector<query_result>& results, const map_options& opt) {
-  std::string out = "#query\treference\tdistance\tstart\tend";
-  out += opt.cigar ? "\tcigar\n" : "\n";
+weft::config weft_config(const map_options& opt) {
+  weft::config cfg;
+  cfg.num_streams = opt.streams;
+  cfg.stack_size = 256 * 1024;  // edlib runs on the units' ULT stacks (larger frames under ASan)
+  if (!opt.affinity.empty())
+    cfg.affinity = weft::affinity_policy::parse(opt.affinity, "--affinity");
+  // Idle streams park rather than poll: the mapper's tail and lopsided configurations leave
+  // streams idle, and on a shared machine a polling stream takes CPU from everyone else.
+  cfg.scheduler = opt.weft_sched.empty() ? "basic_wait" : opt.weft_sched;
+  return cfg;
+}
+
+backend_session::backend_session(const map_options& opt) {
+  if (opt.how != backend::weft) return;
+  try {
+    rt_ = std::make_unique<weft::runtime>(weft_config(opt));
+  } catch (const weft::error& e) {
+    throw error(e.what());
+  }
+}
+backend_session::~backend_session() = default;
+
+std::string format_header(const map_options& opt) {
+  return opt.cigar ? "#query\treference\tstrand\tdistance\tstart\tend\tcigar\n"
+                   : "#query\treference\tstrand\tdistance\tstart\tend\n";
+}
+
+std::string format_hits(const std::vector<record>& refs, const std::vector<record>& queries,
+                        const std::vector<query_result>& results, const map_options& opt) {
+  std::string out;
   for (std::size_t q = 0; q < queries.size(); ++q) {
     const query_result& r = results[q];
     if (r.refs.empty()) {
       out += queries[q].name;
-      out += "\t*\t-1\t-1\t-1";
+      out += "\t*\t*\t-1\t-1\t-1";
       out += opt.cigar ? "\t*\n" : "\n";
       continue;
     }
@@ -193,7 +263,7 @@ std::string format_results(const std::vector<record>& refs, const std::vector<re
       out += queries[q].name;
       out += '\t';
       out += refs[r.refs[i]].name;
-      out += '\t';
+      out += r.strands[i] ? "\t-\t" : "\t+\t";
       out += std::to_string(r.dist);
       out += '\t';
       out += std::to_string(h.start);
@@ -206,6 +276,13 @@ std::string format_results(const std::vector<record>& refs, const std::vector<re
       out += '\n';
     }
   }
+  return out;
+}
+
+std::string format_results(const std::vector<record>& refs, const std::vector<record>& queries,
+                           const std::vector<query_result>& results, const map_options& opt) {
+  std::string out = format_header(opt);
+  out += format_hits(refs, queries, results, opt);
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 
 namespace align::detail {
@@ -19,9 +20,12 @@ bool have_openmp() {
 namespace {
 
 template <bool Dynamic>
-partial scan_query(const std::vector<record>& refs, const record& query, const map_options& opt) {
+partial scan_query(const job& j, std::size_t q) {
+  const auto& refs = j.refs;
+  const auto& opt = j.opt;
   partial best;
-  std::exception_ptr failure;  // an exception must not leave a parallel region
+  std::atomic<int> best_dist{-1};  // every thread's k (pruning)
+  std::exception_ptr failure;      // an exception must not leave a parallel region
   const long nrefs = static_cast<long>(refs.size());
   const int rc = opt.ref_chunk;
 #pragma omp parallel num_threads(opt.threads) if (opt.threads > 1)
@@ -30,8 +34,12 @@ partial scan_query(const std::vector<record>& refs, const record& query, const m
     std::exception_ptr mine_failure;
     auto one = [&](long r) {
       try {
-        mine.add(distance(query, refs[static_cast<std::size_t>(r)], opt),
-                 static_cast<std::uint32_t>(r), opt.tie_mode);
+        for (int s = j.first_strand; s <= j.last_strand; ++s) {
+          int d = distance(j, q, s, refs[static_cast<std::size_t>(r)],
+                           j.k_for(best_dist.load(std::memory_order_relaxed)));
+          mine.add(d, static_cast<std::uint32_t>(r * 2 + s), opt.tie_mode);
+          if (d >= 0) lower(best_dist, d);
+        }
       } catch (...) {
         if (!mine_failure) mine_failure = std::current_exception();
       }
@@ -54,18 +62,17 @@ partial scan_query(const std::vector<record>& refs, const record& query, const m
 }
 
 template <bool Dynamic>
-void run(const std::vector<record>& refs, const std::vector<record>& queries,
-         const map_options& opt, run_state* progress, std::vector<query_result>& out,
+void run(const job& j, const map_options& opt, run_state* progress, std::vector<query_result>& out,
          std::exception_ptr& failure) {
-  const long nq = static_cast<long>(queries.size());
+  const long nq = static_cast<long>(j.queries.size());
   const int qc = opt.chunk;
 #pragma omp parallel num_threads(opt.workers)
   {
     auto one = [&](long q) {
       try {
         auto i = static_cast<std::size_t>(q);
-        out[i] = scan_query<Dynamic>(refs, queries[i], opt).finish(opt.tie_mode);
-        add_details(refs, queries[i], opt, out[i]);
+        out[i] = scan_query<Dynamic>(j, i).finish(opt.tie_mode);
+        add_details(j, i, out[i]);
       } catch (...) {
 #pragma omp critical(align_failure)
         if (!failure) failure = std::current_exception();
@@ -84,20 +91,18 @@ void run(const std::vector<record>& refs, const std::vector<record>& queries,
 
 }  // namespace
 
-std::vector<query_result> map_omp(const std::vector<record>& refs,
-                                  const std::vector<record>& queries, const map_options& opt,
-                                  run_state* progress) {
-  map_options o = opt;
+std::vector<query_result> map_omp(const job& j, run_state* progress) {
+  map_options o = j.opt;
   if (o.workers <= 0) o.workers = omp_get_num_procs();
   if (progress) progress->workers = o.workers;
   // Nested teams: each outer thread opens its own inner team per query.
   if (o.threads > 1) omp_set_max_active_levels(std::max(2, omp_get_max_active_levels()));
-  std::vector<query_result> out(queries.size());
+  std::vector<query_result> out(j.queries.size());
   std::exception_ptr failure;
   if (o.sched == schedule::dynamic) {
-    run<true>(refs, queries, o, progress, out, failure);
+    run<true>(j, o, progress, out, failure);
   } else {
-    run<false>(refs, queries, o, progress, out, failure);
+    run<false>(j, o, progress, out, failure);
   }
   if (failure) std::rethrow_exception(failure);
   return out;
@@ -113,8 +118,7 @@ bool have_openmp() {
   return false;
 }
 
-std::vector<query_result> map_omp(const std::vector<record>&, const std::vector<record>&,
-                                  const map_options&, run_state*) {
+std::vector<query_result> map_omp(const job&, run_state*) {
   throw error("--backend omp: this build has no OpenMP (CMake did not find it)");
 }
 

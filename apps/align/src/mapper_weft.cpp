@@ -28,6 +28,7 @@ namespace {
 /// of the team, and how many units have not finished their share yet.
 struct query_state {
   std::atomic<std::size_t> next_ref_chunk{0};
+  std::atomic<int> best{-1};  ///< the team's best distance so far: every unit's k (pruning)
   std::atomic<int> units_left{0};
   std::unique_ptr<partial[]> parts;
 };
@@ -41,10 +42,10 @@ struct chunk_state {
 
 /// Everything the units of one run share, read-only once the units start (but the counter).
 struct weft_run {
-  weft_run(const std::vector<record>& r, const std::vector<record>& q, const map_options& o,
-           std::vector<query_result>& res, run_state* st)
-      : refs(r), queries(q), opt(o), out(res), progress(st) {}
+  weft_run(const job& jb, std::vector<query_result>& res, run_state* st)
+      : j(jb), refs(jb.refs), queries(jb.queries), opt(jb.opt), out(res), progress(st) {}
 
+  const job& j;
   const std::vector<record>& refs;
   const std::vector<record>& queries;
   const map_options& opt;
@@ -124,13 +125,22 @@ class team {
 
 /// Unit t's share of one query's references, into p: chunks t, t + T, ... (static) or whichever
 /// chunk is next on the query's counter (dynamic, schedule(dynamic) nowait).
-void scan(const weft_run& run, const record& query, query_state& qs, int t, partial& p) {
+/// Every alignment uses k = the team's best distance so far for the query (pruning: a reference
+/// that cannot reach the best is given up early); hits at the best distance are all found, so the
+/// result is the same as without pruning.
+void scan(const weft_run& run, std::size_t q, query_state& qs, int t, partial& p) {
   const std::size_t nrefs = run.refs.size();
   const std::size_t rc = static_cast<std::size_t>(run.opt.ref_chunk);
   auto do_chunk = [&](std::size_t c) {
     const std::size_t end = std::min(nrefs, (c + 1) * rc);
-    for (std::size_t r = c * rc; r < end; ++r)
-      p.add(distance(query, run.refs[r], run.opt), static_cast<std::uint32_t>(r), run.opt.tie_mode);
+    for (std::size_t r = c * rc; r < end; ++r) {
+      for (int s = run.j.first_strand; s <= run.j.last_strand; ++s) {
+        int d = distance(run.j, q, s, run.refs[r],
+                         run.j.k_for(qs.best.load(std::memory_order_relaxed)));
+        p.add(d, static_cast<std::uint32_t>(r * 2 + static_cast<std::size_t>(s)), run.opt.tie_mode);
+        if (d >= 0) lower(qs.best, d);
+      }
+    }
   };
   if (run.opt.sched == schedule::static_) {
     for (std::size_t c = static_cast<std::size_t>(t); c < run.ref_chunks;
@@ -149,7 +159,7 @@ void finish_query(weft_run& run, std::size_t q, query_state& qs) {
   for (int t = 1; t < run.threads; ++t)
     best.merge(qs.parts[static_cast<std::size_t>(t)], run.opt.tie_mode);
   run.out[q] = std::move(best).finish(run.opt.tie_mode);
-  add_details(run.refs, run.queries[q], run.opt, run.out[q]);
+  add_details(run.j, q, run.out[q]);
   if (run.progress) run.progress->done.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -163,7 +173,7 @@ void run_unit(weft_run& run, team& tm, int t) {
     const std::size_t first = chunk->first, count = chunk->count;
     for (std::size_t i = 0; i < count; ++i) {
       query_state& qs = chunk->queries[i];
-      scan(run, run.queries[first + i], qs, t, qs.parts[static_cast<std::size_t>(t)]);
+      scan(run, first + i, qs, t, qs.parts[static_cast<std::size_t>(t)]);
       if (qs.units_left.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
       finish_query(run, first + i, qs);
       if (chunk->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1) tm.release_finished();
@@ -184,26 +194,19 @@ weft::unit_handle spawn(unit_kind kind, weft::execution_stream& s, F&& f) {
 
 }  // namespace
 
-std::vector<query_result> map_weft(const std::vector<record>& refs,
-                                   const std::vector<record>& queries, const map_options& opt,
-                                   run_state* progress) {
-  weft::config cfg;
-  cfg.num_streams = opt.streams;
-  cfg.stack_size = 256 * 1024;  // edlib runs on the units' ULT stacks (larger frames under ASan)
+std::vector<query_result> map_weft(const job& j, run_state* progress) {
   std::unique_ptr<weft::runtime> rt;
   try {
-    if (!opt.affinity.empty())
-      cfg.affinity = weft::affinity_policy::parse(opt.affinity, "--affinity");
-    // Idle streams park rather than poll: the mapper's tail and lopsided configurations leave
-    // streams idle, and on a shared machine a polling stream takes CPU from everyone else.
-    cfg.scheduler = opt.weft_sched.empty() ? "basic_wait" : opt.weft_sched;
-    rt = std::make_unique<weft::runtime>(cfg);  // nested (cfg ignored) if already initialised
+    rt = std::make_unique<weft::runtime>(weft_config(j.opt));  // nested if already initialised
   } catch (const weft::error& e) {
     throw error(e.what());
   }
+  const auto& queries = j.queries;
+  const auto& refs = j.refs;
+  const auto& opt = j.opt;
 
   std::vector<query_result> out(queries.size());
-  weft_run run(refs, queries, opt, out, progress);
+  weft_run run(j, out, progress);
   run.threads = opt.threads;
   const auto qc = static_cast<std::size_t>(opt.chunk), rc = static_cast<std::size_t>(opt.ref_chunk);
   run.query_chunks = (queries.size() + qc - 1) / qc;

@@ -6,6 +6,12 @@ namespace align {
 
 std::string format_progress(std::uint64_t done, std::uint64_t total, double elapsed_s,
                             int bar_width) {
+  const double rate = elapsed_s > 0 ? static_cast<double>(done) / elapsed_s : 0.0;
+  char buf[160];
+  if (total == 0) {
+    std::snprintf(buf, sizeof buf, "%llu queries %8.1f q/s", (unsigned long long)done, rate);
+    return buf;
+  }
   if (done > total) done = total;
   const double frac = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
   const int filled = static_cast<int>(frac * bar_width);
@@ -13,8 +19,6 @@ std::string format_progress(std::uint64_t done, std::uint64_t total, double elap
   out.append(static_cast<std::size_t>(filled), '#');
   out.append(static_cast<std::size_t>(bar_width - filled), '.');
   out += "]";
-  const double rate = elapsed_s > 0 ? static_cast<double>(done) / elapsed_s : 0.0;
-  char buf[160];
   std::snprintf(buf, sizeof buf, " %llu/%llu queries %3d%% %8.1f q/s", (unsigned long long)done,
                 (unsigned long long)total, static_cast<int>(frac * 100), rate);
   out += buf;
@@ -32,8 +36,12 @@ std::string format_progress(std::uint64_t done, std::uint64_t total, double elap
 }
 
 progress_meter::progress_meter(bool enabled, const std::atomic<std::uint64_t>& done,
-                               std::uint64_t total, std::chrono::milliseconds period)
-    : done_(done), total_(total), start_(std::chrono::steady_clock::now()), period_(period) {
+                               std::function<std::uint64_t()> total,
+                               std::chrono::milliseconds period)
+    : done_(done),
+      total_(std::move(total)),
+      start_(std::chrono::steady_clock::now()),
+      period_(period) {
   if (!enabled) return;
   thread_ = std::thread([this] {
     std::unique_lock lock(m_);
@@ -58,7 +66,8 @@ void progress_meter::stop() {
 void progress_meter::draw(bool last) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string line = "\r" + format_progress(done_.load(std::memory_order_relaxed), total_, elapsed);
+  std::string line = "\r";
+  line += format_progress(done_.load(std::memory_order_relaxed), total_(), elapsed);
   line += "\033[K";  // clear what a longer previous line left
   if (last) line += '\n';
   std::fputs(line.c_str(), stderr);

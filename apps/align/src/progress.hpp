@@ -6,21 +6,26 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 
 namespace align {
 
-/// One line of the bar, e.g. "[#######.............]  350/1000 queries  35%  70.0 q/s  ETA 0:09".
+/// One line of the bar, e.g. "[#######.............]  350/1000 queries  35%  70.0 q/s  ETA 0:09";
+/// with total 0 (not known yet) just the count and the rate.
 std::string format_progress(std::uint64_t done, std::uint64_t total, double elapsed_s,
                             int bar_width = 24);
 
 class progress_meter {
  public:
   /// When `enabled`, redraws the bar on stderr every `period` until stop() (or destruction),
-  /// reading `done` (relaxed). Otherwise does nothing.
-  progress_meter(bool enabled, const std::atomic<std::uint64_t>& done, std::uint64_t total,
+  /// reading `done` (relaxed) and `total` (the expected number of queries, 0 if unknown; the
+  /// input is streamed, so it is an estimate until the input has been read). Otherwise does
+  /// nothing.
+  progress_meter(bool enabled, const std::atomic<std::uint64_t>& done,
+                 std::function<std::uint64_t()> total,
                  std::chrono::milliseconds period = std::chrono::milliseconds(200));
   ~progress_meter() { stop(); }
   progress_meter(const progress_meter&) = delete;
@@ -31,7 +36,7 @@ class progress_meter {
  private:
   void draw(bool last);
   const std::atomic<std::uint64_t>& done_;
-  std::uint64_t total_;
+  std::function<std::uint64_t()> total_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::milliseconds period_;
   std::mutex m_;

@@ -1,15 +1,19 @@
 #include "seqio.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
+#include <unordered_map>
+
+#include "output.hpp"
 
 namespace align {
 namespace {
@@ -42,6 +46,7 @@ class line_reader {
       if (::stat(path.c_str(), &st) != 0)
         throw error(path + ": cannot open: " + std::strerror(errno));
       if (S_ISDIR(st.st_mode)) throw error(path + ": cannot open: Is a directory");
+      if (S_ISREG(st.st_mode)) total_ = static_cast<std::uint64_t>(st.st_size);
       errno = 0;
       file_ = gzopen(path.c_str(), "rb");
     }
@@ -84,6 +89,8 @@ class line_reader {
   }
   std::size_t line_no() const { return line_no_; }
   const std::string& path() const { return path_; }
+  std::uint64_t bytes_read() const { return read_.load(std::memory_order_relaxed); }
+  std::uint64_t bytes_total() const { return total_; }
 
   [[noreturn]] void fail(const std::string& what) const { fail_at(line_no_, what); }
   [[noreturn]] void fail_at(std::size_t line, const std::string& what) const {
@@ -94,20 +101,26 @@ class line_reader {
   bool fill() {
     if (eof_) return false;
     int n = gzread(file_, buf_.data(), static_cast<unsigned>(buf_.size()));
+    if (total_) read_.store(static_cast<std::uint64_t>(gzoffset(file_)), std::memory_order_relaxed);
+    if (n > 0) {
+      // Also after zlib found damage: what it decompressed before it is read first, so that the
+      // message gives the last line read in full.
+      pos_ = 0;
+      end_ = static_cast<std::size_t>(n);
+      return true;
+    }
     int errnum = Z_OK;
     const char* msg = gzerror(file_, &errnum);
     if (n < 0 || (errnum != Z_OK && errnum != Z_STREAM_END)) {
       std::string why = errnum == Z_ERRNO ? std::strerror(errno) : msg;
       if (errnum == Z_BUF_ERROR) why = "truncated gzip data (" + why + ")";
-      throw error(path_ + ": cannot read after line " + std::to_string(line_no_) + ": " + why);
+      fail_read(why);
     }
-    if (n == 0) {
-      eof_ = true;
-      return false;
-    }
-    pos_ = 0;
-    end_ = static_cast<std::size_t>(n);
-    return true;
+    eof_ = true;
+    return false;
+  }
+  [[noreturn]] void fail_read(const std::string& why) const {
+    throw error(path_ + ": cannot read after line " + std::to_string(line_no_) + ": " + why);
   }
 
   std::string path_;
@@ -116,6 +129,8 @@ class line_reader {
   std::size_t pos_ = 0, end_ = 0;
   std::size_t line_no_ = 0;
   bool eof_ = false;
+  std::uint64_t total_ = 0;
+  std::atomic<std::uint64_t> read_{0};
 };
 
 /// Maps each byte to its upper-case residue, or 0 when it is not in the alphabet.
@@ -130,86 +145,185 @@ struct alphabet_map {
   }
 };
 
-void append_residues(const line_reader& in, const alphabet_map& abc, std::string_view line,
-                     std::string& seq) {
-  std::size_t base = seq.size();
-  seq.resize(base + line.size());
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(line[i]);
-    char r = abc.to[c];
-    if (!r) {
-      in.fail("character " + describe_char(c) + " (column " + std::to_string(i + 1) +
-              ") is not in the alphabet " + abc.text);
-    }
-    seq[base + i] = r;
+}  // namespace
+
+char complement(char c) {
+  switch (c) {
+    case 'A':
+      return 'T';
+    case 'T':
+    case 'U':
+      return 'A';
+    case 'C':
+      return 'G';
+    case 'G':
+      return 'C';
+    case 'R':
+      return 'Y';
+    case 'Y':
+      return 'R';
+    case 'K':
+      return 'M';
+    case 'M':
+      return 'K';
+    case 'B':
+      return 'V';
+    case 'V':
+      return 'B';
+    case 'D':
+      return 'H';
+    case 'H':
+      return 'D';
+    case 'S':
+    case 'W':
+    case 'N':
+      return c;
+    default:
+      return 0;
   }
 }
 
-void split_header(const line_reader& in, std::string_view header, record& rec) {
-  std::size_t end = header.find_first_of(" \t");
-  if (end == std::string_view::npos) end = header.size();
-  if (end == 0) in.fail("empty sequence name after '" + std::string(1, '>') + "'");
-  rec.name.assign(header.substr(0, end));
-  std::size_t d = header.find_first_not_of(" \t", end);
-  rec.desc.assign(d == std::string_view::npos ? std::string_view{} : header.substr(d));
+std::string reverse_complement(const std::string& seq) {
+  std::string out(seq.size(), '\0');
+  for (std::size_t i = 0; i < seq.size(); ++i) out[seq.size() - 1 - i] = complement(seq[i]);
+  return out;
 }
 
-void check_length(const line_reader& in, std::size_t header_line, const record& rec) {
-  if (rec.seq.size() > static_cast<std::size_t>(INT32_MAX))
-    in.fail_at(header_line, "sequence '" + rec.name + "' is longer than 2^31-1 residues");
+std::vector<std::pair<char, char>> iupac_equalities() {
+  // Bit sets over A=1, C=2, G=4, T=8.
+  static constexpr std::pair<char, int> codes[] = {
+      {'A', 1}, {'C', 2},  {'G', 4}, {'T', 8},  {'U', 8},  {'R', 5},  {'Y', 10}, {'S', 6},
+      {'W', 9}, {'K', 12}, {'M', 3}, {'B', 14}, {'D', 13}, {'H', 11}, {'V', 7},  {'N', 15}};
+  std::vector<std::pair<char, char>> out;
+  for (std::size_t i = 0; i < std::size(codes); ++i)
+    for (std::size_t j = i + 1; j < std::size(codes); ++j)
+      if (codes[i].second & codes[j].second) out.emplace_back(codes[i].first, codes[j].first);
+  return out;
 }
 
-void read_fasta(line_reader& in, const alphabet_map& abc, std::string& line,
-                std::vector<record>& out) {
-  std::size_t header_line = 0;
-  bool have = true;  // `line` holds the first non-blank line
-  for (;;) {
-    if (have && !line.empty()) {
-      if (line[0] == '>') {
-        if (!out.empty() && out.back().seq.empty())
-          in.fail_at(header_line, "record '" + out.back().name + "' has no sequence");
-        if (!out.empty()) check_length(in, header_line, out.back());
-        header_line = in.line_no();
-        out.emplace_back();
-        split_header(in, std::string_view(line).substr(1), out.back());
-      } else {
-        if (out.empty()) in.fail("expected a FASTA header starting with '>'");
-        if (line[0] == ';') {
-          // old-style comment line: ignored
-        } else {
-          append_residues(in, abc, line, out.back().seq);
-        }
+struct sequence_reader::impl {
+  impl(const std::string& path, const std::string& alphabet) : in(path), abc(alphabet) {}
+
+  line_reader in;
+  alphabet_map abc;
+  std::string line;
+  bool started = false;
+  bool fastq = false;
+  bool have_line = false;  ///< `line` holds the next FASTA header, already read
+  std::size_t header = 0;
+  std::size_t records = 0;
+  /// Letters outside the alphabet: the first (line, column), then each distinct letter's line.
+  struct bad_letter {
+    unsigned char c;
+    std::size_t line;
+  };
+  std::vector<bad_letter> bad;
+  std::size_t bad_column = 0;
+
+  void append_residues(std::string_view text, std::string& seq) {
+    std::size_t base = seq.size();
+    seq.resize(base + text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      unsigned char c = static_cast<unsigned char>(text[i]);
+      char r = abc.to[c];
+      if (!r) {
+        note_bad(c, i + 1);
+        r = 'N';
+      }
+      seq[base + i] = r;
+    }
+  }
+  void note_bad(unsigned char c, std::size_t column) {
+    if (bad.empty()) bad_column = column;
+    for (const bad_letter& b : bad)
+      if (b.c == c) return;
+    bad.push_back({c, in.line_no()});
+  }
+  /// The error for letters outside the alphabet, all of them, at the first one's line.
+  [[noreturn]] void fail_bad() const {
+    std::string what = "character " + describe_char(bad[0].c) + " (column " +
+                       std::to_string(bad_column) + ") is not in the alphabet " + abc.text;
+    if (bad.size() > 1) {
+      what += "; nor are";
+      for (std::size_t i = 1; i < bad.size(); ++i) {
+        what += i > 1 ? ", " : " ";
+        what += describe_char(bad[i].c) + " (line " + std::to_string(bad[i].line) + ")";
       }
     }
-    have = in.next(line);
-    if (!have) break;
+    in.fail_at(bad[0].line, what);
   }
-  if (!out.empty() && out.back().seq.empty())
-    in.fail_at(header_line, "record '" + out.back().name + "' has no sequence");
-  if (!out.empty()) check_length(in, header_line, out.back());
-}
 
-void read_fastq(line_reader& in, const alphabet_map& abc, std::string& line,
-                std::vector<record>& out) {
-  bool have = true;
-  for (;;) {
-    if (have && line.empty()) {
-      have = in.next(line);
-      if (!have) break;
-      continue;
+  void split_header(std::string_view text, record& rec) const {
+    std::size_t end = text.find_first_of(" \t");
+    if (end == std::string_view::npos) end = text.size();
+    if (end == 0) in.fail(std::string("empty sequence name after '") + (fastq ? '@' : '>') + "'");
+    rec.name.assign(text.substr(0, end));
+    std::size_t d = text.find_first_not_of(" \t", end);
+    rec.desc.assign(d == std::string_view::npos ? std::string_view{} : text.substr(d));
+  }
+  void check_length(const record& rec) const {
+    if (rec.seq.size() > static_cast<std::size_t>(INT32_MAX))
+      in.fail_at(header, "sequence '" + rec.name + "' is longer than 2^31-1 residues");
+  }
+
+  /// The first non-blank line decides the format.
+  void start() {
+    started = true;
+    bool have = false;
+    while ((have = in.next(line)) && line.empty()) {
     }
-    if (!have) break;
+    if (!have) throw error(in.path() + ": no sequences (empty input)");
+    if (line[0] == '>') {
+      fastq = false;
+      have_line = true;
+    } else if (line[0] == '@') {
+      fastq = true;
+      have_line = true;
+    } else {
+      in.fail("expected a FASTA ('>') or FASTQ ('@') header, found " +
+              describe_char(static_cast<unsigned char>(line[0])));
+    }
+  }
+
+  bool next_fasta(record& rec) {
+    // `line` holds this record's header (or nothing at the end of the input).
+    if (!have_line) return false;
+    header = in.line_no();
+    rec.seq.clear();
+    split_header(std::string_view(line).substr(1), rec);
+    have_line = false;
+    while (in.next(line)) {
+      if (line.empty()) continue;
+      if (line[0] == '>') {
+        have_line = true;
+        break;
+      }
+      if (line[0] == ';') continue;  // old-style comment line
+      append_residues(line, rec.seq);
+    }
+    if (rec.seq.empty()) in.fail_at(header, "record '" + rec.name + "' has no sequence");
+    check_length(rec);
+    return true;
+  }
+
+  bool next_fastq(record& rec) {
+    if (!have_line) {
+      while (in.next(line) && line.empty()) {
+      }
+      if (line.empty()) return false;
+    }
+    have_line = false;
     if (line[0] != '@') in.fail("expected a FASTQ header starting with '@'");
-    std::size_t header_line = in.line_no();
-    record rec;
-    split_header(in, std::string_view(line).substr(1), rec);
+    header = in.line_no();
+    rec.seq.clear();
+    split_header(std::string_view(line).substr(1), rec);
     auto truncated = [&](const char* missing) {
-      in.fail_at(header_line,
+      in.fail_at(header,
                  "truncated FASTQ record '" + rec.name + "': the input ends before its " + missing);
     };
     if (!in.next(line)) truncated("sequence line");
     if (line.empty()) in.fail("record '" + rec.name + "' has no sequence");
-    append_residues(in, abc, line, rec.seq);
+    append_residues(line, rec.seq);
     if (!in.next(line)) truncated("'+' line");
     if (line.empty() || line[0] != '+')
       in.fail("expected the '+' separator line of record '" + rec.name + "'");
@@ -224,113 +338,93 @@ void read_fastq(line_reader& in, const alphabet_map& abc, std::string& line,
         in.fail("quality " + describe_char(c) + " (column " + std::to_string(i + 1) +
                 ") is outside the FASTQ range '!'..'~'");
     }
-    check_length(in, header_line, rec);
-    out.push_back(std::move(rec));
-    have = in.next(line);
+    check_length(rec);
+    return true;
   }
-}
 
-std::string temp_name_for(const std::string& path) {
-  std::string dir = ".";
-  std::string base = path;
-  if (auto slash = path.rfind('/'); slash != std::string::npos) {
-    dir = slash == 0 ? "/" : path.substr(0, slash);
-    base = path.substr(slash + 1);
+  bool next_checked(record& rec) { return fastq ? next_fastq(rec) : next_fasta(rec); }
+
+  bool next(record& rec) {
+    if (!started) start();
+    bool got = next_checked(rec);
+    if (!bad.empty()) {
+      // Read on to the end so that the message names every letter that needs --alphabet, not
+      // just the first; a structural error further on ends the search.
+      record scratch;
+      try {
+        while (next_checked(scratch)) {
+        }
+      } catch (const error&) {
+      }
+      fail_bad();
+    }
+    if (got) {
+      ++records;
+    } else if (records == 0) {
+      throw error(in.path() + ": no sequences (empty input)");
+    }
+    return got;
   }
-  return (dir == "/" ? "" : dir) + "/." + base + ".tmp.XXXXXX";
+};
+
+sequence_reader::sequence_reader(const std::string& path, const std::string& alphabet)
+    : p_(std::make_unique<impl>(path, alphabet)) {}
+sequence_reader::~sequence_reader() = default;
+bool sequence_reader::next(record& rec) {
+  return p_->next(rec);
+}
+std::size_t sequence_reader::header_line() const {
+  return p_->header;
+}
+const std::string& sequence_reader::path() const {
+  return p_->in.path();
+}
+std::uint64_t sequence_reader::bytes_read() const {
+  return p_->in.bytes_read();
+}
+std::uint64_t sequence_reader::bytes_total() const {
+  return p_->in.bytes_total();
 }
 
-/// Creates the temporary file next to `path`; returns its descriptor, fills `tmp`.
-int make_temp(const std::string& path, std::string& tmp) {
-  if (path.empty()) throw error("output: empty file name");
-  tmp = temp_name_for(path);
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0) throw error(path + ": cannot create: " + std::strerror(errno));
-  ::fchmod(fd, 0644);
-  return fd;
-}
-
-void commit_temp(const std::string& tmp, const std::string& path) {
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    throw error(path + ": cannot write: " + std::strerror(e));
-  }
-}
-
-}  // namespace
-
-std::vector<record> read_sequences(const std::string& path, const std::string& alphabet) {
-  alphabet_map abc(alphabet);
-  line_reader in(path);
+std::vector<record> read_sequences(const std::string& path, const std::string& alphabet,
+                                   bool unique_names) {
+  sequence_reader in(path, alphabet);
   std::vector<record> out;
-  std::string line;
-  bool have = false;
-  while ((have = in.next(line)) && line.empty()) {
+  std::unordered_map<std::string, std::size_t> seen;  // name -> header line
+  record rec;
+  while (in.next(rec)) {
+    if (unique_names) {
+      auto [it, fresh] = seen.emplace(rec.name, in.header_line());
+      if (!fresh)
+        throw error(in.path() + ":" + std::to_string(in.header_line()) + ": duplicate name '" +
+                    rec.name + "' (first at line " + std::to_string(it->second) + ")");
+    }
+    out.push_back(std::move(rec));
+    rec = record{};
   }
-  if (!have) throw error(in.path() + ": no sequences (empty input)");
-  if (line[0] == '>') {
-    read_fasta(in, abc, line, out);
-  } else if (line[0] == '@') {
-    read_fastq(in, abc, line, out);
-  } else {
-    in.fail("expected a FASTA ('>') or FASTQ ('@') header, found " +
-            describe_char(static_cast<unsigned char>(line[0])));
-  }
-  if (out.empty()) throw error(in.path() + ": no sequences (empty input)");
   return out;
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
-      throw error(std::string("<stdout>: cannot write: ") + std::strerror(errno));
-    return;
-  }
-  std::string tmp;
-  int fd = make_temp(path, tmp);
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw error(path + ": cannot write: " + std::strerror(e));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    throw error(path + ": cannot write: " + std::strerror(e));
-  }
-  commit_temp(tmp, path);
+  output_file out(path, {});
+  out.write(text);
+  out.commit();
 }
 
 void write_gzip_atomically(const std::string& path, const std::string& text) {
-  std::string tmp;
-  int fd = make_temp(path, tmp);
-  gzFile gz = gzdopen(fd, "wb6");
-  if (!gz) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw error(path + ": cannot write: out of memory");
-  }
-  std::size_t done = 0;
-  bool ok = true;
-  while (ok && done < text.size()) {
-    unsigned n = static_cast<unsigned>(std::min<std::size_t>(text.size() - done, 1u << 30));
-    ok = gzwrite(gz, text.data() + done, n) == static_cast<int>(n);
-    done += n;
-  }
-  if (gzclose(gz) != Z_OK) ok = false;
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    throw error(path + ": cannot write gzip data");
-  }
-  commit_temp(tmp, path);
+  z_stream z{};
+  if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw error(path + ": cannot write gzip data: out of memory");
+  std::string packed(deflateBound(&z, static_cast<uLong>(text.size())), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(packed.data());
+  z.avail_out = static_cast<uInt>(packed.size());
+  int rc = deflate(&z, Z_FINISH);
+  packed.resize(z.total_out);
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) throw error(path + ": cannot write gzip data");
+  write_file_atomically(path, packed);
 }
 
 }  // namespace align

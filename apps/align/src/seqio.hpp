@@ -1,7 +1,10 @@
-// Sequence input: FASTA and FASTQ, plain or gzip, with errors that name the file and line.
+// Sequence input: FASTA and FASTQ, plain or gzip, read record by record, with errors that name
+// the file and line; nucleotide alphabets and reverse complements.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,17 +30,60 @@ struct record {
   std::string seq;   ///< residues, upper-cased, all in the alphabet
 };
 
-/// Reads every record of `path` ("-" is stdin). The format (FASTA '>' or FASTQ '@') is taken from
-/// the first non-blank line; gzip input is detected by its magic bytes. Residues are upper-cased
-/// and must belong to `alphabet`. Throws align::error "PATH:LINE: what" on malformed input, "PATH:
-/// ..." when the file cannot be read or holds no sequence.
-std::vector<record> read_sequences(const std::string& path, const std::string& alphabet);
+/// The IUPAC nucleotide codes, the default alphabet: bases, U, N and the ambiguity codes.
+inline constexpr const char* kIupac = "ACGTUNRYSWKMBDHV";
 
-/// Writes `text` to `path` atomically: into a temporary file in the same directory, renamed over
-/// `path` once complete. "-" writes to stdout. Throws align::error.
+/// The complement of an upper-case IUPAC code (A<->T, U->A, R<->Y, K<->M, B<->V, D<->H; S, W, N
+/// are their own), or 0 for a letter that is not a nucleotide code.
+char complement(char c);
+
+/// The reverse complement of seq, whose letters all have a complement.
+std::string reverse_complement(const std::string& seq);
+
+/// The pairs of distinct IUPAC codes that match when ambiguity codes stand for their bases: two
+/// codes match when the sets of bases they stand for meet (U counts as T; N matches every code).
+std::vector<std::pair<char, char>> iupac_equalities();
+
+/// Reads one FASTA or FASTQ input record by record ("-" is stdin). The format ('>' or '@') is
+/// taken from the first non-blank line; gzip input is detected by its magic bytes. Residues are
+/// upper-cased and must belong to the alphabet; when some do not, the error names every distinct
+/// offending letter of the whole input at once. Throws align::error "PATH:LINE: what" on malformed
+/// input, "PATH: ..." when the file cannot be read or holds no sequence.
+class sequence_reader {
+ public:
+  /// Opens path; the alphabet is upper case.
+  sequence_reader(const std::string& path, const std::string& alphabet);
+  ~sequence_reader();
+  sequence_reader(const sequence_reader&) = delete;
+  sequence_reader& operator=(const sequence_reader&) = delete;
+
+  /// Reads the next record into rec; false at the end of the input (an input without any record
+  /// is an error).
+  bool next(record& rec);
+  /// The line of the last record's header.
+  std::size_t header_line() const;
+  /// The name used in messages ("<stdin>" for "-").
+  const std::string& path() const;
+  /// Bytes of the file consumed so far (compressed bytes for gzip) and its size, 0 if unknown
+  /// (stdin, a pipe): the progress bar's estimate.
+  std::uint64_t bytes_read() const;
+  std::uint64_t bytes_total() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> p_;
+};
+
+/// Reads every record of `path` (see sequence_reader); with `unique_names`, a name that appears
+/// twice is an error naming both lines.
+std::vector<record> read_sequences(const std::string& path, const std::string& alphabet,
+                                   bool unique_names = false);
+
+/// Writes `text` to `path` through output_file (see output.hpp): atomically for a regular file,
+/// in place for a device or FIFO. "-" writes to stdout. Throws align::error.
 void write_file_atomically(const std::string& path, const std::string& text);
 
-/// Writes `text` to `path` gzip-compressed (atomically, as above).
+/// Writes `text` to `path` gzip-compressed (as above).
 void write_gzip_atomically(const std::string& path, const std::string& text);
 
 }  // namespace align

@@ -53,6 +53,7 @@ TEST(AlignOmp, BestHitsEqualBruteForce) {
       align::query_result want = brute_best(d.refs, d.queries[q], opt);
       EXPECT_EQ(got[q].dist, want.dist);
       EXPECT_EQ(got[q].refs, want.refs);
+      EXPECT_EQ(got[q].strands, want.strands);
     }
   }
 }

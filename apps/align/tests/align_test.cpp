@@ -1,8 +1,14 @@
 // weft-align: correctness against brute force, identical output for every parallel configuration
 // on weft, the generator's origins, gzip input, CIGARs, and every bad-input error.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <weft/execution_stream.hpp>
 #include <weft/runtime.hpp>
 
+#include <zlib.h>
+
+#include <thread>
 #include <tuple>
 
 #include "cli.hpp"
@@ -36,33 +42,49 @@ TEST(AlignBruteForce, EdlibDistanceEqualsDynamicProgramming) {
   }
 }
 
-void expect_brute(const data_set& d, const map_options& opt,
-                  const std::vector<align::query_result>& got) {
+void expect_same(const data_set& d, const std::vector<align::query_result>& want,
+                 const std::vector<align::query_result>& got) {
   ASSERT_EQ(got.size(), d.queries.size());
   for (std::size_t q = 0; q < d.queries.size(); ++q) {
-    align::query_result want = brute_best(d.refs, d.queries[q], opt);
-    EXPECT_EQ(got[q].dist, want.dist) << d.queries[q].name;
-    EXPECT_EQ(got[q].refs, want.refs) << d.queries[q].name;
+    EXPECT_EQ(got[q].dist, want[q].dist) << d.queries[q].name;
+    EXPECT_EQ(got[q].refs, want[q].refs) << d.queries[q].name;
+    EXPECT_EQ(got[q].strands, want[q].strands) << d.queries[q].name;
     EXPECT_EQ(got[q].details.size(), got[q].refs.size());
   }
 }
 
+// Half the queries reverse-complemented, so that both strands hold best hits; with and without
+// pruning (which must not change any result, ties included).
 TEST(AlignBruteForce, BestHitsEqualBruteForceSerialAndWeft) {
   data_set d = make_data(12, 15, 30, 120, 25, 15, 50, 0.1, 4);
+  for (std::size_t q = 0; q < d.queries.size(); q += 2)
+    d.queries[q].seq = align::reverse_complement(d.queries[q].seq);
   for (align::ties t : {align::ties::first, align::ties::all}) {
     for (align::align_mode mode : {align::align_mode::nw, align::align_mode::hw}) {
       for (int k : {-1, 8}) {
-        map_options opt;
-        opt.tie_mode = t;
-        opt.mode = mode;
-        opt.max_dist = k;
-        opt.how = align::backend::serial;
-        expect_brute(d, opt, align::map_all(d.refs, d.queries, opt));
-        opt.how = align::backend::weft;
-        opt.streams = 2;
-        opt.workers = 2;
-        opt.threads = 2;
-        expect_brute(d, opt, align::map_all(d.refs, d.queries, opt));
+        for (align::strand st :
+             {align::strand::both, align::strand::forward, align::strand::reverse}) {
+          map_options opt;
+          opt.tie_mode = t;
+          opt.mode = mode;
+          opt.max_dist = k;
+          opt.strands = st;
+          std::vector<align::query_result> want;
+          for (auto& q : d.queries) want.push_back(brute_best(d.refs, q, opt));
+          for (bool prune : {true, false}) {
+            if (!prune && st != align::strand::both) continue;
+            opt.prune = prune;
+            SCOPED_TRACE(std::string(align::to_string(st)) + (prune ? " pruned" : " unpruned") +
+                         " k " + std::to_string(k));
+            opt.how = align::backend::serial;
+            expect_same(d, want, align::map_all(d.refs, d.queries, opt));
+            opt.how = align::backend::weft;
+            opt.streams = 2;
+            opt.workers = 2;
+            opt.threads = 2;
+            expect_same(d, want, align::map_all(d.refs, d.queries, opt));
+          }
+        }
       }
     }
   }
@@ -248,7 +270,7 @@ TEST(AlignCli, GzipFastqAndStdinGiveTheSameOutput) {
             0);
   std::string plain = slurp(dir.file("plain.tsv"));
   EXPECT_EQ(plain, slurp(dir.file("gz.tsv")));
-  EXPECT_EQ(plain.substr(0, plain.find('\n')), "#query\treference\tdistance\tstart\tend");
+  EXPECT_EQ(plain.substr(0, plain.find('\n')), "#query\treference\tstrand\tdistance\tstart\tend");
   EXPECT_EQ(std::count(plain.begin(), plain.end(), '\n'), 13);
   // Lower case and CRLF line ends are accepted.
   std::string crlf;
@@ -299,14 +321,14 @@ TEST(AlignCli, NoHitWithinMaxDistIsReported) {
   temp_dir dir;
   std::string refs = dir.write("r.fa", ">r1\nAAAAAAAAAAAA\n>r2\nCCCCCCCCCCCC\n");
   std::string queries = dir.write("q.fa", ">near\nAAAAAAAAAAAT\n>far\nGGGGGGGGGGGG\n");
-  ASSERT_EQ(cli({"map", "--streams", "1", "--mode", "nw", "--max-dist", "2", "--cigar", "-o",
-                 dir.file("o.tsv"), refs, queries})
+  ASSERT_EQ(cli({"map", "--streams", "1", "--mode", "nw", "--max-dist", "2", "--cigar", "--strand",
+                 "forward", "-o", dir.file("o.tsv"), refs, queries})
                 .status,
             0);
   EXPECT_EQ(slurp(dir.file("o.tsv")),
-            "#query\treference\tdistance\tstart\tend\tcigar\n"
-            "near\tr1\t1\t0\t11\t11=1X\n"
-            "far\t*\t-1\t-1\t-1\t*\n");
+            "#query\treference\tstrand\tdistance\tstart\tend\tcigar\n"
+            "near\tr1\t+\t1\t0\t11\t11=1X\n"
+            "far\t*\t*\t-1\t-1\t-1\t*\n");
 }
 
 TEST(AlignCli, ProgressBarFormat) {
@@ -364,7 +386,7 @@ TEST(AlignBadInput, EachCaseNamesFileAndLineAndWritesNothing) {
        "{q}:5: truncated FASTQ record 'q2': the input ends before its '+' line"},
       {"fastq bad header", good_refs, "@q1\nACGT\n+\nIIII\nq2\nACGT\n+\nIIII\n",
        "{q}:5: expected a FASTQ header starting with '@'"},
-      {"fastq bad character", good_refs, "@q1\nACGU\n+\nIIII\n", "{q}:2: character 'U' (column 4)"},
+      {"fastq bad character", good_refs, "@q1\nACGZ\n+\nIIII\n", "{q}:2: character 'Z' (column 4)"},
       {"binary junk", good_refs, "\x01\x02\x03",
        "{q}:1: expected a FASTA ('>') or FASTQ ('@') "
        "header, found byte 0x01"},
@@ -457,10 +479,289 @@ TEST(AlignBadInput, BadOptionValues) {
   cli_result res = cli({"map", "--affinity", "{0,", "-o", dir.file("o.tsv"), r, r});
   EXPECT_EQ(res.status, 1);
   EXPECT_NE(res.err.find("--affinity"), std::string::npos) << res.err;
+  // An unknown --weft-sched is a bad command line, named as the option the user gave.
   res = cli({"map", "--weft-sched", "no-such-scheduler", "-o", dir.file("o.tsv"), r, r});
-  EXPECT_EQ(res.status, 1);
-  EXPECT_NE(res.err.find("no-such-scheduler"), std::string::npos) << res.err;
+  EXPECT_EQ(res.status, 2);
+  EXPECT_EQ(res.err.rfind("weft-align: option --weft-sched: expected one of ", 0), 0u) << res.err;
+  EXPECT_NE(res.err.find("basic_wait"), std::string::npos) << res.err;
+  EXPECT_NE(res.err.find("got 'no-such-scheduler'"), std::string::npos) << res.err;
   EXPECT_FALSE(fs::exists(dir.file("o.tsv")));
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The output destination: checked and opened before any work, replaced only when it is a file
+
+namespace output_checks {
+
+struct small_job {
+  temp_dir dir;
+  std::string refs = dir.write("r.fa", ">r1\nACGTACGTTTGACCA\n>r2\nGGGGCCCCAAAATTTT\n");
+  std::string queries = dir.write("q.fa", ">q1\nACGTTTGA\n>q2\nAAAATTTT\n");
+  std::string expected;
+  small_job() {
+    EXPECT_EQ(cli({"map", "--streams", "1", "-o", dir.file("want.tsv"), refs, queries}).status, 0);
+    expected = slurp(dir.file("want.tsv"));
+  }
+  cli_result run(const std::string& out) {
+    return cli({"map", "--streams", "1", "-o", out, refs, queries});
+  }
+};
+
+mode_t mode_of(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st.st_mode;
+}
+
+TEST(AlignOutput, SymlinkKeepsLinkAndTargetModeAndIsReplacedAtomically) {
+  small_job j;
+  std::string target = j.dir.write("target.tsv", "old\n");
+  ASSERT_EQ(::chmod(target.c_str(), 0640), 0);
+  std::string link = j.dir.file("link.tsv");
+  ASSERT_EQ(::symlink("target.tsv", link.c_str()), 0);
+  ASSERT_EQ(j.run(link).status, 0);
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(slurp(target), j.expected);
+  EXPECT_EQ(mode_of(target) & 07777, 0640u);
+  // A dangling link: its target is created, the link stays.
+  std::string dangling = j.dir.file("dangling.tsv");
+  ASSERT_EQ(::symlink("made.tsv", dangling.c_str()), 0);
+  ASSERT_EQ(j.run(dangling).status, 0);
+  EXPECT_TRUE(fs::is_symlink(dangling));
+  EXPECT_EQ(slurp(j.dir.file("made.tsv")), j.expected);
+  for (auto& e : j.dir.entries()) EXPECT_EQ(e.find(".tmp."), std::string::npos) << e;
+}
+
+TEST(AlignOutput, NewFileHonoursUmaskExistingFileKeepsItsMode) {
+  small_job j;
+  mode_t old = ::umask(027);
+  cli_result res = j.run(j.dir.file("new.tsv"));
+  ::umask(old);
+  ASSERT_EQ(res.status, 0) << res.err;
+  EXPECT_EQ(mode_of(j.dir.file("new.tsv")) & 07777, 0640u);
+  std::string existing = j.dir.write("existing.tsv", "x\n");
+  ASSERT_EQ(::chmod(existing.c_str(), 0604), 0);
+  ASSERT_EQ(j.run(existing).status, 0);
+  EXPECT_EQ(mode_of(existing) & 07777, 0604u);
+  EXPECT_EQ(slurp(existing), j.expected);
+}
+
+TEST(AlignOutput, FifoIsWrittenInPlace) {
+  small_job j;
+  std::string fifo = j.dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] {
+    int fd = ::open(fifo.c_str(), O_RDONLY);
+    char buf[4096];
+    for (ssize_t n; fd >= 0 && (n = ::read(fd, buf, sizeof buf)) > 0;) got.append(buf, n);
+    if (fd >= 0) ::close(fd);
+  });
+  cli_result res = j.run(fifo);
+  reader.join();
+  EXPECT_EQ(res.status, 0) << res.err;
+  EXPECT_EQ(got, j.expected);
+  EXPECT_TRUE(S_ISFIFO(mode_of(fifo)));
+}
+
+TEST(AlignOutput, DeviceIsWrittenInPlace) {
+  small_job j;
+  ASSERT_TRUE(S_ISCHR(mode_of("/dev/null")));
+  EXPECT_EQ(j.run("/dev/null").status, 0);
+  EXPECT_TRUE(S_ISCHR(mode_of("/dev/null")));
+  // Through a symlink too.
+  std::string link = j.dir.file("null-link");
+  ASSERT_EQ(::symlink("/dev/null", link.c_str()), 0);
+  EXPECT_EQ(j.run(link).status, 0);
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_TRUE(S_ISCHR(mode_of("/dev/null")));
+}
+
+TEST(AlignOutput, AnInputIsNeverOverwritten) {
+  small_job j;
+  const std::string before = slurp(j.queries);
+  std::string link = j.dir.file("q-link.fa");
+  ASSERT_EQ(::symlink(j.queries.c_str(), link.c_str()), 0);
+  std::string hard = j.dir.file("q-hard.fa");
+  ASSERT_EQ(::link(j.queries.c_str(), hard.c_str()), 0);
+  for (const std::string& out : {j.queries, j.refs, link, hard}) {
+    cli_result res = j.run(out);
+    EXPECT_EQ(res.status, 1) << out;
+    EXPECT_NE(res.err.find("refusing to overwrite an input"), std::string::npos) << res.err;
+  }
+  EXPECT_EQ(slurp(j.queries), before);
+}
+
+TEST(AlignOutput, ABadDestinationFailsBeforeAnyInputIsRead) {
+  small_job j;
+  // The queries are bad at their end: the destination's error must come first.
+  std::string bad_q = j.dir.write("bad.fa", ">q1\nACGT\n>q2\nAC!T\n");
+  for (const std::string& out : {j.dir.file("no-such-dir/out.tsv"), j.dir.path().string()}) {
+    cli_result res = cli({"map", "--streams", "1", "-o", out, j.refs, bad_q});
+    EXPECT_EQ(res.status, 1);
+    EXPECT_EQ(res.err.rfind("weft-align: " + out + ": cannot ", 0), 0u) << res.err;
+  }
+}
+
+}  // namespace output_checks
+
+// ---------------------------------------------------------------------------------------------
+// Alphabet, strands, streaming, warnings
+
+TEST(AlignAlphabet, EveryLetterOutsideTheAlphabetIsNamedAtOnce) {
+  temp_dir dir;
+  std::string r = dir.write("r.fa", ">r1\nACGTACGT\n");
+  std::string q = dir.write("q.fa", ">q1\nACXT\n>q2\nJJ\nAO\n>q3\nXJ\n");
+  cli_result res = cli({"map", "-o", dir.file("o.tsv"), r, q});
+  EXPECT_EQ(res.status, 1);
+  EXPECT_EQ(res.err, "weft-align: " + q +
+                         ":2: character 'X' (column 3) is not in the alphabet ACGTUNRYSWKMBDHV; "
+                         "nor are 'J' (line 4), 'O' (line 5)\n");
+  EXPECT_FALSE(fs::exists(dir.file("o.tsv")));
+}
+
+TEST(AlignAlphabet, IupacCodesMatchWhatTheyStandForUnlessLiteral) {
+  temp_dir dir;
+  // Lower case and IUPAC codes in the input; R (A or G) meets S (C or G) in G.
+  std::string r = dir.write("r.fa", ">r1\nggacTGsgg\n");
+  std::string q = dir.write("q.fa", ">n\nACNG\n>r\nACTGR\n");
+  for (auto [match, want] : {std::pair{"iupac", "n\tr1\t+\t0\t2\t5\nr\tr1\t+\t0\t2\t6\n"},
+                             std::pair{"literal", "n\tr1\t+\t1\t2\t5\nr\tr1\t+\t1\t2\t5\n"}}) {
+    ASSERT_EQ(cli({"map", "--streams", "1", "--strand", "forward", "--match", match, "-o",
+                   dir.file("o.tsv"), r, q})
+                  .status,
+              0);
+    EXPECT_EQ(slurp(dir.file("o.tsv")),
+              std::string("#query\treference\tstrand\tdistance\tstart\tend\n") + want)
+        << match;
+  }
+  EXPECT_EQ(align::reverse_complement("ACGTRYKMBVDHSWNU"), "ANWSDHBVKMRYACGT");
+  // Each pair of codes with a base in common is an equality, in both orders of use.
+  auto eq = align::iupac_equalities();
+  auto has = [&](char a, char b) {
+    return std::find(eq.begin(), eq.end(), std::pair{a, b}) != eq.end() ||
+           std::find(eq.begin(), eq.end(), std::pair{b, a}) != eq.end();
+  };
+  EXPECT_TRUE(has('N', 'A'));
+  EXPECT_TRUE(has('R', 'S'));
+  EXPECT_TRUE(has('T', 'U'));
+  EXPECT_FALSE(has('R', 'Y'));
+  EXPECT_FALSE(has('A', 'C'));
+}
+
+TEST(AlignAlphabet, ReverseStrandNeedsLettersWithAComplement) {
+  temp_dir dir;
+  std::string r = dir.write("r.fa", ">r1\nACGT\n");
+  cli_result res = cli({"map", "--alphabet", "ACGTX", r, r});
+  EXPECT_EQ(res.status, 2);
+  EXPECT_EQ(res.err.rfind("weft-align: option --strand: 'X' of --alphabet has no complement", 0),
+            0u)
+      << res.err;
+  EXPECT_EQ(
+      cli({"map", "--alphabet", "ACGTX", "--strand", "forward", "-o", dir.file("o.tsv"), r, r})
+          .status,
+      0);
+}
+
+TEST(AlignStrands, ReverseComplementedQueriesMapToTheMinusStrand) {
+  data_set d = make_data(21, 12, 200, 600, 16, 60, 120, 0.05, 0);
+  temp_dir dir;
+  std::string refs, fwd, rev;
+  for (auto& r : d.refs) refs += ">" + r.name + "\n" + r.seq + "\n";
+  for (auto& q : d.queries) {
+    fwd += ">" + q.name + "\n" + q.seq + "\n";
+    rev += ">" + q.name + "\n" + align::reverse_complement(q.seq) + "\n";
+  }
+  std::string rf = dir.write("r.fa", refs), qf = dir.write("f.fa", fwd),
+              qr = dir.write("rev.fa", rev);
+  ASSERT_EQ(cli({"map", "--streams", "2", "-o", dir.file("f.tsv"), rf, qf}).status, 0);
+  ASSERT_EQ(cli({"map", "--streams", "2", "-o", dir.file("r.tsv"), rf, qr}).status, 0);
+  // Same reference, distance and positions; '+' becomes '-'.
+  std::string f = slurp(dir.file("f.tsv")), r = slurp(dir.file("r.tsv"));
+  std::size_t plus = 0;
+  for (std::size_t p; (p = f.find("\t+\t")) != std::string::npos; ++plus) f.replace(p, 3, "\t-\t");
+  EXPECT_EQ(plus, d.queries.size());
+  EXPECT_EQ(f, r);
+  // Forward only: the reverse-complemented queries map far worse.
+  ASSERT_EQ(cli({"map", "--streams", "2", "--strand", "forward", "-o", dir.file("ff.tsv"), rf, qr})
+                .status,
+            0);
+  EXPECT_NE(slurp(dir.file("ff.tsv")), r);
+}
+
+TEST(AlignStreaming, ChunkSizeDoesNotChangeTheOutput) {
+  temp_dir dir;
+  align::gen_options g;
+  g.refs = 10;
+  g.ref_min = 100;
+  g.ref_max = 400;
+  g.queries = 23;
+  g.qlen_min = 30;
+  g.qlen_max = 60;
+  g.fastq = true;
+  auto text = align::generate(g);
+  std::string r = dir.write("r.fa", text.refs), q = dir.write("q.fq", text.queries);
+  ASSERT_EQ(cli({"map", "--streams", "2", "-o", dir.file("all.tsv"), r, q}).status, 0);
+  for (const char* batch : {"1", "5", "23"}) {
+    ASSERT_EQ(cli({"map", "--streams", "2", "--batch", batch, "--ties", "all", "--cigar", "-o",
+                   dir.file("b.tsv"), r, q})
+                  .status,
+              0);
+    ASSERT_EQ(cli({"map", "--backend", "serial", "--ties", "all", "--cigar", "-o",
+                   dir.file("s.tsv"), r, q})
+                  .status,
+              0);
+    EXPECT_EQ(slurp(dir.file("b.tsv")), slurp(dir.file("s.tsv"))) << batch;
+    ASSERT_EQ(
+        cli({"map", "--streams", "2", "--batch", batch, "-o", dir.file("b.tsv"), r, q}).status, 0);
+    EXPECT_EQ(slurp(dir.file("b.tsv")), slurp(dir.file("all.tsv"))) << batch;
+  }
+}
+
+TEST(AlignWarnings, DuplicateReferenceNamesAndLongQueries) {
+  temp_dir dir;
+  std::string r = dir.write("r.fa", ">a\nACGTACGT\n>b\nTTTT\n>a\nGGGG\n");
+  std::string q = dir.write("q.fa", ">q\nACGT\n");
+  cli_result res = cli({"map", "-o", dir.file("o.tsv"), r, q});
+  EXPECT_EQ(res.status, 1);
+  EXPECT_EQ(res.err, "weft-align: " + r + ":5: duplicate name 'a' (first at line 1)\n");
+  r = dir.write("r2.fa", ">a\nACGTACGT\n>b\nTTTT\n");
+  q = dir.write("q2.fa", ">short\nACGT\n>long1\nACGTACGTA\n>long2\nACGTACGTAA\n");
+  res = cli({"map", "--streams", "1", "-o", dir.file("o.tsv"), r, q});
+  EXPECT_EQ(res.status, 0);
+  EXPECT_EQ(res.err,
+            "weft-align: warning: 2 queries (the first: 'long1') are longer than every reference "
+            "(the longest has 8 residues): the distance counts the overhang\n");
+}
+
+TEST(AlignBadInput, TruncatedGzipFastqNamesTheLastCompleteLine) {
+  temp_dir dir;
+  align::gen_options g;
+  g.queries = 3000;
+  g.fastq = true;
+  std::string text = align::generate(g).queries;
+  align::write_gzip_atomically(dir.file("q.fq.gz"), text);
+  std::string gz = slurp(dir.file("q.fq.gz"));
+  std::string cut = gz.substr(0, gz.size() / 2);
+  std::string q = dir.write("cut.fq.gz", cut);
+  // What zlib can decompress of the cut file: its complete lines are the ones read.
+  z_stream z{};
+  ASSERT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
+  std::string plain(text.size(), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(cut.data());
+  z.avail_in = static_cast<uInt>(cut.size());
+  z.next_out = reinterpret_cast<Bytef*>(plain.data());
+  z.avail_out = static_cast<uInt>(plain.size());
+  inflate(&z, Z_SYNC_FLUSH);
+  plain.resize(z.total_out);
+  inflateEnd(&z);
+  const auto lines = std::count(plain.begin(), plain.end(), '\n');
+  std::string r = dir.write("r.fa", ">r\nACGT\n");
+  cli_result res = cli({"map", "--streams", "1", "-o", dir.file("o.tsv"), r, q});
+  EXPECT_EQ(res.status, 1);
+  EXPECT_NE(res.err.find(q + ": cannot read after line " + std::to_string(lines) + ": "),
+            std::string::npos)
+      << res.err << " (" << lines << " complete lines)";
+}

@@ -51,6 +51,9 @@ fi
 
 "$bin" map --streams 2 --stats -o /dev/null refs.fa.gz q.fq 2>stats.err
 check "--stats prints JSON" grep -q '^{"backend":"weft","workers":2,"threads":1,.*"streams":2,.*"seconds":' stats.err
+check "--stats gives the mapping options" grep -q '"mode":"hw","strand":"both","max_dist":-1,"ties":"first","alphabet":"ACGTUNRYSWKMBDHV","match":"iupac","prune":true' stats.err
+"$bin" map --backend serial --stats --max-dist 9 --ties all -o /dev/null refs.fa.gz q.fq 2>serial-stats.err
+check "--stats: no unit or weft scheduler for serial" grep -q '"unit":null,.*"max_dist":9,"ties":"all",.*"weft_sched":null' serial-stats.err
 
 set +e
 "$bin" map -o out.tsv refs.fa.gz missing.fq 2>e1.err

@@ -75,18 +75,28 @@ inline int brute_distance(const std::string& q, const std::string& t, align::ali
   return max_dist >= 0 && d > max_dist ? -1 : d;
 }
 
-/// The best hits by brute force: smallest distance, references reaching it in index order.
+/// The best hits by brute force over the strands opt searches: smallest distance, then the
+/// (reference, strand) pairs reaching it in reference order, forward before reverse. Literal
+/// comparison (the data sets hold only ACGT).
 inline align::query_result brute_best(const std::vector<align::record>& refs,
                                       const align::record& q, const align::map_options& opt) {
   align::query_result r;
+  const std::string rc = align::reverse_complement(q.seq);
   for (std::size_t i = 0; i < refs.size(); ++i) {
-    int d = brute_distance(q.seq, refs[i].seq, opt.mode, opt.max_dist);
-    if (d < 0) continue;
-    if (r.dist < 0 || d < r.dist) {
-      r.dist = d;
-      r.refs.assign(1, static_cast<std::uint32_t>(i));
-    } else if (d == r.dist && opt.tie_mode == align::ties::all) {
-      r.refs.push_back(static_cast<std::uint32_t>(i));
+    for (std::uint8_t s = 0; s < 2; ++s) {
+      if ((s == 0 && opt.strands == align::strand::reverse) ||
+          (s == 1 && opt.strands == align::strand::forward))
+        continue;
+      int d = brute_distance(s ? rc : q.seq, refs[i].seq, opt.mode, opt.max_dist);
+      if (d < 0) continue;
+      if (r.dist < 0 || d < r.dist) {
+        r.dist = d;
+        r.refs.assign(1, static_cast<std::uint32_t>(i));
+        r.strands.assign(1, s);
+      } else if (d == r.dist && opt.tie_mode == align::ties::all) {
+        r.refs.push_back(static_cast<std::uint32_t>(i));
+        r.strands.push_back(s);
+      }
     }
   }
   return r;

@@ -1,0 +1,143 @@
+#include "output.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "seqio.hpp"
+
+namespace align {
+namespace {
+
+std::string dir_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+/// The path a chain of symlinks ending in a missing file points to (the file to create).
+std::string resolve_dangling(const std::string& path) {
+  std::string cur = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st {};
+    if (::lstat(cur.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return cur;
+    char buf[PATH_MAX];
+    ssize_t n = ::readlink(cur.c_str(), buf, sizeof buf - 1);
+    if (n < 0) return cur;
+    std::string link(buf, static_cast<std::size_t>(n));
+    cur = link[0] == '/' ? link : dir_of(cur) + "/" + link;
+  }
+  throw error(path + ": cannot create: " + std::strerror(ELOOP));
+}
+
+mode_t current_umask() {
+  mode_t m = ::umask(022);  // read it; set back at once (done before any thread starts)
+  ::umask(m);
+  return m;
+}
+
+}  // namespace
+
+output_file::output_file(const std::string& path, const std::vector<std::string>& inputs)
+    : path_(path) {
+  if (path.empty()) throw error("output: empty file name");
+  struct stat out {};
+  bool exists;
+  if (path == "-") {
+    fd_ = 1;
+    exists = ::fstat(1, &out) == 0;
+  } else {
+    exists = ::stat(path.c_str(), &out) == 0;
+    if (!exists && errno != ENOENT) throw error(path + ": cannot write: " + std::strerror(errno));
+  }
+  const std::string shown = path == "-" ? std::string("<stdout>") : path;
+  if (exists) {
+    for (const std::string& in : inputs) {
+      struct stat st {};
+      if ((in == "-" ? ::fstat(0, &st) : ::stat(in.c_str(), &st)) != 0) continue;
+      // Only files can be clobbered; a terminal or /dev/null on both sides is fine.
+      if (S_ISREG(st.st_mode) && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+        throw error(shown + ": is the input " + (in == "-" ? "<stdin>" : in) +
+                    "; refusing to overwrite an input");
+    }
+  }
+  if (path == "-") return;
+
+  mode_t mode;
+  if (exists) {
+    if (S_ISDIR(out.st_mode)) throw error(path + ": cannot write: Is a directory");
+    if (!S_ISREG(out.st_mode)) {
+      if (S_ISSOCK(out.st_mode)) throw error(path + ": cannot write: is a socket");
+      // Devices and FIFOs are written where they are: replacing them would break them.
+      fd_ = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+      if (fd_ < 0) throw error(path + ": cannot write: " + std::strerror(errno));
+      owns_fd_ = true;
+      return;
+    }
+    char real[PATH_MAX];
+    if (!::realpath(path.c_str(), real))
+      throw error(path + ": cannot write: " + std::strerror(errno));
+    target_ = real;
+    mode = out.st_mode & 07777;
+  } else {
+    target_ = resolve_dangling(path);
+    mode = 0666 & ~current_umask();
+  }
+  std::string dir = dir_of(target_);
+  tmp_ = (dir == "/" ? "" : dir) + "/." + target_.substr(target_.rfind('/') + 1) + ".tmp.XXXXXX";
+  fd_ = ::mkostemp(tmp_.data(), O_CLOEXEC);
+  if (fd_ < 0) {
+    int e = errno;
+    tmp_.clear();
+    throw error(path + ": cannot create: " + std::strerror(e));
+  }
+  owns_fd_ = true;
+  if (exists) {
+    // Keep the owner and group where the caller may set them (root, or a group it belongs to).
+    if (::fchown(fd_, out.st_uid, out.st_gid) != 0)
+      (void)!::fchown(fd_, static_cast<uid_t>(-1), out.st_gid);
+  }
+  ::fchmod(fd_, mode);
+}
+
+output_file::~output_file() {
+  if (owns_fd_ && fd_ >= 0) ::close(fd_);
+  if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+void output_file::write(std::string_view text) {
+  buf_.append(text);
+  if (buf_.size() >= (1u << 20)) flush();
+}
+
+void output_file::flush() {
+  const std::string shown = path_ == "-" ? std::string("<stdout>") : path_;
+  std::size_t done = 0;
+  while (done < buf_.size()) {
+    ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw error(shown + ": cannot write: " + std::strerror(errno));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  buf_.clear();
+}
+
+void output_file::commit() {
+  flush();
+  if (tmp_.empty()) return;
+  int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) throw error(path_ + ": cannot write: " + std::strerror(errno));
+  if (::rename(tmp_.c_str(), target_.c_str()) != 0)
+    throw error(path_ + ": cannot write: " + std::strerror(errno));
+  committed_ = true;
+}
+
+}  // namespace align

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -225,7 +226,8 @@ std::int64_t quick_sort(std::uint32_t* lo, std::uint32_t* hi) {
     std::sort(lo, hi);
     return 0;
   }
-  const auto [less, more] = partition(lo, hi);
+  std::uint32_t *less, *more;
+  std::tie(less, more) = partition(lo, hi);  // clang 14 cannot capture structured bindings
   std::int64_t left = 0;
   Group g;
   g.run([&left, lo, less] { left = quick_sort<Group>(lo, less); });
@@ -389,7 +391,9 @@ void run_bench(const char* peer, const peer_case& c) {
   } else if (bench == "nqueens") {
     if (c.n > 16) weft_bench::skip_case(peer, c, "N-Queens' n is at most 16");
     const int n = static_cast<int>(c.n);
-    const auto [want, spawns] = nqueens_reference(n);
+    // Not structured bindings: clang 14 (the libomp peer) cannot capture those.
+    const std::pair<std::int64_t, std::int64_t> reference = nqueens_reference(n);
+    const std::int64_t want = reference.first, spawns = reference.second;
     std::int64_t got = 0;
     run_trials(
         peer, "nqueens", c, noop,

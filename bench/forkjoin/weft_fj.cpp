@@ -130,7 +130,8 @@ struct tasklet_algorithms {
   static std::int64_t qsort_part(std::uint32_t* lo, std::uint32_t* hi) {
     std::int64_t spawns = 0;
     while (hi - lo > weft_fj::sort_cutoff) {
-      const auto [less, more] = weft_fj::partition(lo, hi);
+      std::uint32_t *less, *more;
+      std::tie(less, more) = weft_fj::partition(lo, hi);
       tree.spawn([lo, less] { return qsort_part(lo, less); });
       ++spawns;
       lo = more;

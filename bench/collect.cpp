@@ -30,6 +30,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -316,9 +317,9 @@ void write_markdown(std::ostream& out, const results& r) {
 struct fj_row {
   case_key key;
   const weft_bench::trial_summary* times;
-  double speedup = std::nan("");  ///< 1-stream median over this median, same peer, bench, n
-  long rss_kb = -1;               ///< peak RSS of the case's process; -1 if not measured
-  long above_empty_kb = -1;       ///< rss_kb less the peer's empty program at the same streams
+  double speedup = std::nan("");       ///< 1-stream median over this median, same peer, bench, n
+  std::optional<long> rss_kb;          ///< peak RSS of the case's process
+  std::optional<long> above_empty_kb;  ///< rss_kb less the peer's empty program, same streams
 };
 
 /// The weft variants (table columns of ratios) and the other peers, in a fixed order.
@@ -362,8 +363,12 @@ std::string fj_ratio(const results& r, const std::string& weft, const case_key& 
   return ratio(trial_ms(w->second, w->second.median_ns) / trial_ms(p->second, p->second.median_ns));
 }
 
-std::string mib(long kb) {
-  return kb < 0 ? "-" : fixed(static_cast<double>(kb) / 1024.0, 1);
+std::string mib(std::optional<long> kb) {
+  return kb ? fixed(static_cast<double>(*kb) / 1024.0, 1) : "-";
+}
+
+std::string kb_or_empty(std::optional<long> kb) {
+  return kb ? std::to_string(*kb) : "";
 }
 
 std::set<std::string> fj_peers(const results& r, bool weft) {
@@ -384,8 +389,7 @@ void write_fj_csv(std::ostream& out, const results& r) {
         << fixed(trial_ms(s, s.min_ns), 3) << "," << fixed(trial_ms(s, s.max_ns), 3) << ","
         << fixed(s.median_ns, 1) << "," << fixed(s.spread, 3) << "," << s.kept << "," << s.trials
         << "," << (std::isnan(row.speedup) ? "" : fixed(row.speedup, 3)) << ","
-        << (row.rss_kb < 0 ? "" : std::to_string(row.rss_kb)) << ","
-        << (row.above_empty_kb < 0 ? "" : std::to_string(row.above_empty_kb)) << "\n";
+        << kb_or_empty(row.rss_kb) << "," << kb_or_empty(row.above_empty_kb) << "\n";
   }
 }
 
@@ -461,8 +465,12 @@ void write_fj_tables(std::ostream& out, const results& r, bool markdown) {
     rule(c.size());
     for (const auto& [b, n, st] : cases) {
       std::vector<std::string> cells{b, std::to_string(n), std::to_string(st)};
-      for (std::size_t i = 3; i < c.size(); ++i) cells.push_back(fj_ratio(r, w, {c[i], b, n, st}));
-      row_out(cells);
+      bool any = false;
+      for (std::size_t i = 3; i < c.size(); ++i) {
+        cells.push_back(fj_ratio(r, w, {c[i], b, n, st}));
+        any |= cells.back() != "-";
+      }
+      if (any) row_out(cells);
     }
   }
   if (!r.skips.empty()) {

@@ -355,12 +355,26 @@ double trial_ms(const weft_bench::trial_summary& s, double ns_per_unit) {
   return ns_per_unit * static_cast<double>(s.units_per_trial) / 1e6;
 }
 
-/// The ratio of `weft`'s median time to `peer`'s for the same bench, N and streams, or "-".
+/// The ratio of `weft`'s median time to `peer`'s for the same bench, N and streams, or "-". When
+/// `weft` ran the bench on as many streams only at a smaller N (its case timed out and was retried
+/// smaller), the ratio of the ns per spawn instead, marked "*".
 std::string fj_ratio(const results& r, const std::string& weft, const case_key& k) {
-  const auto w = r.times.find({weft, k.bench, k.n, k.streams});
   const auto p = r.times.find(k);
-  if (w == r.times.end() || p == r.times.end()) return "-";
-  return ratio(trial_ms(w->second, w->second.median_ns) / trial_ms(p->second, p->second.median_ns));
+  if (p == r.times.end()) return "-";
+  const auto w = r.times.find({weft, k.bench, k.n, k.streams});
+  if (w != r.times.end()) {
+    return ratio(trial_ms(w->second, w->second.median_ns) /
+                 trial_ms(p->second, p->second.median_ns));
+  }
+  const weft_bench::trial_summary* smaller = nullptr;
+  for (const auto& [other, s] : r.times) {
+    if (other.peer == weft && other.bench == k.bench && other.streams == k.streams &&
+        other.n < k.n && r.times.find({k.peer, k.bench, other.n, k.streams}) == r.times.end()) {
+      smaller = &s;  // ascending N: the last one is the largest
+    }
+  }
+  if (!smaller) return "-";
+  return ratio(smaller->median_ns / p->second.median_ns) + "*";
 }
 
 std::string mib(std::optional<long> kb) {
@@ -472,6 +486,12 @@ void write_fj_tables(std::ostream& out, const results& r, bool markdown) {
       }
       if (any) row_out(cells);
     }
+  }
+  if (std::any_of(r.skips.begin(), r.skips.end(), [](const std::string& skip) {
+        return skip.find("timed out") != std::string::npos;
+      })) {
+    out << "\n*: weft ran this case only at a smaller N (it timed out at this one): the ratio of "
+           "the ns per spawn\n";
   }
   if (!r.skips.empty()) {
     out << (markdown ? "\nNot run:\n\n" : "\n");

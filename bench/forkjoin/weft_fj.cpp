@@ -27,8 +27,8 @@ namespace {
 
 using weft_bench::peer_case;
 
-/// The task-group interface on today's ULT API: run() creates a ULT, wait() joins them all. The
-/// first handles live in the frame, so a frame with few children allocates nothing.
+/// The task-group interface from ult::create and join: run() creates a ULT, wait() joins them all.
+/// The first handles live in the frame, so a frame with few children allocates nothing.
 class ult_group {
  public:
   /// Spawns `f` as a ULT in the calling stream's main pool.

@@ -9,12 +9,20 @@
 //   --json        Google Benchmark's JSON shape: one "median" and one "min" aggregate per case,
 //                 named PEER/BENCH/N/streams:S, real_time in ns per unit; memory cases as
 //                 iteration entries with maxrss_kb and bytes_per_unit counters
-//   --csv         peer,bench,n,streams,units_per_trial,median_ns,min_ns,kept,trials
+//   --csv         peer,bench,n,streams,units_per_trial,median_ns,min_ns,kept,trials,max_ns
+//                 (min and max of the kept trials)
 //   --memory-csv  peer,bench,n,streams,maxrss_kb,bytes_per_unit (RSS above the smallest N measured
 //                 for the same peer, bench and streams, per extra unit; empty for that smallest N)
 //   --markdown    the tables below as Markdown
 // and prints tables to stdout: ns per unit per bench and stream count, with the ratio weft/peer
 // (below 1: weft is faster). Exits 1 when an input cannot be read or holds a malformed line.
+//
+// With --forkjoin (the fork-join suite, bench/forkjoin/README.md: units are spawns, "empty" cases
+// give each program's baseline memory) the tables, --csv and --markdown take the fork-join layout
+// instead: per benchmark, time per trial, ns per spawn, spread, speedup over 1 stream, peak RSS
+// and RSS above the program's empty run, and ratios of every weft variant to every peer; --csv
+// writes peer,bench,n,streams,spawns,median_ms,min_ms,max_ms,ns_per_spawn,spread,kept,trials,
+// speedup,maxrss_kb,rss_above_empty_kb.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,6 +30,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -176,11 +185,11 @@ void write_json(std::ostream& out, const results& r,
 }
 
 void write_csv(std::ostream& out, const results& r) {
-  out << "peer,bench,n,streams,units_per_trial,median_ns,min_ns,kept,trials\n";
+  out << "peer,bench,n,streams,units_per_trial,median_ns,min_ns,kept,trials,max_ns\n";
   for (const auto& [k, s] : r.times) {
     out << k.peer << "," << k.bench << "," << k.n << "," << k.streams << "," << s.units_per_trial
         << "," << fixed(s.median_ns, 2) << "," << fixed(s.min_ns, 2) << "," << s.kept << ","
-        << s.trials << "\n";
+        << s.trials << "," << fixed(s.max_ns, 2) << "\n";
   }
 }
 
@@ -302,10 +311,199 @@ void write_markdown(std::ostream& out, const results& r) {
   }
 }
 
+// --- The fork-join layout (--forkjoin) ---
+
+/// One fork-join case, with what the tables derive from the others.
+struct fj_row {
+  case_key key;
+  const weft_bench::trial_summary* times;
+  double speedup = std::nan("");       ///< 1-stream median over this median, same peer, bench, n
+  std::optional<long> rss_kb;          ///< peak RSS of the case's process
+  std::optional<long> above_empty_kb;  ///< rss_kb less the peer's empty program, same streams
+};
+
+/// The weft variants (table columns of ratios) and the other peers, in a fixed order.
+bool is_weft(const std::string& peer) {
+  return peer.rfind("weft", 0) == 0;
+}
+
+std::vector<fj_row> fj_rows(const results& r) {
+  std::vector<fj_row> rows;
+  for (const auto& [k, s] : r.times) {
+    if (k.bench == "empty") continue;
+    fj_row row{k, &s};
+    const auto one = r.times.find({k.peer, k.bench, k.n, 1});
+    if (one != r.times.end()) row.speedup = one->second.median_ns / s.median_ns;
+    const auto rss = r.rss_kb.find(k);
+    if (rss != r.rss_kb.end()) {
+      row.rss_kb = rss->second;
+      const auto empty = r.rss_kb.find({k.peer, "empty", 1, k.streams});
+      if (empty != r.rss_kb.end()) row.above_empty_kb = rss->second - empty->second;
+    }
+    rows.push_back(row);
+  }
+  // Per benchmark, then N, then streams, weft's variants first.
+  std::sort(rows.begin(), rows.end(), [](const fj_row& a, const fj_row& b) {
+    return std::make_tuple(a.key.bench, a.key.n, a.key.streams, !is_weft(a.key.peer), a.key.peer) <
+           std::make_tuple(b.key.bench, b.key.n, b.key.streams, !is_weft(b.key.peer), b.key.peer);
+  });
+  return rows;
+}
+
+/// Median time of one trial in ms.
+double trial_ms(const weft_bench::trial_summary& s, double ns_per_unit) {
+  return ns_per_unit * static_cast<double>(s.units_per_trial) / 1e6;
+}
+
+/// The ratio of `weft`'s median time to `peer`'s for the same bench, N and streams, or "-". When
+/// `weft` ran the bench on as many streams only at a smaller N (its case timed out and was retried
+/// smaller), the ratio of the ns per spawn instead, marked "*".
+std::string fj_ratio(const results& r, const std::string& weft, const case_key& k) {
+  const auto p = r.times.find(k);
+  if (p == r.times.end()) return "-";
+  const auto w = r.times.find({weft, k.bench, k.n, k.streams});
+  if (w != r.times.end()) {
+    return ratio(trial_ms(w->second, w->second.median_ns) /
+                 trial_ms(p->second, p->second.median_ns));
+  }
+  const weft_bench::trial_summary* smaller = nullptr;
+  for (const auto& [other, s] : r.times) {
+    if (other.peer == weft && other.bench == k.bench && other.streams == k.streams &&
+        other.n < k.n && r.times.find({k.peer, k.bench, other.n, k.streams}) == r.times.end()) {
+      smaller = &s;  // ascending N: the last one is the largest
+    }
+  }
+  if (!smaller) return "-";
+  return ratio(smaller->median_ns / p->second.median_ns) + "*";
+}
+
+std::string mib(std::optional<long> kb) {
+  return kb ? fixed(static_cast<double>(*kb) / 1024.0, 1) : "-";
+}
+
+std::string kb_or_empty(std::optional<long> kb) {
+  return kb ? std::to_string(*kb) : "";
+}
+
+std::set<std::string> fj_peers(const results& r, bool weft) {
+  std::set<std::string> out;
+  for (const auto& [k, s] : r.times) {
+    if (k.bench != "empty" && is_weft(k.peer) == weft) out.insert(k.peer);
+  }
+  return out;
+}
+
+void write_fj_csv(std::ostream& out, const results& r) {
+  out << "peer,bench,n,streams,spawns,median_ms,min_ms,max_ms,ns_per_spawn,spread,kept,trials,"
+         "speedup,maxrss_kb,rss_above_empty_kb\n";
+  for (const fj_row& row : fj_rows(r)) {
+    const auto& s = *row.times;
+    out << row.key.peer << "," << row.key.bench << "," << row.key.n << "," << row.key.streams << ","
+        << s.units_per_trial << "," << fixed(trial_ms(s, s.median_ns), 3) << ","
+        << fixed(trial_ms(s, s.min_ns), 3) << "," << fixed(trial_ms(s, s.max_ns), 3) << ","
+        << fixed(s.median_ns, 1) << "," << fixed(s.spread, 3) << "," << s.kept << "," << s.trials
+        << "," << (std::isnan(row.speedup) ? "" : fixed(row.speedup, 3)) << ","
+        << kb_or_empty(row.rss_kb) << "," << kb_or_empty(row.above_empty_kb) << "\n";
+  }
+}
+
+/// The fork-join tables as text (markdown false) or Markdown: one per benchmark, then the ratios
+/// of each weft variant to each peer.
+void write_fj_tables(std::ostream& out, const results& r, bool markdown) {
+  const std::set<std::string> wefts = fj_peers(r, true), others = fj_peers(r, false);
+  const std::vector<std::string> head{"peer",     "N",      "streams", "spawns",  "time ms",
+                                      "ns/spawn", "spread", "speedup", "RSS MiB", "above empty"};
+  auto row_out = [&](const std::vector<std::string>& cells) {
+    if (markdown) {
+      out << "|";
+      for (const auto& c : cells) out << " " << c << " |";
+    } else {
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, i == 0 ? "%-16s" : "  %12s", cells[i].c_str());
+        out << buf;
+      }
+    }
+    out << "\n";
+  };
+  auto rule = [&](std::size_t columns) {
+    if (!markdown) return;
+    out << "|";
+    for (std::size_t i = 0; i < columns; ++i) out << "---|";
+    out << "\n";
+  };
+  std::string bench;
+  std::vector<std::string> cols = head;
+  for (const auto& w : wefts) cols.push_back(w + "/peer");
+  for (const fj_row& row : fj_rows(r)) {
+    if (row.key.bench != bench) {
+      bench = row.key.bench;
+      out << "\n"
+          << (markdown ? "**" : "") << bench << (markdown ? "**" : "")
+          << ": median of the kept trials; spread = slowest / fastest of all trials; ratios of "
+             "median times (below 1: weft is faster)\n";
+      if (markdown) out << "\n";
+      row_out(cols);
+      rule(cols.size());
+    }
+    const auto& s = *row.times;
+    std::vector<std::string> cells{row.key.peer,
+                                   std::to_string(row.key.n),
+                                   std::to_string(row.key.streams),
+                                   std::to_string(s.units_per_trial),
+                                   fixed(trial_ms(s, s.median_ns), 1),
+                                   fixed(s.median_ns, 1),
+                                   fixed(s.spread, 2),
+                                   std::isnan(row.speedup) ? "-" : fixed(row.speedup, 2),
+                                   mib(row.rss_kb),
+                                   mib(row.above_empty_kb)};
+    for (const auto& w : wefts) cells.push_back(w == row.key.peer ? "" : fj_ratio(r, w, row.key));
+    row_out(cells);
+  }
+  // The ratio summary: one table per weft variant, a row per case, a column per peer.
+  std::set<std::tuple<std::string, std::int64_t, int>> cases;
+  for (const auto& [k, s] : r.times) {
+    if (k.bench != "empty") cases.insert({k.bench, k.n, k.streams});
+  }
+  for (const auto& w : wefts) {
+    out << "\n"
+        << (markdown ? "**" : "") << "Ratios " << w << " / peer" << (markdown ? "**" : "")
+        << " (median time of one trial; below 1: weft is faster)\n";
+    if (markdown) out << "\n";
+    std::vector<std::string> c{"bench", "N", "streams"};
+    for (const auto& p : others) c.push_back(p);
+    for (const auto& p : wefts) {
+      if (p != w) c.push_back(p);
+    }
+    row_out(c);
+    rule(c.size());
+    for (const auto& [b, n, st] : cases) {
+      std::vector<std::string> cells{b, std::to_string(n), std::to_string(st)};
+      bool any = false;
+      for (std::size_t i = 3; i < c.size(); ++i) {
+        cells.push_back(fj_ratio(r, w, {c[i], b, n, st}));
+        any |= cells.back() != "-";
+      }
+      if (any) row_out(cells);
+    }
+  }
+  if (std::any_of(r.skips.begin(), r.skips.end(), [](const std::string& skip) {
+        return skip.find("timed out") != std::string::npos;
+      })) {
+    out << "\n*: weft ran this case only at a smaller N (it timed out at this one): the ratio of "
+           "the ns per spawn\n";
+  }
+  if (!r.skips.empty()) {
+    out << (markdown ? "\nNot run:\n\n" : "\n");
+    for (const auto& skip : r.skips) out << (markdown ? "- " : "skipped: ") << skip << "\n";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string json, csv, memory_csv, markdown;
+  bool forkjoin = false;
   std::vector<std::pair<std::string, std::string>> context;
   std::vector<std::string> inputs;
   for (int i = 1; i < argc; ++i) {
@@ -316,17 +514,20 @@ int main(int argc, char** argv) {
       csv = a.substr(6);
     } else if (a.rfind("--memory-csv=", 0) == 0) {
       memory_csv = a.substr(13);
+    } else if (a == "--forkjoin") {
+      forkjoin = true;
     } else if (a.rfind("--markdown=", 0) == 0) {
       markdown = a.substr(11);
     } else if (a.rfind("--context=", 0) == 0 && a.find('=', 10) != std::string::npos) {
       const auto eq = a.find('=', 10);
       context.emplace_back(a.substr(10, eq - 10), a.substr(eq + 1));
     } else if (a.rfind("--", 0) == 0) {
-      std::fprintf(stderr,
-                   "usage: %s --json=FILE --csv=FILE [--memory-csv=FILE] [--markdown=FILE] "
-                   "[--context=K=V ...] "
-                   "[INPUT ...]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s --json=FILE --csv=FILE [--memory-csv=FILE] [--markdown=FILE] [--forkjoin] "
+          "[--context=K=V ...] "
+          "[INPUT ...]\n",
+          argv[0]);
       return 2;
     } else {
       inputs.push_back(a);
@@ -354,10 +555,17 @@ int main(int argc, char** argv) {
     }
     return true;
   };
-  const bool ok = write(json, [&](std::ostream& o) { write_json(o, r, context); }) &&
-                  write(csv, [&](std::ostream& o) { write_csv(o, r); }) &&
-                  write(memory_csv, [&](std::ostream& o) { write_memory_csv(o, r); }) &&
-                  write(markdown, [&](std::ostream& o) { write_markdown(o, r); });
-  print_tables(r);
+  const bool ok =
+      write(json, [&](std::ostream& o) { write_json(o, r, context); }) &&
+      write(csv, [&](std::ostream& o) { forkjoin ? write_fj_csv(o, r) : write_csv(o, r); }) &&
+      write(memory_csv, [&](std::ostream& o) { write_memory_csv(o, r); }) &&
+      write(markdown, [&](std::ostream& o) {
+        forkjoin ? write_fj_tables(o, r, true) : write_markdown(o, r);
+      });
+  if (forkjoin) {
+    write_fj_tables(std::cout, r, false);
+  } else {
+    print_tables(r);
+  }
   return ok ? 0 : 1;
 }

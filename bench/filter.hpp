@@ -14,6 +14,8 @@ namespace weft_bench {
 struct trial_summary {
   double median_ns = 0;  ///< median of the kept trials
   double min_ns = 0;     ///< fastest kept trial
+  double max_ns = 0;     ///< slowest kept trial
+  double spread = 1;     ///< slowest over fastest of all the trials, none dropped
   std::size_t kept = 0;
   std::size_t trials = 0;  ///< trials measured, the dropped first one included
   std::int64_t units_per_trial = 0;
@@ -25,7 +27,8 @@ inline double median_of_sorted(const std::vector<double>& v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/// Applies 002's filter to per-trial times and summarises what is left: the first trial is dropped
+/// Applies 002's filter to per-trial times and summarises what is left (and the spread of all of
+/// them): the first trial is dropped
 /// (it pays for first-call setup), then every trial above 1.8x the median of the rest, but never
 /// more than 10% of them (rounded down; when more exceed the limit only the largest go). A single
 /// trial is kept as it is (nothing else to compare it with). Throws std::invalid_argument on an
@@ -35,6 +38,8 @@ inline trial_summary filter_trials(std::vector<double> ns, std::int64_t units_pe
   trial_summary s;
   s.trials = ns.size();
   s.units_per_trial = units_per_trial;
+  const auto [fastest, slowest] = std::minmax_element(ns.begin(), ns.end());
+  if (*fastest > 0) s.spread = *slowest / *fastest;
   if (ns.size() > 1) ns.erase(ns.begin());
   std::sort(ns.begin(), ns.end());
   const double limit = 1.8 * median_of_sorted(ns);
@@ -44,6 +49,7 @@ inline trial_summary filter_trials(std::vector<double> ns, std::int64_t units_pe
   s.kept = ns.size();
   s.median_ns = median_of_sorted(ns);
   s.min_ns = ns.front();
+  s.max_ns = ns.back();
   return s;
 }
 

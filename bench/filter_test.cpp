@@ -51,11 +51,21 @@ TEST(BenchFilter, MedianOfAnEvenCountIsTheMeanOfTheMiddleTwo) {
   EXPECT_DOUBLE_EQ(s.min_ns, 1);
 }
 
+TEST(BenchFilter, MaxIsOfTheKeptTrialsSpreadOfAllTrials) {
+  // The first trial (40) and the spike (30) are dropped; the spread counts them.
+  const auto s = filter_trials({40, 10, 10, 11, 12, 10, 10, 10, 10, 10, 30}, 1);
+  EXPECT_EQ(s.kept, 9u);
+  EXPECT_DOUBLE_EQ(s.max_ns, 12);
+  EXPECT_DOUBLE_EQ(s.spread, 4);
+}
+
 TEST(BenchFilter, ASingleTrialIsKept) {
   const auto s = filter_trials({42}, 3);
   EXPECT_EQ(s.kept, 1u);
   EXPECT_EQ(s.trials, 1u);
   EXPECT_DOUBLE_EQ(s.median_ns, 42);
+  EXPECT_DOUBLE_EQ(s.max_ns, 42);
+  EXPECT_DOUBLE_EQ(s.spread, 1);
 }
 
 TEST(BenchFilter, NoTrialsIsAnError) {

@@ -105,6 +105,9 @@ int ABT_init(int, char**) {
     if (!weft::initialized()) {
       weft::config cfg;
       cfg.num_streams = 1;  // Argobots starts with the primary stream only
+      // Argobots' default scheduler: FIFO pools, no stealing (programs count on the stream whose
+      // pool a unit was pushed to running it). WEFT_SCHED still chooses another.
+      cfg.scheduler = "basic";
       apply_abt_environment(cfg, st);
       weft::init(cfg);  // WEFT_* variables, when set, override the ABT_* ones
       st.owns_runtime = true;

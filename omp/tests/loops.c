@@ -97,9 +97,15 @@ int main(void) {
   {
     for (int rep = 0; rep < 40; ++rep) {
 #pragma omp for schedule(dynamic, 9) nowait
-      for (int i = 0; i < N; ++i) a[i]++;
+      for (int i = 0; i < N; ++i) {
+#pragma omp atomic
+        a[i]++; /* a thread may already be in the next round's loop */
+      }
 #pragma omp for schedule(guided) nowait
-      for (int i = 0; i < N; ++i) b[i]++;
+      for (int i = 0; i < N; ++i) {
+#pragma omp atomic
+        b[i]++;
+      }
     }
   }
   int nowait_ok = 1;

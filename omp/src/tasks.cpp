@@ -4,6 +4,7 @@
 // weft's join runs a child that has not started yet on the joiner's stream.
 #include "internal.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -43,6 +44,16 @@ constexpr unsigned flag_if = 1u << 10;
 constexpr unsigned flag_nogroup = 1u << 11;
 constexpr unsigned flag_reduction = 1u << 12;
 constexpr unsigned flag_detach = 1u << 18;
+
+// Deferred tasks created and not finished, process-wide. Past a limit new tasks run undeferred
+// (as libgomp does past 64 per thread): it bounds the ULTs (and stacks) alive when a program
+// creates tasks much faster than the streams run them, as recursive task trees do.
+std::atomic<long> g_live_tasks{0};
+
+long live_task_limit() {
+  static const long limit = 64l * std::max(1, settings().streams);
+  return limit;
+}
 
 void unref(task_rec* t) {
   if (t->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
@@ -147,6 +158,7 @@ void run_task(unit_arg* a) noexcept {
   if (!skipped(t->ctx)) t->fn(t->data);
   finish_children(t->ctx);
   t->done.store(true, std::memory_order_release);
+  g_live_tasks.fetch_sub(1, std::memory_order_relaxed);
   unref(t);
 }
 
@@ -174,6 +186,9 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
   const std::size_t size = arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0;
   dep_list deps;
   if (depend) deps = read_depend(depend);
+  if (deferred && g_live_tasks.load(std::memory_order_relaxed) >= live_task_limit()) {
+    deferred = false;
+  }
   if (!deferred) {
     std::vector<task_rec*> preds;
     if (depend) preds = link_deps(parent, deps, nullptr);
@@ -217,6 +232,7 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
   if (depend) t->preds = link_deps(parent, deps, t);
   execution_stream* self = this_unit::stream();
   pool& p = self ? self->main_pool() : execution_stream::primary().main_pool();
+  g_live_tasks.fetch_add(1, std::memory_order_relaxed);
   parent.children.push_back(ult::create(p, &unit_entry, t));
 }
 

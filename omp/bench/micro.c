@@ -64,9 +64,7 @@ int main(int argc, char** argv) {
       const double t0 = omp_get_wtime();
       for (int r = 0; r < reps; ++r) {
 #pragma omp parallel num_threads(2)
-        {
-          __asm__ __volatile__("" ::: "memory"); /* keeps GCC from dropping the region */
-        }
+        { __asm__ __volatile__("" ::: "memory"); /* keeps GCC from dropping the region */ }
       }
       t[b] = (omp_get_wtime() - t0) / reps * 1e6;
     }

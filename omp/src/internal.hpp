@@ -89,6 +89,8 @@ class team_barrier {
   bool wait(team& t, long spin);
   /// Wakes every waiter (used by cancellation).
   void wake_all();
+  /// Makes a barrier left by a cancelled region usable again (no waiter may be inside).
+  void reset();
 
  private:
   alignas(64) std::atomic<std::uint32_t> arrived_{0};
@@ -132,6 +134,8 @@ struct context {
 /// A team of one parallel region.
 struct team {
   team(int n, context* parent_ctx);
+  /// Readies a finished team for another region of the same width.
+  void reset(context* parent_ctx);
   int nthreads;
   context* parent;  ///< the encountering task
   team_barrier barrier;

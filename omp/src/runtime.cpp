@@ -397,6 +397,23 @@ void team_barrier::wake_all() {
 team::team(int n, context* parent_ctx)
     : nthreads(n), parent(parent_ctx), barrier(n), members(static_cast<std::size_t>(n)) {}
 
+void team::reset(context* parent_ctx) {
+  parent = parent_ctx;
+  barrier.reset();
+  single_count.store(0, std::memory_order_relaxed);
+  cancelled.store(false, std::memory_order_relaxed);
+  ws_cancelled.store(0, std::memory_order_relaxed);
+  for (work_share& w : ws) {
+    w.tag.store(0, std::memory_order_relaxed);
+    w.users.store(0, std::memory_order_relaxed);
+  }
+  blocking_flag = nullptr;
+}
+
+void team_barrier::reset() {
+  arrived_.store(0, std::memory_order_relaxed);
+}
+
 // ---- parallel regions --------------------------------------------------------------------
 
 namespace {
@@ -495,6 +512,13 @@ void init_members(team& t, context& enc, int level, int active_level, int width_
       c.icv.list_pos = enc.icv.list_pos + 1;
     }
     c.width_product = width_product;
+    c.ws_seq = 0;
+    c.single_seq = 0;
+    c.ws = nullptr;
+    c.static_k = 0;
+    c.have_chunk = false;
+    c.final_task = false;
+    c.legacy = nullptr;
   }
 }
 
@@ -516,7 +540,7 @@ namespace {
 // A region between its opening (members launched, the caller switched to member 0) and its
 // closing (the caller waits for the other members).
 struct open_region {
-  open_region(int n, context& enc) : t(n, &enc) {}
+  explicit open_region(int n) : t(n, nullptr), args(static_cast<std::size_t>(n > 1 ? n - 1 : 0)) {}
   team t;
   region r{};
   std::vector<member_arg> args;
@@ -528,15 +552,51 @@ struct open_region {
   std::atomic<bool> blocked{false};
 };
 
-std::unique_ptr<open_region> open(void (*fn)(void*), void* data, unsigned nthreads,
-                                  work_share* preset) {
+// Regions are recycled: a team of n with its members, work-share slots and unit arguments is
+// several kilobytes, which a region of an empty body would otherwise allocate and clear each
+// time. A few per width are kept per kernel thread (any thread may return one).
+constexpr int cached_widths = 65;
+constexpr std::size_t cached_per_width = 4;
+thread_local std::vector<open_region*> t_region_cache[cached_widths];
+
+struct region_deleter {
+  void operator()(open_region* o) const noexcept {
+    const int n = o->t.nthreads;
+    if (n < cached_widths && t_region_cache[n].size() < cached_per_width) {
+      t_region_cache[n].push_back(o);
+    } else {
+      delete o;
+    }
+  }
+};
+using region_ptr = std::unique_ptr<open_region, region_deleter>;
+
+region_ptr take_region(int n, context& enc) {
+  open_region* o = nullptr;
+  if (n < cached_widths && !t_region_cache[n].empty()) {
+    o = t_region_cache[n].back();
+    t_region_cache[n].pop_back();
+    o->t.reset(&enc);
+    o->r.pending.store(0, std::memory_order_relaxed);
+    o->r.done = false;
+    o->learned = nullptr;
+    o->tasklets = false;
+    o->blocked.store(false, std::memory_order_relaxed);
+  } else {
+    o = new open_region(n);
+    o->t.parent = &enc;
+  }
+  return region_ptr(o);
+}
+
+region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset) {
   ensure_runtime();
   context** slot = current_slot();
   context& enc = **slot;
   const bool active_allowed = enc.active_level < enc.icv.max_active_levels;
   const int n = team_width(enc, nthreads, active_allowed);
   if (n > 1) note_blocking(enc);
-  auto o = std::make_unique<open_region>(n, enc);
+  region_ptr o = take_region(n, enc);
   team& t = o->t;
   const int active_level = enc.active_level + (n > 1 ? 1 : 0);
   init_members(t, enc, enc.level + 1, active_level, std::max(1, enc.width_product) * n);
@@ -550,6 +610,10 @@ std::unique_ptr<open_region> open(void (*fn)(void*), void* data, unsigned nthrea
     ws.start = preset->start;
     ws.incr = preset->incr;
     ws.end = preset->end;
+    ws.ordered = false;
+    ws.copy = nullptr;
+    ws.next.store(0, std::memory_order_relaxed);
+    ws.ord_turn.store(0, std::memory_order_relaxed);
     ws.tag.store(1, std::memory_order_relaxed);
     ws.users.store(n, std::memory_order_relaxed);
     for (context& c : t.members) {
@@ -571,7 +635,6 @@ std::unique_ptr<open_region> open(void (*fn)(void*), void* data, unsigned nthrea
       o->tasklets = o->learned && o->learned->load(std::memory_order_relaxed) == 1;
       t.blocking_flag = &o->blocked;
     }
-    o->args.resize(static_cast<std::size_t>(n - 1));
     execution_stream* self = this_unit::stream();
     const int streams = std::max(1, execution_stream::count());
     const int base = self ? self->rank() : 0;
@@ -606,8 +669,16 @@ void close(open_region& o) {
   if (o.t.nthreads == 1) return;
   const globals& g = settings();
   wait_region(o.r, o.top && o.t.nthreads <= g.streams ? g.spin : 0);
-  if (o.learned && !o.tasklets)
-    o.learned->store(o.blocked.load() ? 2 : 1, std::memory_order_relaxed);
+  if (o.learned && !o.tasklets) {
+    // "Blocks" is final; "never blocked" is recorded only while nothing is known, so that a run
+    // that waited is never overwritten by a concurrent one that did not.
+    if (o.blocked.load(std::memory_order_relaxed)) {
+      o.learned->store(2, std::memory_order_relaxed);
+    } else {
+      int unknown = 0;
+      o.learned->compare_exchange_strong(unknown, 1, std::memory_order_relaxed);
+    }
+  }
 }
 
 }  // namespace
@@ -615,7 +686,7 @@ void close(open_region& o) {
 void run_parallel(void (*fn)(void*), void* data, unsigned nthreads, unsigned flags,
                   work_share* preset) {
   (void)flags;  // proc_bind: weft's streams are bound once, from OMP_PROC_BIND/OMP_PLACES
-  std::unique_ptr<open_region> o = open(fn, data, nthreads, preset);
+  region_ptr o = open(fn, data, nthreads, preset);
   fn(data);
   close(*o);
 }
@@ -625,7 +696,7 @@ void* legacy_open(void (*fn)(void*), void* data, unsigned nthreads, work_share* 
 }
 
 void legacy_close(void* o) {
-  std::unique_ptr<open_region> p(static_cast<open_region*>(o));
+  region_ptr p(static_cast<open_region*>(o));
   close(*p);
 }
 

@@ -242,7 +242,7 @@ struct foreign_record {
   context* cur = &root;
 };
 
-thread_local foreign_record* t_foreign = nullptr;
+thread_local std::unique_ptr<foreign_record> t_foreign;
 
 const local_key& foreign_key() {
   static const local_key key =
@@ -261,13 +261,13 @@ context** foreign_slot() {
     void* p = foreign_key().get();
     if (!p) {
       // The thread that started weft carries over what it set before (omp_set_num_threads).
-      foreign_record* r = t_foreign ? std::exchange(t_foreign, nullptr) : make_record();
+      foreign_record* r = t_foreign ? t_foreign.release() : make_record();
       foreign_key().set(r);
       p = r;
     }
     return &static_cast<foreign_record*>(p)->cur;
   }
-  if (!t_foreign) t_foreign = make_record();
+  if (!t_foreign) t_foreign.reset(make_record());
   return &t_foreign->cur;
 }
 
@@ -557,13 +557,13 @@ struct open_region {
 // time. A few per width are kept per kernel thread (any thread may return one).
 constexpr int cached_widths = 65;
 constexpr std::size_t cached_per_width = 4;
-thread_local std::vector<open_region*> t_region_cache[cached_widths];
+thread_local std::vector<std::unique_ptr<open_region>> t_region_cache[cached_widths];
 
 struct region_deleter {
   void operator()(open_region* o) const noexcept {
     const int n = o->t.nthreads;
     if (n < cached_widths && t_region_cache[n].size() < cached_per_width) {
-      t_region_cache[n].push_back(o);
+      t_region_cache[n].emplace_back(o);
     } else {
       delete o;
     }
@@ -574,7 +574,7 @@ using region_ptr = std::unique_ptr<open_region, region_deleter>;
 region_ptr take_region(int n, context& enc) {
   open_region* o = nullptr;
   if (n < cached_widths && !t_region_cache[n].empty()) {
-    o = t_region_cache[n].back();
+    o = t_region_cache[n].back().release();
     t_region_cache[n].pop_back();
     o->t.reset(&enc);
     o->r.pending.store(0, std::memory_order_relaxed);

@@ -164,6 +164,13 @@ int main(void) {
 #pragma omp parallel for lastprivate(last) schedule(dynamic) num_threads(3)
   for (int i = 0; i < 77; ++i) last = i;
   CHECK(last == 76);
+  /* lastprivate(conditional:): the value of the last iteration that assigned it. */
+  int cond = -1;
+#pragma omp parallel for lastprivate(conditional : cond) schedule(dynamic, 3) num_threads(3)
+  for (int i = 0; i < 100; ++i) {
+    if (i % 7 == 3) cond = i;
+  }
+  CHECK(cond == 94);
   /* An orphaned loop outside any region runs in a team of one. */
 #pragma omp for schedule(dynamic, 3)
   for (int i = 0; i < N; ++i) hits[i]++;

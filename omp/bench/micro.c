@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   }
   double t[BATCHES];
   if (strcmp(argv[1], "region") == 0) {
-    const int reps = 20000;
+    const int reps = 2000;
     for (int b = 0; b < BATCHES; ++b) {
       const double t0 = omp_get_wtime();
       for (int r = 0; r < reps; ++r) {
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     }
     report("region", t, BATCHES);
   } else if (strcmp(argv[1], "barrier") == 0) {
-    const int reps = 50000;
+    const int reps = 5000;
     for (int b = 0; b < BATCHES; ++b) {
       double dt = 0;
 #pragma omp parallel num_threads(2)

@@ -128,3 +128,5 @@ weft=(LD_LIBRARY_PATH=$dropin)
       }
     }' "$out/kernels.txt" | sort
 } | tee "$out/summary.txt"
+
+bash "$here/plot.sh" "$out" "${DOCS:-$root/docs}"

@@ -5,6 +5,17 @@
 
 #include "check.h"
 
+/* The OpenMP 2.5 entry points older GCC versions emit: the caller runs the body itself between
+   start and end. Both runtimes still export them. */
+void GOMP_parallel_start(void (*fn)(void*), void* data, unsigned num_threads);
+void GOMP_parallel_end(void);
+
+static void legacy_body(void* data) {
+  int* seen = data;
+  if (omp_get_num_threads() == 3)
+    __atomic_fetch_add(&seen[omp_get_thread_num()], 1, __ATOMIC_RELAXED);
+}
+
 int main(void) {
   int seen[8] = {0};
 #pragma omp parallel num_threads(4)
@@ -77,5 +88,12 @@ int main(void) {
     }
   }
   CHECK(inner == 2);
+
+  int legacy[3] = {0, 0, 0};
+  GOMP_parallel_start(legacy_body, legacy, 3);
+  legacy_body(legacy);
+  GOMP_parallel_end();
+  CHECK(legacy[0] == 1 && legacy[1] == 1 && legacy[2] == 1);
+  CHECK(omp_get_level() == 0);
   return failures;
 }

@@ -222,6 +222,9 @@ globals read_environment() {
   return g;
 }
 
+void start_hot_team();
+void stop_hot_team();
+
 std::once_flag g_init_once;
 std::mutex g_runtime_mutex;
 
@@ -231,6 +234,7 @@ void finalize_at_exit() {
   execution_stream* s = this_unit::stream();
   if (settings().weft_owned && s && s->is_primary() && this_unit::is_ult()) {
     settings().weft_owned = false;
+    stop_hot_team();
     weft::finalize();
   }
 }
@@ -317,6 +321,7 @@ void ensure_runtime() {
   weft::init(cfg);
   g.streams = execution_stream::count();
   g.weft_owned = true;
+  start_hot_team();
   std::call_once(g_init_once, [] { std::atexit(&finalize_at_exit); });
 }
 
@@ -466,6 +471,97 @@ void wait_region(region& r, long spin) {
   r.lock.unlock();
 }
 
+// The hot team: one persistent worker ULT per secondary stream, which top-level teams no wider
+// than the streams use instead of creating a ULT per member and region. A fork then costs one
+// store per member (a worker that is still spinning sees it at once); an idle worker spins for
+// the wait policy's budget, yielding whenever its stream has other work queued, then blocks.
+struct hot_worker {
+  unit_arg hdr{};  // hdr.cur: the member it runs now
+  alignas(64) std::atomic<std::uint64_t> gen{0};
+  member_arg* job = nullptr;  // written before gen
+  alignas(64) std::atomic<bool> sleeping{false};
+  spinlock lock;
+  wait_queue waiters;
+  execution_stream* stream = nullptr;
+};
+
+struct hot_team {
+  std::atomic<bool> busy{false};
+  std::atomic<bool> stop{false};
+  std::vector<std::unique_ptr<hot_worker>> workers;  // by stream rank; [0] unused
+};
+
+hot_team* g_hot = nullptr;
+
+void hot_loop(unit_arg* a) noexcept {
+  auto* w = reinterpret_cast<hot_worker*>(a);
+  std::uint64_t seen = 0;
+  for (;;) {
+    std::uint64_t g = w->gen.load(std::memory_order_acquire);
+    const long spin = settings().spin;
+    for (long i = 0; g == seen && i < spin; ++i) {
+      cpu_relax();
+      if ((i & 127) == 127 && !w->stream->main_pool().empty()) this_unit::yield();
+      g = w->gen.load(std::memory_order_acquire);
+    }
+    if (g == seen) {
+      w->lock.lock();
+      w->sleeping.store(true, std::memory_order_seq_cst);
+      while ((g = w->gen.load(std::memory_order_seq_cst)) == seen) {
+        waiter self;
+        w->waiters.wait(w->lock, self);
+        w->lock.lock();
+      }
+      w->sleeping.store(false, std::memory_order_relaxed);
+      w->lock.unlock();
+    }
+    seen = g;
+    if (g_hot->stop.load(std::memory_order_acquire)) return;
+    member_arg* m = w->job;
+    w->hdr.cur = m->hdr.cur;
+    run_member(&m->hdr);  // m and its region may be gone once this returns
+    w->hdr.cur = nullptr;
+  }
+}
+
+void hot_post(hot_worker& w, member_arg* job) {
+  w.job = job;
+  w.gen.fetch_add(1, std::memory_order_seq_cst);
+  if (w.sleeping.load(std::memory_order_seq_cst)) {
+    w.lock.lock();
+    while (wakeup wk = w.waiters.take()) wk();
+    w.lock.unlock();
+  }
+}
+
+// Starts the workers once weft runs (streams 1..count-1).
+void start_hot_team() {
+  auto* h = new hot_team;
+  const int streams = execution_stream::count();
+  h->workers.resize(static_cast<std::size_t>(std::max(1, streams)));
+  for (int r = 1; r < streams; ++r) {
+    execution_stream* s = execution_stream::by_rank(r);
+    if (!s) continue;
+    auto w = std::make_unique<hot_worker>();
+    w->hdr.run = &hot_loop;
+    w->stream = s;
+    h->workers[static_cast<std::size_t>(r)] = std::move(w);
+  }
+  g_hot = h;
+  for (auto& w : h->workers) {
+    if (w) ult::create_detached(w->stream->main_pool(), &unit_entry, &w->hdr);
+  }
+}
+
+// Ends the workers before weft is finalised (they would keep its streams busy).
+void stop_hot_team() {
+  if (!g_hot) return;
+  g_hot->stop.store(true, std::memory_order_release);
+  for (auto& w : g_hot->workers) {
+    if (w) hot_post(*w, nullptr);
+  }
+}
+
 // Which outlined functions were seen to block (so their inner teams need ULTs): a small
 // open-addressing table; 0: unknown, 1: never blocked in a ULT run, 2: blocks.
 constexpr std::size_t fn_table_size = 1024;
@@ -549,6 +645,7 @@ struct open_region {
   std::atomic<int>* learned = nullptr;
   bool tasklets = false;
   bool top = false;
+  bool hot = false;  // members run by the hot team
   std::atomic<bool> blocked{false};
 };
 
@@ -581,6 +678,7 @@ region_ptr take_region(int n, context& enc) {
     o->r.done = false;
     o->learned = nullptr;
     o->tasklets = false;
+    o->hot = false;
     o->blocked.store(false, std::memory_order_relaxed);
   } else {
     o = new open_region(n);
@@ -642,6 +740,27 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
     // once they do, a nested team stays in its caller's stream (the others are busy).
     const bool spread = std::max(1, enc.width_product) < streams;
     pool& local = self ? self->main_pool() : execution_stream::primary().main_pool();
+    bool expected = false;
+    if (o->top && g_hot && n <= static_cast<int>(g_hot->workers.size()) &&
+        static_cast<int>(g_hot->workers.size()) == streams &&
+        g_hot->busy.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
+      bool all = true;
+      for (int w = 1; w < n && all; ++w)
+        all = g_hot->workers[static_cast<std::size_t>((base + w) % streams)] != nullptr;
+      if (all) {
+        o->hot = true;
+        for (int w = 1; w < n; ++w) {
+          member_arg& a = o->args[static_cast<std::size_t>(w - 1)];
+          a.hdr.cur = &t.members[static_cast<std::size_t>(w)];
+          a.hdr.run = &run_member;
+          a.r = &o->r;
+          hot_post(*g_hot->workers[static_cast<std::size_t>((base + w) % streams)], &a);
+        }
+        o->saved = std::exchange(*slot, &t.members[0]);
+        return o;
+      }
+      g_hot->busy.store(false, std::memory_order_release);
+    }
     for (int w = 1; w < n; ++w) {
       member_arg& a = o->args[static_cast<std::size_t>(w - 1)];
       a.hdr.cur = &t.members[static_cast<std::size_t>(w)];
@@ -669,6 +788,7 @@ void close(open_region& o) {
   if (o.t.nthreads == 1) return;
   const globals& g = settings();
   wait_region(o.r, o.top && o.t.nthreads <= g.streams ? g.spin : 0);
+  if (o.hot) g_hot->busy.store(false, std::memory_order_release);
   if (o.learned && !o.tasklets) {
     // "Blocks" is final; "never blocked" is recorded only while nothing is known, so that a run
     // that waited is never overwritten by a concurrent one that did not.

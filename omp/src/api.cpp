@@ -17,8 +17,8 @@ namespace {
 // omp.h's opaque lock types: 4 bytes, and 8 + sizeof(void*) bytes aligned to a pointer.
 struct nest_lock {
   std::atomic<std::uint32_t> word;
-  int count;
-  void* owner;
+  int count;                 // touched by the owner only
+  std::atomic<void*> owner;  // read by everyone: only the owner can find itself there
 };
 static_assert(sizeof(nest_lock) == 16);
 
@@ -196,7 +196,7 @@ void omp_destroy_nest_lock(void*) {}
 void omp_set_nest_lock(void* lock) {
   auto* l = static_cast<nest_lock*>(lock);
   void* me = task_identity();
-  if (l->owner == me) {
+  if (l->owner.load(std::memory_order_relaxed) == me) {
     ++l->count;
     return;
   }
@@ -205,23 +205,23 @@ void omp_set_nest_lock(void* lock) {
     note_blocking(current());
     lock_word(l->word);
   }
-  l->owner = me;
+  l->owner.store(me, std::memory_order_relaxed);
   l->count = 1;
 }
 void omp_unset_nest_lock(void* lock) {
   auto* l = static_cast<nest_lock*>(lock);
   if (--l->count == 0) {
-    l->owner = nullptr;
+    l->owner.store(nullptr, std::memory_order_relaxed);
     unlock_word(l->word);
   }
 }
 int omp_test_nest_lock(void* lock) {
   auto* l = static_cast<nest_lock*>(lock);
   void* me = task_identity();
-  if (l->owner == me) return ++l->count;
+  if (l->owner.load(std::memory_order_relaxed) == me) return ++l->count;
   std::uint32_t expected = 0;
   if (!l->word.compare_exchange_strong(expected, 1, std::memory_order_acquire)) return 0;
-  l->owner = me;
+  l->owner.store(me, std::memory_order_relaxed);
   l->count = 1;
   return 1;
 }

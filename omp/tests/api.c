@@ -27,7 +27,10 @@ int main(void) {
     outer = omp_get_num_threads();
 #pragma omp parallel
 #pragma omp single
-    inner = omp_get_num_threads();
+    {
+#pragma omp atomic write
+      inner = omp_get_num_threads(); /* each outer thread's inner team writes it */
+    }
     CHECK(omp_get_max_threads() == 2);
   }
   CHECK(outer == 3 && inner == 2);

@@ -94,39 +94,8 @@ weft=(LD_LIBRARY_PATH=$dropin)
   run loops WEFT_NUM_STREAMS=2 -- "$loops/weft_loops_kernels_bench" weft 2
 } | tee "$out/kernels.txt"
 
-# Ratios within this run.
-{
-  echo "## micro (median; ratio to libgomp default and to the faster of libgomp and libomp)"
-  awk '!/^#/ { m[$1, $2] = $3; w[$2] = 1; r[$1] = 1 }
-    END {
-      for (x in w) {
-        best = m["libgomp", x] < m["libomp", x] ? m["libgomp", x] : m["libomp", x]
-        for (k in r) if ((k, x) in m)
-          printf "%-8s %-18s %12.3f  x%.3f of libgomp  x%.3f of best peer\n", x, k, m[k, x],
-                 m[k, x] / m["libgomp", x], m[k, x] / best
-      }
-    }' "$out/micro.txt" | sort
-  echo "## nested 003 (median us; flat: ratio to the faster peer; nested: ratio to weft::loops with the same units, and libgomp / this)"
-  awk '!/^#/ { m[$1, $3] = $4; if ($1 ~ /nested|ult|tasklet/) s[$3] = 1 }
-    END {
-      best = m["libgomp-flat", 1] < m["libomp-flat", 1] ? m["libgomp-flat", 1] : m["libomp-flat", 1]
-      printf "flat 2x1: weft-omp x%.3f of the faster of libgomp (%.1f) and libomp (%.1f)\n",
-             m["weft-omp-flat", 1] / best, m["libgomp-flat", 1], m["libomp-flat", 1]
-      for (i in s)
-        printf "36x%-3s ult x%.3f of loops-ult, tasklet x%.3f of loops-tasklet; libgomp/ult %.1f, libgomp/tasklet %.1f, libomp/ult %.1f\n",
-               i, m["weft-omp-ult", i] / m["loops-ult", i], m["weft-omp-tasklet", i] / m["loops-tasklet", i],
-               m["libgomp-nested", i] / m["weft-omp-ult", i], m["libgomp-nested", i] / m["weft-omp-tasklet", i],
-               m["libomp-nested", i] / m["weft-omp-ult", i]
-    }' "$out/nested.txt" | sort -t x -k2 -n
-  echo "## kernels 002 (median ms; ratio to libgomp at its defaults)"
-  awk '!/^#/ { m[$1, $2, $3] = $5; k[$2, $3] = 1 }
-    END {
-      for (x in k) {
-        split(x, p, SUBSEP)
-        printf "%-10s %9s  weft-omp x%.3f  loops x%.3f\n", p[1], p[2],
-               m["weft-omp", p[1], p[2]] / m["libgomp", p[1], p[2]], m["loops", p[1], p[2]] / m["libgomp", p[1], p[2]]
-      }
-    }' "$out/kernels.txt" | sort
-} | tee "$out/summary.txt"
+# Ratios within this run, of medians and of minima (on a loaded machine the minima are the
+# better estimate of what each runtime costs).
+bash "$here/summary.sh" "$out" | tee "$out/summary.txt"
 
 bash "$here/plot.sh" "$out" "${DOCS:-$root/docs}"

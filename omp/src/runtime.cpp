@@ -653,7 +653,7 @@ struct open_region {
 // several kilobytes, which a region of an empty body would otherwise allocate and clear each
 // time. A few per width are kept per kernel thread (any thread may return one).
 constexpr int cached_widths = 65;
-constexpr std::size_t cached_per_width = 4;
+constexpr std::size_t cached_per_width = 32;
 thread_local std::vector<std::unique_ptr<open_region>> t_region_cache[cached_widths];
 
 struct region_deleter {

@@ -3,7 +3,8 @@
 #  1. the nested-parallel benchmark of 003 (serial; libgomp and LLVM libomp flat and nested with
 #     inner teams of 1..36 threads; weft with inner ULTs and inner tasklets, one per iteration,
 #     chunked, and the layer's default);
-#  2. the seven kernels of 002 with 8 B and large sizes in OpenMP (libgomp), weft, MPI (Open MPI,
+#  2. the seven kernels of 002 with 8 B and large sizes in OpenMP (libgomp at its defaults, libgomp
+#     with OMP_WAIT_POLICY=passive, and the same binary on libweft-omp), weft, MPI (Open MPI,
 #     mpirun on loopback) and MPI with weft inside each rank.
 # Output: $OUT (default apps/loops/results/) *.txt tables, and docs/loops-*.svg|png plots.
 # Environment: BUILD (build dir, default build-loops), P (workers/ranks, default 2),
@@ -33,7 +34,7 @@ fi
 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j2 --target weft_loops_nested weft_loops_nested_gomp \
-  weft_loops_kernels_bench weft_loops_kernels_mpi_bench >/dev/null
+  weft_loops_kernels_bench weft_loops_kernels_mpi_bench weft_omp_dropin >/dev/null
 bin=$build/apps/loops
 clang++-14 -std=c++20 -O2 -fopenmp=libomp -I"$here/bench" -o "$bin/weft_loops_nested_iomp" \
   "$here/bench/nested_omp.cpp" "$here/bench/kernels_common.cpp"
@@ -68,7 +69,14 @@ echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/nested.txt"
   echo "# $(date -u '+%F %T UTC') P=$P; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# impl kernel n p median_ms min_ms kept"
 } >"$out/kernels.txt"
-OMP_WAIT_POLICY=passive "$bin/weft_loops_kernels_bench" omp "$P" | tee -a "$out/kernels.txt"
+# OpenMP at libgomp's defaults (row omp); the passive wait policy, under which libgomp's threads
+# sleep between regions, is a separate row (omp-passive), not the comparison. omp-weft is the same
+# OpenMP binary on libweft-omp (its drop-in libgomp.so.1).
+"$bin/weft_loops_kernels_bench" omp "$P" | tee -a "$out/kernels.txt"
+OMP_WAIT_POLICY=passive "$bin/weft_loops_kernels_bench" omp "$P" |
+  awk '{ $1 = "omp-passive"; print }' | tee -a "$out/kernels.txt"
+LD_LIBRARY_PATH=$build/omp/dropin "$bin/weft_loops_kernels_bench" omp "$P" |
+  awk '{ $1 = "omp-weft"; print }' | tee -a "$out/kernels.txt"
 WEFT_NUM_STREAMS=$P "$bin/weft_loops_kernels_bench" weft "$P" | tee -a "$out/kernels.txt"
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_plm=isolated
 mpi=(mpirun --allow-run-as-root --oversubscribe -np "$P")

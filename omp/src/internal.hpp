@@ -1,0 +1,239 @@
+// libweft-omp's internal state: internal control variables, teams, the per-task context every
+// GOMP_* and omp_* entry point works on, the worksharing slots, waiting and locks.
+#pragma once
+
+#include <weft/weft.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace weft::omp {
+
+/// Schedule kinds, numbered as omp_sched_t (omp.h) and GCC's GOMP_loop_start `sched` argument.
+enum class sched_kind : int { runtime = 0, static_ = 1, dynamic = 2, guided = 3, auto_ = 4 };
+
+/// How a thread waits for its team-mates (OMP_WAIT_POLICY).
+enum class wait_policy { unset, active, passive };
+
+/// What inner teams' members are made of (WEFT_OMP_INNER).
+enum class inner_units { ult, tasklet };
+
+/// The internal control variables a task carries (OpenMP 4.5, section 2.3).
+struct icvs {
+  int nthreads = 1;                                 ///< nthreads-var of the current level
+  const std::vector<int>* nthreads_list = nullptr;  ///< OMP_NUM_THREADS list, or null
+  int list_pos = 0;                                 ///< index into nthreads_list for the next level
+  bool dynamic = false;                             ///< dyn-var
+  int max_active_levels = 1;                        ///< max-active-levels-var
+  sched_kind run_sched = sched_kind::dynamic;       ///< run-sched-var kind
+  long run_chunk = 0;                               ///< run-sched-var chunk (0: default)
+  int bind = 0;                                     ///< bind-var (omp_proc_bind_t)
+};
+
+/// The process-wide settings read from the environment at the first use.
+struct globals {
+  icvs initial;                    ///< the initial task's ICVs
+  std::vector<int> nthreads_list;  ///< OMP_NUM_THREADS, one entry per level
+  int thread_limit = 2147483647;   ///< OMP_THREAD_LIMIT
+  bool cancellation = false;       ///< OMP_CANCELLATION
+  int max_task_priority = 0;       ///< OMP_MAX_TASK_PRIORITY
+  std::size_t stack_size = 0;      ///< OMP_STACKSIZE (0: weft's default for ULTs we create)
+  wait_policy wait = wait_policy::unset;
+  inner_units inner = inner_units::ult;
+  int streams = 0;          ///< execution streams weft runs
+  long spin = 0;            ///< pause rounds before a waiting member blocks
+  bool weft_owned = false;  ///< this library called weft::init()
+};
+
+/// The settings, read once (thread-safe).
+globals& settings();
+
+/// Makes sure weft runs (initialising it on the calling thread the first time).
+void ensure_runtime();
+
+struct team;
+struct task_rec;
+struct taskgroup;
+struct dep_table;
+
+/// Worksharing state of one loop, sections or single-copy construct, shared by a team.
+struct work_share {
+  std::atomic<std::uint64_t> tag{0};  ///< 1 + sequence number of the construct it serves
+  std::atomic<int> users{0};          ///< team members that have not released it yet
+  spinlock init_lock;
+  sched_kind kind = sched_kind::static_;
+  bool is_ull = false;
+  bool ordered = false;
+  std::uint64_t n = 0;             ///< logical iterations (sections: number of sections)
+  std::uint64_t chunk = 0;         ///< iterations per chunk (0: static blocks)
+  std::uint64_t start = 0;         ///< first value (long or ull bits)
+  std::uint64_t incr = 0;          ///< increment (long or ull bits)
+  std::uint64_t end = 0;           ///< the user's end value, returned for the last chunk
+  void* copy = nullptr;            ///< single copyprivate data
+  std::vector<unsigned char> mem;  ///< GOMP_loop_start's team-shared memory
+  alignas(64) std::atomic<std::uint64_t> next{0};      ///< next logical iteration to hand out
+  alignas(64) std::atomic<std::uint64_t> ord_turn{0};  ///< first iteration not yet ordered
+};
+
+/// A reusable team barrier: spins a bounded time, then blocks the calling ULT on a wait queue.
+/// Cancellation of the enclosing parallel region releases it.
+class team_barrier {
+ public:
+  explicit team_barrier(int n) : n_(n) {}
+  /// Waits for the whole team; returns true if the region was cancelled meanwhile.
+  bool wait(team& t, long spin);
+  /// Wakes every waiter (used by cancellation).
+  void wake_all();
+  /// Makes a barrier left by a cancelled region usable again (no waiter may be inside).
+  void reset();
+
+ private:
+  alignas(64) std::atomic<std::uint32_t> arrived_{0};
+  alignas(64) std::atomic<std::uint32_t> gen_{0};
+  spinlock lock_;
+  wait_queue waiters_;
+  int n_;
+};
+
+/// A task's view: an implicit task (team member) or an explicit task. Every OpenMP call made by a
+/// unit looks up its current context.
+struct context {
+  team* t = nullptr;          ///< the team it belongs to (null for the initial task)
+  context* parent = nullptr;  ///< the encountering implicit task of the enclosing team
+  int num = 0;                ///< omp_get_thread_num()
+  int level = 0;              ///< nested parallel regions enclosing it
+  int active_level = 0;       ///< active (more than one thread) regions enclosing it
+  int width_product = 1;      ///< product of the enclosing teams' sizes
+  icvs icv;
+  void* legacy = nullptr;  ///< the region GOMP_parallel_start opened
+  // Implicit tasks only: worksharing progress.
+  std::uint64_t ws_seq = 0;                  ///< constructs encountered so far
+  std::uint64_t single_seq = 0;              ///< single constructs encountered so far
+  work_share* ws = nullptr;                  ///< the loop or sections being worked on
+  std::uint64_t static_k = 0;                ///< static chunks taken from `ws`
+  std::uint64_t chunk_lo = 0, chunk_hi = 0;  ///< logical range of the current chunk
+  bool have_chunk = false;
+  // Tasks.
+  bool final_task = false;  ///< omp_in_final()
+  bool explicit_task = false;
+  std::vector<ult> children;   ///< explicit tasks created and not yet joined
+  taskgroup* group = nullptr;  ///< innermost taskgroup
+  dep_table* deps = nullptr;   ///< dependences among its children (lazy)
+  std::unique_ptr<team> solo;  ///< the team of one of orphaned constructs
+  context() = default;
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+  ~context();
+};
+
+/// A team of one parallel region.
+struct team {
+  team(int n, context* parent_ctx);
+  /// Readies a finished team for another region of the same width.
+  void reset(context* parent_ctx);
+  int nthreads;
+  context* parent;  ///< the encountering task
+  team_barrier barrier;
+  std::atomic<std::uint64_t> single_count{0};
+  std::atomic<bool> cancelled{false};     ///< parallel region cancelled
+  std::atomic<bool> ws_cancelled{false};  ///< current loop/sections cancelled
+  static constexpr int ws_slots = 16;
+  work_share ws[ws_slots];
+  std::vector<context> members;                ///< implicit tasks, one per thread
+  std::atomic<bool>* blocking_flag = nullptr;  ///< set when a member waits (tasklet learning)
+};
+
+/// A unit created by this library (team member or explicit task). current() recognises these
+/// by their entry point; `cur` is the unit's current context (a member opening a nested region
+/// runs the inner team's member 0 in place, so it changes).
+struct unit_arg {
+  context* cur;
+  void (*run)(unit_arg*) noexcept;  ///< what the unit does
+};
+
+/// The calling unit's or thread's current context (never null).
+context& current();
+
+/// Points the calling unit's current context at `c` until destroyed.
+class context_scope {
+ public:
+  explicit context_scope(context* c);
+  ~context_scope();
+  context_scope(const context_scope&) = delete;
+  context_scope& operator=(const context_scope&) = delete;
+
+ private:
+  context** slot_;
+  context* saved_;
+};
+
+/// The entry point of every unit the library creates; its argument starts with a unit_arg.
+void unit_entry(void* arg) noexcept;
+
+/// Runs fn(data) as a parallel region of `nthreads` (0: the ICV) threads.
+void run_parallel(void (*fn)(void*), void* data, unsigned nthreads, unsigned flags,
+                  work_share* preset);
+
+/// sched_yield(), kept out of the header's includes.
+void sched_yield_now() noexcept;
+
+/// Records that the calling member reaches a construct that waits; aborts with a message in a
+/// tasklet (which cannot wait).
+void note_blocking(context& c);
+
+/// GOMP_parallel_start's half of a region: returns what legacy_close() needs.
+void* legacy_open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset);
+/// GOMP_parallel_end's half.
+void legacy_close(void* region);
+
+/// Waits (spinning, then yielding its ULT or thread) until pred() holds.
+template <class Pred>
+void wait_until(Pred pred) {
+  for (int i = 0; i < 64; ++i) {
+    if (pred()) return;
+    cpu_relax();
+  }
+  while (!pred()) {
+    if (this_unit::is_ult()) {
+      this_unit::yield();
+    } else {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      sched_yield_now();
+    }
+  }
+}
+
+/// A lock word of 4 bytes (omp_lock_t, critical sections): spins, then yields.
+void lock_word(std::atomic<std::uint32_t>& w) noexcept;
+/// Releases a lock word.
+inline void unlock_word(std::atomic<std::uint32_t>& w) noexcept {
+  w.store(0, std::memory_order_release);
+}
+
+/// Completes every explicit task `c` created (joining them), as a barrier or region end must.
+void finish_children(context& c);
+
+/// Waits at the team barrier of `c`'s team (completing `c`'s tasks first).
+void team_wait(context& c);
+
+/// True when cancellation of kind `which` (GOMP_CANCEL_* bits) is pending for `c`.
+bool cancellation_point(context& c, int which);
+
+/// True when `c`'s innermost taskgroup was cancelled.
+bool cancelled_group(context& c);
+
+/// Cancels `c`'s innermost taskgroup; false if there is none.
+bool cancel_group(context& c);
+
+/// Reports an unsupported construct on stderr and aborts the process.
+[[noreturn]] void unsupported(const char* construct);
+
+/// Reports misuse on stderr and aborts the process.
+[[noreturn]] void fatal(const std::string& message);
+
+}  // namespace weft::omp

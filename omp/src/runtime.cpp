@@ -1,0 +1,870 @@
+// Settings from the environment, starting weft, the current context of a unit, teams, the team
+// barrier and parallel regions (GOMP_parallel and its relatives, GOMP_barrier, GOMP_teams).
+#include "internal.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string_view>
+
+namespace weft::omp {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  while (!r.empty() && std::isspace(static_cast<unsigned char>(r.back()))) r.pop_back();
+  while (!r.empty() && std::isspace(static_cast<unsigned char>(r.front()))) r.erase(0, 1);
+  return r;
+}
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+bool parse_bool(const char* name, const char* v) {
+  const std::string s = lower(v);
+  if (s == "true" || s == "1" || s == "yes") return true;
+  if (s == "false" || s == "0" || s == "no") return false;
+  fatal(std::string(name) + "='" + v + "': expected true or false");
+}
+
+long parse_long(const char* name, std::string_view v, long lo, long hi) {
+  const std::string s(v);
+  char* end = nullptr;
+  const long r = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || r < lo || r > hi) {
+    fatal(std::string(name) + "='" + s + "': expected an integer from " + std::to_string(lo) +
+          " to " + std::to_string(hi));
+  }
+  return r;
+}
+
+// OMP_STACKSIZE: a number with an optional B, K, M or G suffix; K when none.
+std::size_t parse_stack(const char* v) {
+  std::string s = lower(v);
+  std::size_t mult = 1024;
+  if (!s.empty() && std::isalpha(static_cast<unsigned char>(s.back()))) {
+    switch (s.back()) {
+      case 'b':
+        mult = 1;
+        break;
+      case 'k':
+        mult = 1024;
+        break;
+      case 'm':
+        mult = 1024 * 1024;
+        break;
+      case 'g':
+        mult = 1024ul * 1024 * 1024;
+        break;
+      default:
+        fatal(std::string("OMP_STACKSIZE='") + v + "': unknown suffix");
+    }
+    s.pop_back();
+  }
+  return static_cast<std::size_t>(parse_long("OMP_STACKSIZE", lower(s), 1, 1l << 40)) * mult;
+}
+
+void parse_schedule(const char* v, icvs& icv) {
+  std::string s = lower(v);
+  for (const char* prefix : {"monotonic:", "nonmonotonic:"}) {
+    if (s.rfind(prefix, 0) == 0) s.erase(0, std::strlen(prefix));
+  }
+  const std::size_t comma = s.find(',');
+  const std::string kind = lower(s.substr(0, comma));
+  if (kind == "static") {
+    icv.run_sched = sched_kind::static_;
+  } else if (kind == "dynamic") {
+    icv.run_sched = sched_kind::dynamic;
+  } else if (kind == "guided") {
+    icv.run_sched = sched_kind::guided;
+  } else if (kind == "auto") {
+    icv.run_sched = sched_kind::auto_;
+  } else {
+    fatal(std::string("OMP_SCHEDULE='") + v + "': unknown schedule kind");
+  }
+  icv.run_chunk = comma == std::string::npos
+                      ? 0
+                      : parse_long("OMP_SCHEDULE", lower(s.substr(comma + 1)), 1, 1l << 40);
+}
+
+int online_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1l, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+void display_env(const globals& g) {
+  static const char* kinds[] = {"RUNTIME", "STATIC", "DYNAMIC", "GUIDED", "AUTO"};
+  std::string nt;
+  for (std::size_t i = 0; i < g.nthreads_list.size(); ++i) {
+    nt += (i ? "," : "") + std::to_string(g.nthreads_list[i]);
+  }
+  if (nt.empty()) nt = std::to_string(g.initial.nthreads);
+  std::string sched = kinds[static_cast<int>(g.initial.run_sched)];
+  if (g.initial.run_chunk) sched += "," + std::to_string(g.initial.run_chunk);
+  std::fprintf(stderr,
+               "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n"
+               "  _OPENMP = '201511'\n"
+               "  OMP_DYNAMIC = '%s'\n"
+               "  OMP_NESTED = '%s'\n"
+               "  OMP_NUM_THREADS = '%s'\n"
+               "  OMP_SCHEDULE = '%s'\n"
+               "  OMP_PROC_BIND = '%s'\n"
+               "  OMP_STACKSIZE = '%zu'\n"
+               "  OMP_WAIT_POLICY = '%s'\n"
+               "  OMP_THREAD_LIMIT = '%d'\n"
+               "  OMP_MAX_ACTIVE_LEVELS = '%d'\n"
+               "  OMP_CANCELLATION = '%s'\n"
+               "  OMP_MAX_TASK_PRIORITY = '%d'\n"
+               "  WEFT_OMP_STREAMS = '%d'\n"
+               "  WEFT_OMP_INNER = '%s'\n"
+               "OPENMP DISPLAY ENVIRONMENT END\n",
+               g.initial.dynamic ? "TRUE" : "FALSE",
+               g.initial.max_active_levels > 1 ? "TRUE" : "FALSE", nt.c_str(), sched.c_str(),
+               g.initial.bind ? "TRUE" : "FALSE", g.stack_size,
+               g.wait == wait_policy::passive ? "PASSIVE" : "ACTIVE", g.thread_limit,
+               g.initial.max_active_levels, g.cancellation ? "TRUE" : "FALSE", g.max_task_priority,
+               g.streams, g.inner == inner_units::ult ? "ult" : "tasklet");
+}
+
+globals read_environment() {
+  globals g;
+  const int cpus = online_cpus();
+  icvs& icv = g.initial;
+  icv.run_sched = sched_kind::dynamic;
+  icv.run_chunk = 0;
+  if (const char* v = env("OMP_NUM_THREADS")) {
+    std::string_view rest(v);
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      g.nthreads_list.push_back(static_cast<int>(
+          parse_long("OMP_NUM_THREADS", lower(rest.substr(0, comma)), 1, 1 << 20)));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+  }
+  if (const char* v = env("OMP_THREAD_LIMIT")) {
+    g.thread_limit = static_cast<int>(parse_long("OMP_THREAD_LIMIT", lower(v), 1, 2147483647));
+  }
+  // Streams: WEFT_OMP_STREAMS, else one per CPU, but no more than the threads the levels of
+  // OMP_NUM_THREADS can use together.
+  long want = cpus;
+  if (!g.nthreads_list.empty()) {
+    long product = 1;
+    for (int n : g.nthreads_list) product = std::min<long>(product * n, cpus);
+    want = std::max(1l, std::min<long>(want, product));
+  }
+  if (const char* v = env("WEFT_OMP_STREAMS"))
+    want = parse_long("WEFT_OMP_STREAMS", lower(v), 1, 4096);
+  g.streams = static_cast<int>(want);
+  icv.nthreads = g.nthreads_list.empty() ? cpus : g.nthreads_list[0];
+  icv.nthreads_list = g.nthreads_list.size() > 1 ? &g.nthreads_list : nullptr;
+  icv.list_pos = 1;
+  icv.max_active_levels = g.nthreads_list.size() > 1 ? 255 : 1;
+  if (const char* v = env("OMP_NESTED"))
+    icv.max_active_levels = parse_bool("OMP_NESTED", v) ? 255 : 1;
+  if (const char* v = env("OMP_MAX_ACTIVE_LEVELS")) {
+    icv.max_active_levels = static_cast<int>(parse_long("OMP_MAX_ACTIVE_LEVELS", lower(v), 0, 255));
+  }
+  if (const char* v = env("OMP_DYNAMIC")) icv.dynamic = parse_bool("OMP_DYNAMIC", v);
+  if (const char* v = env("OMP_SCHEDULE")) parse_schedule(v, icv);
+  if (const char* v = env("OMP_STACKSIZE")) g.stack_size = parse_stack(v);
+  if (const char* v = env("OMP_WAIT_POLICY")) {
+    const std::string s = lower(v);
+    if (s == "active") {
+      g.wait = wait_policy::active;
+    } else if (s == "passive") {
+      g.wait = wait_policy::passive;
+    } else {
+      fatal(std::string("OMP_WAIT_POLICY='") + v + "': expected active or passive");
+    }
+  }
+  if (const char* v = env("OMP_PROC_BIND")) {
+    const std::string s = lower(std::string_view(v).substr(0, std::string_view(v).find(',')));
+    static const char* names[] = {"false", "true", "master", "close", "spread", "primary"};
+    int b = -1;
+    for (int i = 0; i < 6; ++i) {
+      if (s == names[i]) b = i == 5 ? 2 : i;
+    }
+    if (b < 0) fatal(std::string("OMP_PROC_BIND='") + v + "': unknown binding");
+    icv.bind = b;
+  }
+  if (const char* v = env("OMP_CANCELLATION")) g.cancellation = parse_bool("OMP_CANCELLATION", v);
+  if (const char* v = env("OMP_MAX_TASK_PRIORITY")) {
+    g.max_task_priority =
+        static_cast<int>(parse_long("OMP_MAX_TASK_PRIORITY", lower(v), 0, 1 << 30));
+  }
+  if (const char* v = env("WEFT_OMP_INNER")) {
+    const std::string s = lower(v);
+    if (s == "ult") {
+      g.inner = inner_units::ult;
+    } else if (s == "tasklet") {
+      g.inner = inner_units::tasklet;
+    } else {
+      fatal(std::string("WEFT_OMP_INNER='") + v + "': expected ult or tasklet");
+    }
+  }
+  // Waiting members spin this many pause rounds before blocking: long enough to cover a
+  // barrier's skew between streams; passive blocks at once.
+  g.spin = g.wait == wait_policy::passive ? 0 : g.wait == wait_policy::active ? 1l << 22 : 1l << 15;
+  if (const char* v = env("OMP_DISPLAY_ENV")) {
+    const std::string s = lower(v);
+    if (s == "true" || s == "verbose") display_env(g);
+  }
+  return g;
+}
+
+void start_hot_team();
+void stop_hot_team();
+
+std::once_flag g_init_once;
+std::mutex g_runtime_mutex;
+
+void finalize_at_exit() {
+  // finalize() must run on the primary ULT; exit() called elsewhere leaves the streams running
+  // until the process ends, which is harmless.
+  execution_stream* s = this_unit::stream();
+  if (settings().weft_owned && s && s->is_primary() && this_unit::is_ult()) {
+    settings().weft_owned = false;
+    stop_hot_team();
+    weft::finalize();
+  }
+}
+
+// The current-context slot of units and threads the library did not create: ULT-local storage
+// for ULTs (it follows them across streams), a thread_local for threads outside weft.
+struct foreign_record {
+  context root;
+  context* cur = &root;
+};
+
+thread_local std::unique_ptr<foreign_record> t_foreign;
+
+const local_key& foreign_key() {
+  static const local_key key =
+      local_key::create([](void* p) { delete static_cast<foreign_record*>(p); });
+  return key;
+}
+
+foreign_record* make_record() {
+  auto* r = new foreign_record;
+  r->root.icv = settings().initial;
+  return r;
+}
+
+context** foreign_slot() {
+  if (initialized() && this_unit::current()) {
+    void* p = foreign_key().get();
+    if (!p) {
+      // The thread that started weft carries over what it set before (omp_set_num_threads).
+      foreign_record* r = t_foreign ? t_foreign.release() : make_record();
+      foreign_key().set(r);
+      p = r;
+    }
+    return &static_cast<foreign_record*>(p)->cur;
+  }
+  if (!t_foreign) t_foreign.reset(make_record());
+  return &t_foreign->cur;
+}
+
+context** current_slot() {
+  work_unit* u = this_unit::current();
+  if (u && u->entry_fn == &unit_entry) return &static_cast<unit_arg*>(u->entry_arg)->cur;
+  return foreign_slot();
+}
+
+}  // namespace
+
+void sched_yield_now() noexcept {
+  sched_yield();
+}
+
+globals& settings() {
+  static globals g = read_environment();
+  return g;
+}
+
+void ensure_runtime() {
+  if (initialized()) return;
+  std::lock_guard lock(g_runtime_mutex);
+  if (initialized()) return;
+  globals& g = settings();
+  config cfg;
+  cfg.num_streams = g.streams;
+  cfg.stack_size = g.stack_size ? g.stack_size : 256 * 1024;
+  if (g.wait == wait_policy::passive) {
+    cfg.scheduler = "basic_wait";
+    cfg.idle_spin = 64;
+  } else if (g.wait == wait_policy::active) {
+    cfg.idle_spin = 1u << 24;
+  }
+  if (const char* v = env("OMP_PROC_BIND"); v && lower(v) == "false") {
+    cfg.affinity.how = affinity_policy::kind::none;
+  }
+  if (const char* v = env("OMP_PLACES")) {
+    const std::string s = lower(v);
+    if (s == "threads" || s == "cores" || s == "sockets" || s == "ll_caches" ||
+        s == "numa_domains") {
+      cfg.affinity.how = affinity_policy::kind::compact;
+    } else {
+      cfg.affinity = affinity_policy::parse(v, "OMP_PLACES");
+    }
+  }
+  weft::init(cfg);
+  g.streams = execution_stream::count();
+  g.weft_owned = true;
+  start_hot_team();
+  std::call_once(g_init_once, [] { std::atexit(&finalize_at_exit); });
+}
+
+context& current() {
+  return **current_slot();
+}
+
+context_scope::context_scope(context* c) : slot_(current_slot()), saved_(*slot_) {
+  *slot_ = c;
+}
+
+context_scope::~context_scope() {
+  *slot_ = saved_;
+}
+
+void unit_entry(void* arg) noexcept {
+  auto* a = static_cast<unit_arg*>(arg);
+  a->run(a);
+}
+
+void lock_word(std::atomic<std::uint32_t>& w) noexcept {
+  std::uint32_t expected = 0;
+  if (w.compare_exchange_strong(expected, 1, std::memory_order_acquire)) return;
+  wait_until([&] {
+    std::uint32_t e = 0;
+    return w.load(std::memory_order_relaxed) == 0 &&
+           w.compare_exchange_strong(e, 1, std::memory_order_acquire);
+  });
+}
+
+void unsupported(const char* construct) {
+  std::fprintf(stderr,
+               "libweft-omp: '%s' is not supported by this OpenMP runtime (weft); the program "
+               "cannot continue\n",
+               construct);
+  std::abort();
+}
+
+void fatal(const std::string& message) {
+  std::fprintf(stderr, "libweft-omp: %s\n", message.c_str());
+  std::abort();
+}
+
+// ---- the team barrier --------------------------------------------------------------------
+
+bool team_barrier::wait(team& t, long spin) {
+  const std::uint32_t gen = gen_.load(std::memory_order_acquire);
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(n_)) {
+    arrived_.store(0, std::memory_order_relaxed);
+    lock_.lock();
+    gen_.store(gen + 1, std::memory_order_release);
+    while (wakeup w = waiters_.take()) w();
+    lock_.unlock();
+    return t.cancelled.load(std::memory_order_relaxed);
+  }
+  for (long i = 0; i < spin; ++i) {
+    if (gen_.load(std::memory_order_acquire) != gen)
+      return t.cancelled.load(std::memory_order_relaxed);
+    cpu_relax();
+  }
+  lock_.lock();
+  while (gen_.load(std::memory_order_acquire) == gen &&
+         !t.cancelled.load(std::memory_order_acquire)) {
+    waiter self;
+    waiters_.wait(lock_, self);  // releases the lock once blocked
+    lock_.lock();
+  }
+  lock_.unlock();
+  return t.cancelled.load(std::memory_order_relaxed);
+}
+
+void team_barrier::wake_all() {
+  lock_.lock();
+  while (wakeup w = waiters_.take()) w();
+  lock_.unlock();
+}
+
+team::team(int n, context* parent_ctx)
+    : nthreads(n), parent(parent_ctx), barrier(n), members(static_cast<std::size_t>(n)) {}
+
+void team::reset(context* parent_ctx) {
+  parent = parent_ctx;
+  barrier.reset();
+  single_count.store(0, std::memory_order_relaxed);
+  cancelled.store(false, std::memory_order_relaxed);
+  ws_cancelled.store(0, std::memory_order_relaxed);
+  for (work_share& w : ws) {
+    w.tag.store(0, std::memory_order_relaxed);
+    w.users.store(0, std::memory_order_relaxed);
+  }
+  blocking_flag = nullptr;
+}
+
+void team_barrier::reset() {
+  arrived_.store(0, std::memory_order_relaxed);
+}
+
+// ---- parallel regions --------------------------------------------------------------------
+
+namespace {
+
+// What the members of one region share besides the team: the body, and the count of members
+// still running that the encountering thread waits for.
+struct region {
+  void (*fn)(void*);
+  void* data;
+  team* t;
+  alignas(64) std::atomic<int> pending;
+  spinlock lock;
+  wait_queue waiter_q;
+  bool done = false;
+  bool may_block = false;  // a member reached a blocking construct (tasklet learning)
+};
+
+struct member_arg {
+  unit_arg hdr;
+  region* r;
+};
+
+void member_done(region& r) {
+  if (r.pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  r.lock.lock();
+  r.done = true;
+  if (wakeup w = r.waiter_q.take()) w();
+  r.lock.unlock();
+}
+
+void run_member(unit_arg* a) noexcept {
+  auto* m = reinterpret_cast<member_arg*>(a);
+  region& r = *m->r;
+  r.fn(r.data);
+  finish_children(*m->hdr.cur);
+  member_done(r);
+}
+
+void wait_region(region& r, long spin) {
+  for (long i = 0; i < spin; ++i) {
+    if (r.pending.load(std::memory_order_acquire) == 0) break;
+    cpu_relax();
+  }
+  r.lock.lock();
+  if (!r.done) {
+    waiter self;
+    r.waiter_q.wait(r.lock, self);
+    r.lock.lock();  // the last member is past its unlock: r may go out of scope
+  }
+  r.lock.unlock();
+}
+
+// The hot team: one persistent worker ULT per secondary stream, which top-level teams no wider
+// than the streams use instead of creating a ULT per member and region. A fork then costs one
+// store per member (a worker that is still spinning sees it at once); an idle worker spins for
+// the wait policy's budget, yielding whenever its stream has other work queued, then blocks.
+struct hot_worker {
+  unit_arg hdr{};  // hdr.cur: the member it runs now
+  alignas(64) std::atomic<std::uint64_t> gen{0};
+  member_arg* job = nullptr;  // written before gen
+  alignas(64) std::atomic<bool> sleeping{false};
+  spinlock lock;
+  wait_queue waiters;
+  execution_stream* stream = nullptr;
+};
+
+struct hot_team {
+  std::atomic<bool> busy{false};
+  std::atomic<bool> stop{false};
+  std::vector<std::unique_ptr<hot_worker>> workers;  // by stream rank; [0] unused
+};
+
+hot_team* g_hot = nullptr;
+
+void hot_loop(unit_arg* a) noexcept {
+  auto* w = reinterpret_cast<hot_worker*>(a);
+  std::uint64_t seen = 0;
+  for (;;) {
+    std::uint64_t g = w->gen.load(std::memory_order_acquire);
+    const long spin = settings().spin;
+    for (long i = 0; g == seen && i < spin; ++i) {
+      cpu_relax();
+      if ((i & 127) == 127 && !w->stream->main_pool().empty()) this_unit::yield();
+      g = w->gen.load(std::memory_order_acquire);
+    }
+    if (g == seen) {
+      w->lock.lock();
+      w->sleeping.store(true, std::memory_order_seq_cst);
+      while ((g = w->gen.load(std::memory_order_seq_cst)) == seen) {
+        waiter self;
+        w->waiters.wait(w->lock, self);
+        w->lock.lock();
+      }
+      w->sleeping.store(false, std::memory_order_relaxed);
+      w->lock.unlock();
+    }
+    seen = g;
+    if (g_hot->stop.load(std::memory_order_acquire)) return;
+    member_arg* m = w->job;
+    w->hdr.cur = m->hdr.cur;
+    run_member(&m->hdr);  // m and its region may be gone once this returns
+    w->hdr.cur = nullptr;
+  }
+}
+
+void hot_post(hot_worker& w, member_arg* job) {
+  w.job = job;
+  w.gen.fetch_add(1, std::memory_order_seq_cst);
+  if (w.sleeping.load(std::memory_order_seq_cst)) {
+    w.lock.lock();
+    while (wakeup wk = w.waiters.take()) wk();
+    w.lock.unlock();
+  }
+}
+
+// Starts the workers once weft runs (streams 1..count-1).
+void start_hot_team() {
+  auto* h = new hot_team;
+  const int streams = execution_stream::count();
+  h->workers.resize(static_cast<std::size_t>(std::max(1, streams)));
+  for (int r = 1; r < streams; ++r) {
+    execution_stream* s = execution_stream::by_rank(r);
+    if (!s) continue;
+    auto w = std::make_unique<hot_worker>();
+    w->hdr.run = &hot_loop;
+    w->stream = s;
+    h->workers[static_cast<std::size_t>(r)] = std::move(w);
+  }
+  g_hot = h;
+  for (auto& w : h->workers) {
+    if (w) ult::create_detached(w->stream->main_pool(), &unit_entry, &w->hdr);
+  }
+}
+
+// Ends the workers before weft is finalised (they would keep its streams busy).
+void stop_hot_team() {
+  if (!g_hot) return;
+  g_hot->stop.store(true, std::memory_order_release);
+  for (auto& w : g_hot->workers) {
+    if (w) hot_post(*w, nullptr);
+  }
+}
+
+// Which outlined functions were seen to block (so their inner teams need ULTs): a small
+// open-addressing table; 0: unknown, 1: never blocked in a ULT run, 2: blocks.
+constexpr std::size_t fn_table_size = 1024;
+std::atomic<void (*)(void*)> g_fn_keys[fn_table_size];
+std::atomic<int> g_fn_state[fn_table_size];
+
+std::atomic<int>* fn_state(void (*fn)(void*)) {
+  std::size_t h = (reinterpret_cast<std::uintptr_t>(fn) >> 4) % fn_table_size;
+  for (std::size_t i = 0; i < fn_table_size; ++i, h = (h + 1) % fn_table_size) {
+    void (*k)(void*) = g_fn_keys[h].load(std::memory_order_acquire);
+    if (k == fn) return &g_fn_state[h];
+    if (!k) {
+      void (*expected)(void*) = nullptr;
+      if (g_fn_keys[h].compare_exchange_strong(expected, fn) || expected == fn)
+        return &g_fn_state[h];
+    }
+  }
+  return nullptr;  // full: such functions always get ULTs
+}
+
+int team_width(context& enc, unsigned requested, bool active_allowed) {
+  const globals& g = settings();
+  int n = requested ? static_cast<int>(requested) : enc.icv.nthreads;
+  if (!active_allowed) return 1;
+  n = std::min(n, g.thread_limit);
+  if (enc.icv.dynamic) n = std::min(n, std::max(1, g.streams));
+  return std::max(1, n);
+}
+
+// Builds the team's implicit tasks.
+void init_members(team& t, context& enc, int level, int active_level, int width_product) {
+  for (int i = 0; i < t.nthreads; ++i) {
+    context& c = t.members[static_cast<std::size_t>(i)];
+    c.t = &t;
+    c.parent = &enc;
+    c.num = i;
+    c.level = level;
+    c.active_level = active_level;
+    c.icv = enc.icv;
+    // The next level's nthreads-var comes from the OMP_NUM_THREADS list.
+    if (enc.icv.nthreads_list &&
+        enc.icv.list_pos < static_cast<int>(enc.icv.nthreads_list->size())) {
+      c.icv.nthreads = (*enc.icv.nthreads_list)[static_cast<std::size_t>(enc.icv.list_pos)];
+      c.icv.list_pos = enc.icv.list_pos + 1;
+    }
+    c.width_product = width_product;
+    c.ws_seq = 0;
+    c.single_seq = 0;
+    c.ws = nullptr;
+    c.static_k = 0;
+    c.have_chunk = false;
+    c.final_task = false;
+    c.legacy = nullptr;
+  }
+}
+
+}  // namespace
+
+void note_blocking(context& c) {
+  if (c.t && c.t->blocking_flag) c.t->blocking_flag->store(true, std::memory_order_relaxed);
+  if (this_unit::is_tasklet()) {
+    fatal(
+        "a member of an inner team run as tasklets (WEFT_OMP_INNER=tasklet) reached a construct "
+        "that waits (barrier, taskwait, critical, ordered, a nested team, a lock); this region "
+        "did not wait on its first run, which is how it was chosen for tasklets. Run with "
+        "WEFT_OMP_INNER=ult");
+  }
+}
+
+namespace {
+
+// A region between its opening (members launched, the caller switched to member 0) and its
+// closing (the caller waits for the other members).
+struct open_region {
+  explicit open_region(int n) : t(n, nullptr), args(static_cast<std::size_t>(n > 1 ? n - 1 : 0)) {}
+  team t;
+  region r{};
+  std::vector<member_arg> args;
+  context** slot = nullptr;
+  context* saved = nullptr;
+  std::atomic<int>* learned = nullptr;
+  bool tasklets = false;
+  bool top = false;
+  bool hot = false;  // members run by the hot team
+  std::atomic<bool> blocked{false};
+};
+
+// Regions are recycled: a team of n with its members, work-share slots and unit arguments is
+// several kilobytes, which a region of an empty body would otherwise allocate and clear each
+// time. A few per width are kept per kernel thread (any thread may return one).
+constexpr int cached_widths = 65;
+constexpr std::size_t cached_per_width = 32;
+thread_local std::vector<std::unique_ptr<open_region>> t_region_cache[cached_widths];
+
+struct region_deleter {
+  void operator()(open_region* o) const noexcept {
+    const int n = o->t.nthreads;
+    if (n < cached_widths && t_region_cache[n].size() < cached_per_width) {
+      t_region_cache[n].emplace_back(o);
+    } else {
+      delete o;
+    }
+  }
+};
+using region_ptr = std::unique_ptr<open_region, region_deleter>;
+
+region_ptr take_region(int n, context& enc) {
+  open_region* o = nullptr;
+  if (n < cached_widths && !t_region_cache[n].empty()) {
+    o = t_region_cache[n].back().release();
+    t_region_cache[n].pop_back();
+    o->t.reset(&enc);
+    o->r.pending.store(0, std::memory_order_relaxed);
+    o->r.done = false;
+    o->learned = nullptr;
+    o->tasklets = false;
+    o->hot = false;
+    o->blocked.store(false, std::memory_order_relaxed);
+  } else {
+    o = new open_region(n);
+    o->t.parent = &enc;
+  }
+  return region_ptr(o);
+}
+
+region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset) {
+  ensure_runtime();
+  context** slot = current_slot();
+  context& enc = **slot;
+  const bool active_allowed = enc.active_level < enc.icv.max_active_levels;
+  const int n = team_width(enc, nthreads, active_allowed);
+  if (n > 1) note_blocking(enc);
+  region_ptr o = take_region(n, enc);
+  team& t = o->t;
+  const int active_level = enc.active_level + (n > 1 ? 1 : 0);
+  init_members(t, enc, enc.level + 1, active_level, std::max(1, enc.width_product) * n);
+  if (preset) {
+    // A combined parallel loop: every member starts at construct 1, already set up in slot 0.
+    work_share& ws = t.ws[0];
+    ws.kind = preset->kind;
+    ws.is_ull = preset->is_ull;
+    ws.n = preset->n;
+    ws.chunk = preset->chunk;
+    ws.start = preset->start;
+    ws.incr = preset->incr;
+    ws.end = preset->end;
+    ws.ordered = false;
+    ws.copy = nullptr;
+    ws.next.store(0, std::memory_order_relaxed);
+    ws.ord_turn.store(0, std::memory_order_relaxed);
+    ws.tag.store(1, std::memory_order_relaxed);
+    ws.users.store(n, std::memory_order_relaxed);
+    for (context& c : t.members) {
+      c.ws_seq = 1;
+      c.ws = &ws;
+    }
+  }
+  o->slot = slot;
+  o->r.fn = fn;
+  o->r.data = data;
+  o->r.t = &t;
+  o->r.pending.store(n - 1, std::memory_order_relaxed);
+  o->top = enc.active_level == 0;
+  if (n > 1) {
+    const globals& g = settings();
+    if (!o->top && g.inner == inner_units::tasklet) {
+      // Inner teams as tasklets for functions whose first (ULT) run never waited.
+      o->learned = fn_state(fn);
+      o->tasklets = o->learned && o->learned->load(std::memory_order_relaxed) == 1;
+      t.blocking_flag = &o->blocked;
+    }
+    execution_stream* self = this_unit::stream();
+    const int streams = std::max(1, execution_stream::count());
+    const int base = self ? self->rank() : 0;
+    // Members go round-robin over the streams while the enclosing teams do not cover them all;
+    // once they do, a nested team stays in its caller's stream (the others are busy).
+    const bool spread = std::max(1, enc.width_product) < streams;
+    pool& local = self ? self->main_pool() : execution_stream::primary().main_pool();
+    bool expected = false;
+    if (o->top && g_hot && n <= static_cast<int>(g_hot->workers.size()) &&
+        static_cast<int>(g_hot->workers.size()) == streams &&
+        g_hot->busy.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
+      bool all = true;
+      for (int w = 1; w < n && all; ++w)
+        all = g_hot->workers[static_cast<std::size_t>((base + w) % streams)] != nullptr;
+      if (all) {
+        o->hot = true;
+        for (int w = 1; w < n; ++w) {
+          member_arg& a = o->args[static_cast<std::size_t>(w - 1)];
+          a.hdr.cur = &t.members[static_cast<std::size_t>(w)];
+          a.hdr.run = &run_member;
+          a.r = &o->r;
+          hot_post(*g_hot->workers[static_cast<std::size_t>((base + w) % streams)], &a);
+        }
+        o->saved = std::exchange(*slot, &t.members[0]);
+        return o;
+      }
+      g_hot->busy.store(false, std::memory_order_release);
+    }
+    for (int w = 1; w < n; ++w) {
+      member_arg& a = o->args[static_cast<std::size_t>(w - 1)];
+      a.hdr.cur = &t.members[static_cast<std::size_t>(w)];
+      a.hdr.run = &run_member;
+      a.r = &o->r;
+      pool* p = &local;
+      if (spread) {
+        if (execution_stream* s = execution_stream::by_rank((base + w) % streams))
+          p = &s->main_pool();
+      }
+      if (o->tasklets) {
+        tasklet::create_detached(*p, &unit_entry, &a);
+      } else {
+        ult::create_detached(*p, &unit_entry, &a);
+      }
+    }
+  }
+  o->saved = std::exchange(*slot, &t.members[0]);
+  return o;
+}
+
+void close(open_region& o) {
+  finish_children(o.t.members[0]);
+  *o.slot = o.saved;
+  if (o.t.nthreads == 1) return;
+  const globals& g = settings();
+  wait_region(o.r, o.top && o.t.nthreads <= g.streams ? g.spin : 0);
+  if (o.hot) g_hot->busy.store(false, std::memory_order_release);
+  if (o.learned && !o.tasklets) {
+    // "Blocks" is final; "never blocked" is recorded only while nothing is known, so that a run
+    // that waited is never overwritten by a concurrent one that did not.
+    if (o.blocked.load(std::memory_order_relaxed)) {
+      o.learned->store(2, std::memory_order_relaxed);
+    } else {
+      int unknown = 0;
+      o.learned->compare_exchange_strong(unknown, 1, std::memory_order_relaxed);
+    }
+  }
+}
+
+}  // namespace
+
+void run_parallel(void (*fn)(void*), void* data, unsigned nthreads, unsigned flags,
+                  work_share* preset) {
+  (void)flags;  // proc_bind: weft's streams are bound once, from OMP_PROC_BIND/OMP_PLACES
+  region_ptr o = open(fn, data, nthreads, preset);
+  fn(data);
+  close(*o);
+}
+
+void* legacy_open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset) {
+  return open(fn, data, nthreads, preset).release();
+}
+
+void legacy_close(void* o) {
+  region_ptr p(static_cast<open_region*>(o));
+  close(*p);
+}
+
+}  // namespace weft::omp
+
+// ---- the GOMP entry points of this file ----------------------------------------------------
+
+using namespace weft;
+using namespace weft::omp;
+
+extern "C" {
+
+void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
+  run_parallel(fn, data, num_threads, flags, nullptr);
+}
+
+// The OpenMP 2.5 form: the caller runs fn itself between start and end; the team's other
+// members run as usual. Kept for binaries built by old GCC versions.
+void GOMP_parallel_start(void (*fn)(void*), void* data, unsigned num_threads) {
+  void* o = legacy_open(fn, data, num_threads, nullptr);
+  current().legacy = o;
+}
+
+void GOMP_parallel_end(void) {
+  context& c = current();
+  legacy_close(std::exchange(c.legacy, nullptr));
+}
+
+void GOMP_barrier(void) {
+  team_wait(current());
+}
+
+bool GOMP_barrier_cancel(void) {
+  context& c = current();
+  if (!c.t) return false;
+  note_blocking(c);
+  finish_children(c);
+  if (c.t->nthreads == 1) return c.t->cancelled.load();
+  return c.t->barrier.wait(*c.t, c.active_level == 1 ? settings().spin : 0);
+}
+
+void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, unsigned thread_limit,
+                    unsigned flags) {
+  (void)num_teams;
+  (void)thread_limit;
+  (void)flags;
+  // Host teams run as one team (omp_get_num_teams() == 1), which OpenMP allows.
+  fn(data);
+}
+
+}  // extern "C"

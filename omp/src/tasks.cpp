@@ -1,0 +1,403 @@
+// Explicit tasks on weft ULTs: GOMP_task (if, final, untied, mergeable, priority, depend),
+// taskwait, taskyield, taskgroup (with cancellation) and taskloop. A deferred task is a ULT the
+// creating task joins at taskwait, at the end of a taskgroup, at a barrier or when it ends itself;
+// weft's join runs a child that has not started yet on the joiner's stream.
+#include "internal.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <unordered_map>
+
+namespace weft::omp {
+
+/// A taskgroup: the children created inside it are those from index `first` of the creating
+/// task's list.
+struct taskgroup {
+  taskgroup* outer;
+  std::size_t first;
+  std::atomic<bool> cancelled{false};
+};
+
+/// A deferred task: its context, body and argument block (allocated right after it), completion
+/// flag for tasks that depend on it, and a reference count (the task itself, the dependence table
+/// of its parent, its dependants).
+struct task_rec {
+  unit_arg hdr;
+  context ctx;
+  void (*fn)(void*) = nullptr;
+  void* data = nullptr;
+  std::atomic<bool> done{false};
+  std::atomic<int> refs{1};
+  std::vector<task_rec*> preds;
+};
+
+namespace {
+
+constexpr unsigned flag_untied = 1;
+constexpr unsigned flag_final = 2;
+constexpr unsigned flag_depend = 8;
+constexpr unsigned flag_up = 1u << 8;
+constexpr unsigned flag_grainsize = 1u << 9;
+constexpr unsigned flag_if = 1u << 10;
+constexpr unsigned flag_nogroup = 1u << 11;
+constexpr unsigned flag_reduction = 1u << 12;
+constexpr unsigned flag_detach = 1u << 18;
+
+// Deferred tasks created and not finished, process-wide. Past a limit new tasks run undeferred
+// (as libgomp does past 64 per thread): it bounds the ULTs (and stacks) alive when a program
+// creates tasks much faster than the streams run them, as recursive task trees do.
+std::atomic<long> g_live_tasks{0};
+
+long live_task_limit() {
+  static const long limit = 64l * std::max(1, settings().streams);
+  return limit;
+}
+
+void unref(task_rec* t) {
+  if (t->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  for (task_rec* p : t->preds) unref(p);
+  t->~task_rec();
+  std::free(t);
+}
+
+}  // namespace
+
+/// The dependences among the children of one task: per address, the last writer and the
+/// readers since.
+struct dep_table {
+  struct entry {
+    task_rec* out = nullptr;
+    std::vector<task_rec*> ins;
+  };
+  std::unordered_map<std::uintptr_t, entry> map;
+  ~dep_table() {
+    for (auto& [addr, e] : map) {
+      if (e.out) unref(e.out);
+      for (task_rec* r : e.ins) unref(r);
+    }
+  }
+};
+
+namespace {
+
+struct dep_list {
+  std::vector<std::pair<std::uintptr_t, bool>> items;  // address, writes
+};
+
+// GCC's depend array: either {n, nout, addr...} or {0, n, nout, nmutexinoutset, nin, addr...};
+// out, inout and mutexinoutset come first.
+dep_list read_depend(void** depend) {
+  dep_list d;
+  auto count = [&](std::size_t i) { return reinterpret_cast<std::uintptr_t>(depend[i]); };
+  std::size_t n, nout, base;
+  if (count(0) != 0) {
+    n = count(0);
+    nout = count(1);
+    base = 2;
+  } else {
+    n = count(1);
+    nout = count(2) + count(3);
+    if (count(2) + count(3) + count(4) != n) unsupported("depend(depobj: ...)");
+    base = 5;
+  }
+  for (std::size_t i = 0; i < n; ++i) d.items.emplace_back(count(base + i), i < nout);
+  return d;
+}
+
+// Collects the tasks `d` must wait for among the siblings, and (when `t` is not null) records t
+// as the new writer or reader.
+std::vector<task_rec*> link_deps(context& parent, const dep_list& d, task_rec* t) {
+  if (!parent.deps) parent.deps = new dep_table;
+  std::vector<task_rec*> preds;
+  auto add = [&](task_rec* p) {
+    if (!p || p->done.load(std::memory_order_acquire)) return;
+    for (task_rec* q : preds) {
+      if (q == p) return;
+    }
+    p->refs.fetch_add(1, std::memory_order_relaxed);
+    preds.push_back(p);
+  };
+  for (const auto& [addr, writes] : d.items) {
+    dep_table::entry& e = parent.deps->map[addr];
+    add(e.out);
+    if (writes) {
+      for (task_rec* r : e.ins) add(r);
+    }
+    if (!t) continue;
+    t->refs.fetch_add(1, std::memory_order_relaxed);
+    if (writes) {
+      if (e.out) unref(e.out);
+      for (task_rec* r : e.ins) unref(r);
+      e.ins.clear();
+      e.out = t;
+    } else {
+      e.ins.push_back(t);
+    }
+  }
+  return preds;
+}
+
+void wait_preds(const std::vector<task_rec*>& preds) {
+  for (task_rec* p : preds) {
+    if (!p->done.load(std::memory_order_acquire)) {
+      wait_until([p] { return p->done.load(std::memory_order_acquire); });
+    }
+  }
+}
+
+bool skipped(const context& c) {
+  return (c.group && c.group->cancelled.load(std::memory_order_acquire)) ||
+         (c.t && c.t->cancelled.load(std::memory_order_acquire));
+}
+
+void run_task(unit_arg* a) noexcept {
+  auto* t = reinterpret_cast<task_rec*>(a);
+  wait_preds(t->preds);
+  if (!skipped(t->ctx)) t->fn(t->data);
+  finish_children(t->ctx);
+  t->done.store(true, std::memory_order_release);
+  g_live_tasks.fetch_sub(1, std::memory_order_relaxed);
+  unref(t);
+}
+
+void init_child(context& child, const context& parent, bool final_task) {
+  child.t = parent.t;
+  child.parent = parent.parent;
+  child.num = parent.num;
+  child.level = parent.level;
+  child.active_level = parent.active_level;
+  child.width_product = parent.width_product;
+  child.icv = parent.icv;
+  child.final_task = final_task;
+  child.explicit_task = true;
+  child.group = parent.group;
+}
+
+// Creates one task: deferred as a ULT, or run at once (undeferred) when `deferred` is false.
+// `prepare` fills the argument block (after cpyfn or the copy).
+template <class Prepare>
+void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+           long arg_align, bool deferred, bool final_task, void** depend, Prepare prepare) {
+  context& parent = current();
+  note_blocking(parent);
+  const std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1;
+  const std::size_t size = arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0;
+  dep_list deps;
+  if (depend) deps = read_depend(depend);
+  if (deferred && g_live_tasks.load(std::memory_order_relaxed) >= live_task_limit()) {
+    deferred = false;
+  }
+  if (!deferred) {
+    std::vector<task_rec*> preds;
+    if (depend) preds = link_deps(parent, deps, nullptr);
+    wait_preds(preds);
+    for (task_rec* p : preds) unref(p);
+    context child;
+    init_child(child, parent, final_task);
+    void* buf = data;
+    std::vector<unsigned char> copy;
+    if (cpyfn || size) {
+      copy.resize(size + align);
+      buf = copy.data() + (align - reinterpret_cast<std::uintptr_t>(copy.data()) % align) % align;
+      if (cpyfn) {
+        cpyfn(buf, data);
+      } else {
+        std::memcpy(buf, data, size);
+      }
+    }
+    prepare(buf);
+    context_scope scope(&child);
+    if (!skipped(child)) fn(buf);
+    finish_children(child);
+    return;
+  }
+  const std::size_t offset = (sizeof(task_rec) + align - 1) / align * align;
+  void* mem = std::aligned_alloc(alignof(task_rec) > align ? alignof(task_rec) : align,
+                                 (offset + size + 63) / 64 * 64);
+  if (!mem) fatal("out of memory creating a task");
+  auto* t = ::new (mem) task_rec;
+  t->hdr.cur = &t->ctx;
+  t->hdr.run = &run_task;
+  t->fn = fn;
+  t->data = static_cast<unsigned char*>(mem) + offset;
+  init_child(t->ctx, parent, final_task);
+  if (cpyfn) {
+    cpyfn(t->data, data);
+  } else if (size) {
+    std::memcpy(t->data, data, size);
+  }
+  prepare(t->data);
+  if (depend) t->preds = link_deps(parent, deps, t);
+  execution_stream* self = this_unit::stream();
+  pool& p = self ? self->main_pool() : execution_stream::primary().main_pool();
+  g_live_tasks.fetch_add(1, std::memory_order_relaxed);
+  parent.children.push_back(ult::create(p, &unit_entry, t));
+}
+
+}  // namespace
+
+void finish_children(context& c) {
+  if (c.children.empty()) return;
+  // Joined newest first: the newest children are the likeliest to sit unstarted in this stream's
+  // pool, where a join runs them at once.
+  while (!c.children.empty()) {
+    ult u = std::move(c.children.back());
+    c.children.pop_back();
+    u.join();
+  }
+  delete c.deps;
+  c.deps = nullptr;
+}
+
+context::~context() {
+  delete deps;
+}
+
+bool cancelled_group(context& c) {
+  return c.group && c.group->cancelled.load(std::memory_order_acquire);
+}
+
+bool cancel_group(context& c) {
+  if (!c.group) return false;
+  c.group->cancelled.store(true, std::memory_order_release);
+  return true;
+}
+
+}  // namespace weft::omp
+
+using namespace weft;
+using namespace weft::omp;
+
+extern "C" {
+
+void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+               long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
+               void* detach) {
+  (void)priority;  // accepted: weft's pools are FIFO per stream
+  if (detach || (flags & flag_detach)) unsupported("task detach (omp_event_handle_t)");
+  const context& c = current();
+  const bool final_task = c.final_task || (flags & flag_final);
+  const bool deferred = if_clause && !c.final_task;
+  (void)flag_untied;
+  spawn(fn, data, cpyfn, arg_size, arg_align, deferred, final_task,
+        (flags & flag_depend) ? depend : nullptr, [](void*) {});
+}
+
+void GOMP_taskwait(void) {
+  context& c = current();
+  note_blocking(c);
+  finish_children(c);
+}
+
+void GOMP_taskwait_depend(void** depend) {
+  context& c = current();
+  note_blocking(c);
+  const std::vector<task_rec*> preds = link_deps(c, read_depend(depend), nullptr);
+  wait_preds(preds);
+  for (task_rec* p : preds) unref(p);
+}
+
+void GOMP_taskyield(void) {
+  if (this_unit::is_ult()) this_unit::yield();
+}
+
+void GOMP_taskgroup_start(void) {
+  context& c = current();
+  c.group = new taskgroup{c.group, c.children.size()};
+}
+
+void GOMP_taskgroup_end(void) {
+  context& c = current();
+  taskgroup* g = c.group;
+  if (!g) return;
+  note_blocking(c);
+  while (c.children.size() > g->first) {
+    ult u = std::move(c.children.back());
+    c.children.pop_back();
+    u.join();
+  }
+  c.group = g->outer;
+  delete g;
+}
+
+void GOMP_taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+                   long arg_align, unsigned flags, unsigned long num_tasks, int priority,
+                   long start, long end, long step) {
+  (void)priority;
+  if (flags & flag_reduction) unsupported("taskloop reduction / in_reduction");
+  const std::uint64_t n =
+      step > 0 ? (end > start ? (static_cast<std::uint64_t>(end) - start + step - 1) / step : 0)
+               : (start > end ? (static_cast<std::uint64_t>(start) - end - step - 1) /
+                                    static_cast<std::uint64_t>(-step)
+                              : 0);
+  if (n == 0) return;
+  context& c = current();
+  std::uint64_t tasks;
+  if (flags & flag_grainsize) {
+    tasks = num_tasks ? n / num_tasks : n;
+  } else {
+    tasks = num_tasks ? num_tasks : static_cast<std::uint64_t>(c.t ? c.t->nthreads : 1);
+  }
+  if (tasks == 0) tasks = 1;
+  if (tasks > n) tasks = n;
+  const bool group = !(flags & flag_nogroup);
+  if (group) GOMP_taskgroup_start();
+  const bool final_task = c.final_task || (flags & flag_final);
+  const bool deferred = (flags & flag_if) && !c.final_task;
+  const std::uint64_t q = n / tasks, r = n % tasks;
+  std::uint64_t lo = 0;
+  for (std::uint64_t k = 0; k < tasks; ++k) {
+    const std::uint64_t hi = lo + q + (k < r ? 1 : 0);
+    const long s = start + static_cast<long>(lo) * step;
+    const long e = hi == n ? end : start + static_cast<long>(hi) * step;
+    spawn(fn, data, cpyfn, arg_size, arg_align, deferred, final_task, nullptr, [s, e](void* buf) {
+      long* bounds = static_cast<long*>(buf);
+      bounds[0] = s;
+      bounds[1] = e;
+    });
+    lo = hi;
+  }
+  if (group) GOMP_taskgroup_end();
+}
+
+void GOMP_taskloop_ull(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+                       long arg_align, unsigned flags, unsigned long num_tasks, int priority,
+                       unsigned long long start, unsigned long long end, unsigned long long step) {
+  (void)priority;
+  if (flags & flag_reduction) unsupported("taskloop reduction / in_reduction");
+  const bool up = flags & flag_up;
+  const std::uint64_t n = up ? (end > start ? (end - start + step - 1) / step : 0)
+                             : (start > end ? (start - end + (-step) - 1) / (-step) : 0);
+  if (n == 0) return;
+  context& c = current();
+  std::uint64_t tasks;
+  if (flags & flag_grainsize) {
+    tasks = num_tasks ? n / num_tasks : n;
+  } else {
+    tasks = num_tasks ? num_tasks : static_cast<std::uint64_t>(c.t ? c.t->nthreads : 1);
+  }
+  if (tasks == 0) tasks = 1;
+  if (tasks > n) tasks = n;
+  const bool group = !(flags & flag_nogroup);
+  if (group) GOMP_taskgroup_start();
+  const bool final_task = c.final_task || (flags & flag_final);
+  const bool deferred = (flags & flag_if) && !c.final_task;
+  const std::uint64_t q = n / tasks, r = n % tasks;
+  std::uint64_t lo = 0;
+  for (std::uint64_t k = 0; k < tasks; ++k) {
+    const std::uint64_t hi = lo + q + (k < r ? 1 : 0);
+    const unsigned long long s = start + lo * step;
+    const unsigned long long e = hi == n ? end : start + hi * step;
+    spawn(fn, data, cpyfn, arg_size, arg_align, deferred, final_task, nullptr, [s, e](void* buf) {
+      auto* bounds = static_cast<unsigned long long*>(buf);
+      bounds[0] = s;
+      bounds[1] = e;
+    });
+    lo = hi;
+  }
+  if (group) GOMP_taskgroup_end();
+}
+
+}  // extern "C"

@@ -10,49 +10,17 @@
 #include <weft/events.hpp>
 #include <weft/rm_protocol.hpp>
 
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <thread>
 
 #include "test_support.hpp"
+#include "watchdog.hpp"
 
 namespace {
 
 using namespace weft_test;
 using namespace std::chrono_literals;
 namespace rm = weft::rm;
-
-/// Ends the process with a failure when not disarmed within `limit`: a hang in finalize() is the
-/// defect these tests look for, and a failing test beats a ctest timeout.
-class watchdog {
- public:
-  explicit watchdog(const char* what, std::chrono::seconds limit = 30s)
-      : thread_([this, what, limit] {
-          std::unique_lock lock(m_);
-          if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
-            std::fprintf(stderr, "FAILED: %s did not return within %llds\n", what,
-                         static_cast<long long>(limit.count()));
-            std::fflush(stderr);
-            std::_Exit(1);
-          }
-        }) {}
-  ~watchdog() { disarm(); }
-  void disarm() {
-    {
-      std::lock_guard lock(m_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
 
 /// A Unix listening socket in a fresh directory, with the given backlog.
 class listener {

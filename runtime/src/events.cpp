@@ -397,7 +397,12 @@ resize_result resize_request::wait() const {
   s_->lock.lock();
   if (!s_->done) {
     waiter w;
-    s_->waiters.wait(s_->lock, w);
+    try {
+      s_->waiters.wait(s_->lock, w);
+    } catch (...) {
+      s_->lock.unlock();  // a tasklet: wait() throws with the lock still held
+      throw;
+    }
     s_->lock.lock();
   }
   resize_result r = s_->result;
@@ -413,7 +418,12 @@ bool resize_request::wait_for(std::chrono::nanoseconds timeout) const {
     return true;
   }
   waiter w;
-  s_->waiters.wait_for(s_->lock, w, timeout);
+  try {
+    s_->waiters.wait_for(s_->lock, w, timeout);
+  } catch (...) {
+    s_->lock.unlock();  // a tasklet: wait_for() throws with the lock still held
+    throw;
+  }
   return ready();
 }
 
@@ -426,9 +436,9 @@ bool resize_request::ready() const noexcept {
 namespace {
 void check_count(int n, const char* what) {
   if (n < 1 || n > rm::max_count) {
-    throw error(errc::invalid_state, std::string("weft: ") + what + ": " + std::to_string(n) +
-                                         " is out of range [1, " + std::to_string(rm::max_count) +
-                                         "]");
+    throw error(errc::invalid_config, std::string("weft: ") + what + ": " + std::to_string(n) +
+                                          " is out of range [1, " + std::to_string(rm::max_count) +
+                                          "]");
   }
 }
 }  // namespace
@@ -439,7 +449,11 @@ resize_request request_shrink(int n) {
 }
 
 resize_request request_stop_stream(int rank) {
-  if (rank < 0) throw error(errc::invalid_state, "weft: request_stop_stream: negative rank");
+  if (rank < 0 || rank > rm::max_count) {
+    throw error(errc::invalid_config, "weft: request_stop_stream: rank " + std::to_string(rank) +
+                                          " is out of range [0, " + std::to_string(rm::max_count) +
+                                          "]");
+  }
   return detail::post_resize(detail::resize_op::stop_rank, rank);
 }
 

@@ -194,7 +194,9 @@ void finalize() {
   r.rm.reset();
 
   // 1. Secondary streams finish their queued work and end; the primary keeps running its units
-  //    while it waits (wait_terminated yields).
+  //    while it waits (wait_terminated yields). Units still sleeping or in a timed wait are
+  //    abandoned as blocked ones are: a one-hour sleep must not hold finalize up for an hour.
+  r.finalizing.store(true, std::memory_order_release);
   std::vector<detail::stream*> others;
   {
     std::lock_guard streams_lock(r.streams_mutex);

@@ -50,4 +50,58 @@ TEST_F(EventsHardeningTest, OutOfRangeArgumentsAreInvalidConfig) {
   EXPECT_EQ(weft::execution_stream::count(), 1);
 }
 
+// An ask callback that would block on a mutex held by a ULT of its own stream: the stream would
+// sleep in the callback, and the holder (waiting for the request) never runs again. The wait is
+// refused with errc::invalid_state instead; a free mutex can still be taken.
+TEST_F(EventsHardeningTest, ACallbackThatWouldBlockGetsAnError) {
+  weft::init(test_config(1));
+  watchdog w("an event callback blocking on a held mutex");
+  weft::mutex m;
+  std::optional<weft::errc> from_lock, from_sleep;
+  bool took_free_mutex = false;
+  weft::mutex free_mutex;
+  {
+    weft::event_registration reg(weft::event_kind::add_stream,
+                                 {[&](weft::event_kind, int) {
+                                    from_lock = errc_of([&] { m.lock(); });
+                                    from_sleep = errc_of([&] { weft::this_unit::sleep_for(1ms); });
+                                    took_free_mutex = free_mutex.try_lock();
+                                    if (took_free_mutex) free_mutex.unlock();
+                                    return true;
+                                  },
+                                  {}});
+    std::unique_lock held(m);
+    const weft::resize_result r = weft::request_expand(1).wait();
+    EXPECT_TRUE(r.ok) << r.message;
+  }
+  EXPECT_EQ(from_lock, weft::errc::invalid_state) << describe(from_lock);
+  EXPECT_EQ(from_sleep, weft::errc::invalid_state) << describe(from_sleep);
+  EXPECT_TRUE(took_free_mutex);
+  EXPECT_EQ(weft::execution_stream::count(), 2);
+  weft::finalize();
+  w.disarm();
+}
+
+// Registering or deregistering from a callback would deadlock on the callback lock: refused.
+TEST_F(EventsHardeningTest, ACallbackThatRegistersCallbacksGetsAnError) {
+  weft::init(test_config(1));
+  watchdog w("an event callback registering a callback");
+  std::optional<weft::errc> from_add, from_remove;
+  weft::callback_id self = 0;
+  self = weft::add_event_callback(
+      weft::event_kind::add_stream,
+      {{}, [&](weft::event_kind, int) {
+         from_add =
+             errc_of([&] { (void)weft::add_event_callback(weft::event_kind::stop_stream, {}); });
+         from_remove = errc_of([&] { weft::remove_event_callback(self); });
+       }});
+  const weft::resize_result r = weft::request_expand(1).wait();
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(from_add, weft::errc::invalid_state) << describe(from_add);
+  EXPECT_EQ(from_remove, weft::errc::invalid_state) << describe(from_remove);
+  weft::remove_event_callback(self);  // outside a callback: fine
+  weft::finalize();
+  w.disarm();
+}
+
 }  // namespace

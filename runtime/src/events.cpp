@@ -69,6 +69,27 @@ void finish_event(const std::shared_ptr<resize_state>& s, bool ok, std::string m
   end_event_locked(r);
 }
 
+/// Callbacks running on this thread (they may not nest, but a guard counts to be safe).
+thread_local int t_callbacks_running = 0;
+
+/// Marks the calling thread as running an event callback for its lifetime.
+class in_callback {
+ public:
+  in_callback() noexcept { ++t_callbacks_running; }
+  ~in_callback() { --t_callbacks_running; }
+  in_callback(const in_callback&) = delete;
+  in_callback& operator=(const in_callback&) = delete;
+};
+
+/// Throws errc::invalid_state when called from an event callback; `what` names the operation.
+void refuse_in_callback(const char* what) {
+  if (t_callbacks_running > 0) {
+    throw error(errc::invalid_state, std::string("weft: ") + what +
+                                         " cannot be called from an event callback (it would "
+                                         "deadlock on the callback lock)");
+  }
+}
+
 /// Asks every `ask` callback of `kind` about `rank`; returns an empty string or why it failed.
 std::string ask_all(event_kind kind, int rank) {
   runtime_state& r = rt();
@@ -77,6 +98,7 @@ std::string ask_all(event_kind kind, int rank) {
     if (e.kind != kind || !e.callbacks.ask) continue;
     bool agreed = false;
     try {
+      in_callback mark;
       agreed = e.callbacks.ask(kind, rank);
     } catch (...) {
       agreed = false;
@@ -95,6 +117,7 @@ void act_all(event_kind kind, int rank) {
   for (auto& [id, e] : r.callbacks) {
     if (e.kind != kind || !e.callbacks.act) continue;
     try {
+      in_callback mark;
       e.callbacks.act(kind, rank);
     } catch (const std::exception& ex) {
       std::fprintf(stderr, "weft: event callback %llu threw: %s\n",
@@ -272,6 +295,10 @@ void start(stream& here, const std::shared_ptr<resize_state>& req) {
 
 }  // namespace
 
+bool in_event_callback() noexcept {
+  return t_callbacks_running > 0;
+}
+
 void handle_events(stream& here) noexcept {
   runtime_state& r = rt();
   std::shared_ptr<resize_state> req;
@@ -365,6 +392,7 @@ resize_request post_resize(resize_op op, int value) {
 }  // namespace detail
 
 callback_id add_event_callback(event_kind kind, event_callbacks callbacks) {
+  detail::refuse_in_callback("add_event_callback");
   detail::runtime_state& r = detail::rt();
   std::lock_guard lock(r.callbacks_mutex);
   const callback_id id = r.next_callback++;
@@ -373,6 +401,7 @@ callback_id add_event_callback(event_kind kind, event_callbacks callbacks) {
 }
 
 void remove_event_callback(callback_id id) {
+  detail::refuse_in_callback("remove_event_callback");
   detail::runtime_state& r = detail::rt();
   std::lock_guard lock(r.callbacks_mutex);
   if (r.callbacks.erase(id) == 0) {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 #include <mutex>
+#include <new>
 
 #include "events.hpp"
 #include "overflow.hpp"
@@ -168,7 +169,12 @@ void init(const config& cfg_in) {
       delete r;
     }
     detail::g_runtime = nullptr;
-    throw;
+    try {
+      throw;
+    } catch (const std::bad_alloc&) {
+      // Every failure of init is a weft::error; memory exhaustion is a resource failure.
+      throw error(errc::resource, "weft: init: out of memory");
+    }
   }
   if (r->cfg.print) print_config(std::cerr);
 }

@@ -2,6 +2,7 @@
 // callbacks that block or register callbacks.
 #include <weft/events.hpp>
 #include <weft/mutex.hpp>
+#include <weft/rm_protocol.hpp>
 
 #include "test_support.hpp"
 #include "watchdog.hpp"
@@ -102,6 +103,24 @@ TEST_F(EventsHardeningTest, ACallbackThatRegistersCallbacksGetsAnError) {
   weft::remove_event_callback(self);  // outside a callback: fine
   weft::finalize();
   w.disarm();
+}
+
+// No request may take the process past rm::max_count streams: expand 4096 on a running process is
+// refused as a whole (nothing is created) and answered, and the count stays.
+TEST_F(EventsHardeningTest, ExpandingPastTheStreamLimitIsRefused) {
+  weft::runtime rt(test_config(2));
+  weft::resize_result r = weft::request_expand(weft::rm::max_count).wait();
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("at most 4096"), std::string::npos) << r.message;
+  EXPECT_EQ(r.streams, 2);
+  r = weft::request_expand(weft::rm::max_count - 1).wait();
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(weft::execution_stream::count(), 2);
+  // set N beyond the limit is refused by the argument check; set to the count still works.
+  EXPECT_WEFT_ERRC(weft::request_stream_count(weft::rm::max_count + 1), weft::errc::invalid_config);
+  r = weft::request_expand(1).wait();
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.streams, 3);
 }
 
 }  // namespace

@@ -254,6 +254,16 @@ void expand(const std::shared_ptr<resize_state>& req, int n) {
   finish_event(req, failure.empty(), failure);
 }
 
+/// Fails `req` when adding `n` streams to `count` would pass rm::max_count, the most streams a
+/// process may have (a manager asking for more gets an error rather than thousands of threads).
+bool refuse_over_limit(const std::shared_ptr<resize_state>& req, int count, int n) {
+  if (n <= rm::max_count - count) return false;
+  finish_event(req, false,
+               "expanding by " + std::to_string(n) + " would make " + std::to_string(count + n) +
+                   " streams; at most " + std::to_string(rm::max_count) + " are allowed");
+  return true;
+}
+
 void start(stream& here, const std::shared_ptr<resize_state>& req) {
   const int count = live_streams();
   switch (req->op) {
@@ -276,10 +286,14 @@ void start(stream& here, const std::shared_ptr<resize_state>& req) {
       return shrink(here, req, std::move(all));
     }
     case resize_op::expand:
+      if (refuse_over_limit(req, count, req->value)) return;
       return expand(req, req->value);
     case resize_op::set_count: {
       if (req->value == count) return finish_event(req, true, {});
-      if (req->value > count) return expand(req, req->value - count);
+      if (req->value > count) {
+        if (refuse_over_limit(req, count, req->value - count)) return;
+        return expand(req, req->value - count);
+      }
       std::vector<stream*> all = stoppable();
       const int drop = count - req->value;
       if (drop > static_cast<int>(all.size())) {

@@ -27,6 +27,8 @@
 #include <weft/error.hpp>
 #include <weft/rm_protocol.hpp>
 
+#include "client_session.hpp"
+
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -44,21 +46,10 @@ namespace rm = weft::rm;
 
 namespace {
 
-struct client {
+/// A connected process: its socket and protocol state.
+struct client : weft_rm::client_session {
   int fd = -1;
-  std::string buf;
-  std::optional<rm::hello> hello;
-  int streams = 0;
-  int pending = 0;  // commands sent, replies not yet received
-  bool failed = false;
 };
-
-/// At most 80 bytes of `s`, control and non-ASCII bytes as '?', safe to print to a terminal.
-std::string printable(const std::string& s) {
-  std::string out;
-  for (char c : s.substr(0, 80)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
-  return out;
-}
 
 std::string default_address() {
   if (const char* v = std::getenv("WEFT_RM"); v && *v) return v;
@@ -282,50 +273,7 @@ class manager {
       drop(c);
       return;
     }
-    // Only the new bytes are searched for a newline, and a line may not outgrow the protocol's
-    // limit: a client sending without newlines is disconnected instead of buffered without end.
-    std::size_t from = c.buf.size();
-    c.buf.append(chunk, static_cast<std::size_t>(n));
-    std::size_t start = 0;
-    for (std::size_t nl; (nl = c.buf.find('\n', from)) != std::string::npos; from = start) {
-      const std::string line = c.buf.substr(start, nl - start);
-      start = nl + 1;
-      if (line.size() + 1 > rm::max_line) {
-        std::fprintf(stderr, "weft-rm: a client sent a line longer than %zu bytes; closed\n",
-                     rm::max_line);
-        drop(c);
-        return;
-      }
-      if (!c.hello) {
-        c.hello = rm::parse_hello(line);
-        if (!c.hello) {
-          std::fprintf(stderr, "weft-rm: a client did not say hello ('%s'); closed\n",
-                       printable(line).c_str());
-          drop(c);
-          return;
-        }
-        c.streams = c.hello->streams;
-        std::printf("[%ld %s] connected, %d streams\n", c.hello->pid, c.hello->name.c_str(),
-                    c.streams);
-        continue;
-      }
-      auto r = rm::parse_reply(line);
-      if (!r) {
-        std::fprintf(stderr, "weft-rm: [%ld] sent an unexpected line: %s\n", c.hello->pid,
-                     printable(line).c_str());
-        continue;
-      }
-      if (c.pending) --c.pending;
-      c.streams = r->streams;
-      if (!r->ok) c.failed = true;
-      std::printf("[%ld %s] %s\n", c.hello->pid, c.hello->name.c_str(), printable(line).c_str());
-    }
-    c.buf.erase(0, start);
-    if (c.buf.size() + 1 > rm::max_line) {
-      std::fprintf(stderr, "weft-rm: a client sent more than %zu bytes without a newline; closed\n",
-                   rm::max_line);
-      drop(c);
-    }
+    if (!c.receive(chunk, static_cast<std::size_t>(n), stdout, stderr)) drop(c);
     std::fflush(stdout);
   }
 

@@ -123,4 +123,26 @@ TEST_F(EventsHardeningTest, ExpandingPastTheStreamLimitIsRefused) {
   EXPECT_EQ(r.streams, 3);
 }
 
+// The primary thread blocked in a system call (here std::thread::join) must not hold resize
+// requests up: another stream picks them up. A program that resizes itself from a kernel thread
+// while its main thread joins that thread deadlocked otherwise.
+TEST_F(EventsHardeningTest, RequestsAreAnsweredWhileThePrimaryIsInASystemCall) {
+  weft::config c = test_config(2);
+  c.park_limit_ms = 3'600'000;  // parked streams wake for requests, not for a periodic look
+  weft::init(c);
+  watchdog w("resize requests while the primary thread is in std::thread::join");
+  weft::resize_result expanded, shrunk;
+  std::thread resizer([&] {
+    expanded = weft::request_expand(1).wait();
+    shrunk = weft::request_shrink(2).wait();
+  });
+  resizer.join();  // the primary thread sleeps in the kernel until the resizer is done
+  EXPECT_TRUE(expanded.ok) << expanded.message;
+  EXPECT_EQ(expanded.streams, 3);
+  EXPECT_TRUE(shrunk.ok) << shrunk.message;
+  EXPECT_EQ(shrunk.streams, 1);
+  weft::finalize();
+  w.disarm();
+}
+
 }  // namespace

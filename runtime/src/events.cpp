@@ -152,6 +152,13 @@ std::vector<int> next_ranks(int n) {
   return out;
 }
 
+/// Wakes every running stream, so that whichever is free picks a request up.
+void wake_all_streams(runtime_state& r) {
+  std::lock_guard lock(r.streams_mutex);
+  for (stream* s : r.streams)
+    if (s && s->state() == stream_state::running) s->unpark();
+}
+
 /// Wakes a running stream other than the targets, so that one that is awake checks its events
 /// soon (the primary first: it never stops).
 void wake_one_survivor(const std::vector<stream*>& targets) {
@@ -309,6 +316,14 @@ void start(stream& here, const std::shared_ptr<resize_state>& req) {
 
 }  // namespace
 
+void help_events() noexcept {
+  runtime_state* r = g_runtime;
+  if (!r) return;
+  std::unique_lock lock(r->events_mutex, std::try_to_lock);
+  if (!lock) return;
+  if (r->event_in_progress && g_flight.req && !g_flight.claimed) advance_shrink(*r, lock);
+}
+
 bool in_event_callback() noexcept {
   return t_callbacks_running > 0;
 }
@@ -389,15 +404,20 @@ resize_request post_resize(resize_op op, int value) {
   auto s = std::make_shared<resize_state>();
   s->op = op;
   s->value = value;
+  bool queued = false;
   {
     std::lock_guard lock(r.events_mutex);
     if (!r.events_closed) {
       r.events.push_back(s);
       if (!r.event_in_progress) r.events_pending.store(true, std::memory_order_release);
-      // Some stream must notice: the primary never stops, so wake it if it sleeps.
-      if (r.primary) r.primary->unpark();
-      return resize_request(s);
+      queued = true;
     }
+  }
+  if (queued) {
+    // Some stream must notice. Not only the primary: its thread may be blocked in a system call
+    // (a join, a read) for as long as it likes, so every parked stream is woken.
+    wake_all_streams(r);
+    return resize_request(s);
   }
   answer(s, false, "the runtime is finalizing");
   return resize_request(s);
@@ -437,6 +457,12 @@ void event_registration::reset() noexcept {
 
 resize_result resize_request::wait() const {
   if (!s_) throw error(errc::invalid_state, "weft: waiting on an empty resize_request");
+  if (!detail::current_stream()) {
+    // A kernel thread outside every stream: while it waits, it frees the targets of a shrink in
+    // flight that have ended, so that a shrink completes even when every surviving stream is
+    // busy or blocked (a primary thread in a system call, when it is the only survivor).
+    while (!wait_for(std::chrono::milliseconds(10))) detail::help_events();
+  }
   s_->lock.lock();
   if (!s_->done) {
     waiter w;

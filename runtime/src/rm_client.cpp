@@ -206,8 +206,9 @@ std::string rm_client::answer(std::string_view line, bool& quit) noexcept {
         req = post_resize(resize_op::set_count, cmd->value);
         break;
     }
-    while (!req.wait_for(std::chrono::milliseconds(100))) {
+    while (!req.wait_for(std::chrono::milliseconds(20))) {
       if (stopping_.load(std::memory_order_acquire)) return {};
+      help_events();  // a shrink completes even when every surviving stream is blocked
     }
     const resize_result r = req.wait();
     return rm::format_reply({r.ok, r.streams, r.message});

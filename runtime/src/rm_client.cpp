@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <system_error>
 
 #include "events.hpp"
 #include "weft/error.hpp"
@@ -85,6 +86,10 @@ rm_client::rm_client(rm::address address)
   }
   try {
     thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error& e) {
+    ::close(wake_fd_);
+    throw error(errc::resource,
+                std::string("weft: resource manager: cannot create its thread: ") + e.what());
   } catch (...) {
     ::close(wake_fd_);
     throw;

@@ -15,6 +15,14 @@ namespace weft {
 namespace {
 
 constexpr long long max_park_limit_ms = 3'600'000;  // an hour
+/// Most places a list may expand to: a stream takes place rank modulo the count, and no more
+/// streams than rm::max_count can exist.
+constexpr std::size_t max_places = rm::max_count;
+/// Most CPU numbers one place may list (CPU numbers are below 65536, so more only repeats).
+constexpr std::size_t max_place_cpus = 65536;
+/// Most CPU numbers a whole list may expand to (4 MiB of ints), so that a short string cannot
+/// make init allocate gigabytes.
+constexpr std::size_t max_total_cpus = std::size_t{1} << 20;
 
 [[noreturn]] void bad_value(std::string_view origin, std::string_view text,
                             std::string_view expected) {
@@ -67,6 +75,8 @@ class places_parser {
           skip_space();
           const int first = number();
           auto [len, stride] = repeat();
+          if (static_cast<std::size_t>(len) > max_place_cpus - place.size())
+            too_large("a place lists more than " + std::to_string(max_place_cpus) + " CPUs");
           for (int i = 0; i < len; ++i) place.push_back(checked(first + i * stride));
           skip_space();
         } while (accept(','));
@@ -75,8 +85,14 @@ class places_parser {
         place.push_back(number());
       }
       auto [len, stride] = repeat();
+      if (static_cast<std::size_t>(len) > max_places - out.size())
+        too_large("the list has more than " + std::to_string(max_places) + " places");
+      if (place.size() * static_cast<std::size_t>(len) > max_total_cpus - total_)
+        too_large("the places list more than " + std::to_string(max_total_cpus) + " CPUs in all");
+      total_ += place.size() * static_cast<std::size_t>(len);
       for (int i = 0; i < len; ++i) {
         std::vector<int> shifted;
+        shifted.reserve(place.size());
         for (int c : place) shifted.push_back(checked(c + i * stride));
         out.push_back(std::move(shifted));
       }
@@ -135,10 +151,14 @@ class places_parser {
     bad_value(origin_, text_,
               "none, compact, scatter or a place list such as {0,1},{2,3} or 0:4:2");
   }
+  [[noreturn]] void too_large(const std::string& why) {
+    bad_value(origin_, text_, "a place list of bounded size (" + why + ")");
+  }
 
   std::string_view text_;
   std::string_view origin_;
   std::size_t pos_ = 0;
+  std::size_t total_ = 0;  // CPU numbers in `out` so far
 };
 
 }  // namespace

@@ -69,6 +69,27 @@ void finish_event(const std::shared_ptr<resize_state>& s, bool ok, std::string m
   end_event_locked(r);
 }
 
+/// Callbacks running on this thread (they may not nest, but a guard counts to be safe).
+thread_local int t_callbacks_running = 0;
+
+/// Marks the calling thread as running an event callback for its lifetime.
+class in_callback {
+ public:
+  in_callback() noexcept { ++t_callbacks_running; }
+  ~in_callback() { --t_callbacks_running; }
+  in_callback(const in_callback&) = delete;
+  in_callback& operator=(const in_callback&) = delete;
+};
+
+/// Throws errc::invalid_state when called from an event callback; `what` names the operation.
+void refuse_in_callback(const char* what) {
+  if (t_callbacks_running > 0) {
+    throw error(errc::invalid_state, std::string("weft: ") + what +
+                                         " cannot be called from an event callback (it would "
+                                         "deadlock on the callback lock)");
+  }
+}
+
 /// Asks every `ask` callback of `kind` about `rank`; returns an empty string or why it failed.
 std::string ask_all(event_kind kind, int rank) {
   runtime_state& r = rt();
@@ -77,6 +98,7 @@ std::string ask_all(event_kind kind, int rank) {
     if (e.kind != kind || !e.callbacks.ask) continue;
     bool agreed = false;
     try {
+      in_callback mark;
       agreed = e.callbacks.ask(kind, rank);
     } catch (...) {
       agreed = false;
@@ -95,6 +117,7 @@ void act_all(event_kind kind, int rank) {
   for (auto& [id, e] : r.callbacks) {
     if (e.kind != kind || !e.callbacks.act) continue;
     try {
+      in_callback mark;
       e.callbacks.act(kind, rank);
     } catch (const std::exception& ex) {
       std::fprintf(stderr, "weft: event callback %llu threw: %s\n",
@@ -127,6 +150,13 @@ std::vector<int> next_ranks(int n) {
       out.push_back(rank);
   }
   return out;
+}
+
+/// Wakes every running stream, so that whichever is free picks a request up.
+void wake_all_streams(runtime_state& r) {
+  std::lock_guard lock(r.streams_mutex);
+  for (stream* s : r.streams)
+    if (s && s->state() == stream_state::running) s->unpark();
 }
 
 /// Wakes a running stream other than the targets, so that one that is awake checks its events
@@ -231,6 +261,16 @@ void expand(const std::shared_ptr<resize_state>& req, int n) {
   finish_event(req, failure.empty(), failure);
 }
 
+/// Fails `req` when adding `n` streams to `count` would pass rm::max_count, the most streams a
+/// process may have (a manager asking for more gets an error rather than thousands of threads).
+bool refuse_over_limit(const std::shared_ptr<resize_state>& req, int count, int n) {
+  if (n <= rm::max_count - count) return false;
+  finish_event(req, false,
+               "expanding by " + std::to_string(n) + " would make " + std::to_string(count + n) +
+                   " streams; at most " + std::to_string(rm::max_count) + " are allowed");
+  return true;
+}
+
 void start(stream& here, const std::shared_ptr<resize_state>& req) {
   const int count = live_streams();
   switch (req->op) {
@@ -253,10 +293,14 @@ void start(stream& here, const std::shared_ptr<resize_state>& req) {
       return shrink(here, req, std::move(all));
     }
     case resize_op::expand:
+      if (refuse_over_limit(req, count, req->value)) return;
       return expand(req, req->value);
     case resize_op::set_count: {
       if (req->value == count) return finish_event(req, true, {});
-      if (req->value > count) return expand(req, req->value - count);
+      if (req->value > count) {
+        if (refuse_over_limit(req, count, req->value - count)) return;
+        return expand(req, req->value - count);
+      }
       std::vector<stream*> all = stoppable();
       const int drop = count - req->value;
       if (drop > static_cast<int>(all.size())) {
@@ -271,6 +315,18 @@ void start(stream& here, const std::shared_ptr<resize_state>& req) {
 }
 
 }  // namespace
+
+void help_events() noexcept {
+  runtime_state* r = g_runtime;
+  if (!r) return;
+  std::unique_lock lock(r->events_mutex, std::try_to_lock);
+  if (!lock) return;
+  if (r->event_in_progress && g_flight.req && !g_flight.claimed) advance_shrink(*r, lock);
+}
+
+bool in_event_callback() noexcept {
+  return t_callbacks_running > 0;
+}
 
 void handle_events(stream& here) noexcept {
   runtime_state& r = rt();
@@ -348,15 +404,20 @@ resize_request post_resize(resize_op op, int value) {
   auto s = std::make_shared<resize_state>();
   s->op = op;
   s->value = value;
+  bool queued = false;
   {
     std::lock_guard lock(r.events_mutex);
     if (!r.events_closed) {
       r.events.push_back(s);
       if (!r.event_in_progress) r.events_pending.store(true, std::memory_order_release);
-      // Some stream must notice: the primary never stops, so wake it if it sleeps.
-      if (r.primary) r.primary->unpark();
-      return resize_request(s);
+      queued = true;
     }
+  }
+  if (queued) {
+    // Some stream must notice. Not only the primary: its thread may be blocked in a system call
+    // (a join, a read) for as long as it likes, so every parked stream is woken.
+    wake_all_streams(r);
+    return resize_request(s);
   }
   answer(s, false, "the runtime is finalizing");
   return resize_request(s);
@@ -365,6 +426,7 @@ resize_request post_resize(resize_op op, int value) {
 }  // namespace detail
 
 callback_id add_event_callback(event_kind kind, event_callbacks callbacks) {
+  detail::refuse_in_callback("add_event_callback");
   detail::runtime_state& r = detail::rt();
   std::lock_guard lock(r.callbacks_mutex);
   const callback_id id = r.next_callback++;
@@ -373,6 +435,7 @@ callback_id add_event_callback(event_kind kind, event_callbacks callbacks) {
 }
 
 void remove_event_callback(callback_id id) {
+  detail::refuse_in_callback("remove_event_callback");
   detail::runtime_state& r = detail::rt();
   std::lock_guard lock(r.callbacks_mutex);
   if (r.callbacks.erase(id) == 0) {
@@ -394,10 +457,21 @@ void event_registration::reset() noexcept {
 
 resize_result resize_request::wait() const {
   if (!s_) throw error(errc::invalid_state, "weft: waiting on an empty resize_request");
+  if (!detail::current_stream()) {
+    // A kernel thread outside every stream: while it waits, it frees the targets of a shrink in
+    // flight that have ended, so that a shrink completes even when every surviving stream is
+    // busy or blocked (a primary thread in a system call, when it is the only survivor).
+    while (!wait_for(std::chrono::milliseconds(10))) detail::help_events();
+  }
   s_->lock.lock();
   if (!s_->done) {
     waiter w;
-    s_->waiters.wait(s_->lock, w);
+    try {
+      s_->waiters.wait(s_->lock, w);
+    } catch (...) {
+      s_->lock.unlock();  // a tasklet: wait() throws with the lock still held
+      throw;
+    }
     s_->lock.lock();
   }
   resize_result r = s_->result;
@@ -413,7 +487,12 @@ bool resize_request::wait_for(std::chrono::nanoseconds timeout) const {
     return true;
   }
   waiter w;
-  s_->waiters.wait_for(s_->lock, w, timeout);
+  try {
+    s_->waiters.wait_for(s_->lock, w, timeout);
+  } catch (...) {
+    s_->lock.unlock();  // a tasklet: wait_for() throws with the lock still held
+    throw;
+  }
   return ready();
 }
 
@@ -426,9 +505,9 @@ bool resize_request::ready() const noexcept {
 namespace {
 void check_count(int n, const char* what) {
   if (n < 1 || n > rm::max_count) {
-    throw error(errc::invalid_state, std::string("weft: ") + what + ": " + std::to_string(n) +
-                                         " is out of range [1, " + std::to_string(rm::max_count) +
-                                         "]");
+    throw error(errc::invalid_config, std::string("weft: ") + what + ": " + std::to_string(n) +
+                                          " is out of range [1, " + std::to_string(rm::max_count) +
+                                          "]");
   }
 }
 }  // namespace
@@ -439,7 +518,11 @@ resize_request request_shrink(int n) {
 }
 
 resize_request request_stop_stream(int rank) {
-  if (rank < 0) throw error(errc::invalid_state, "weft: request_stop_stream: negative rank");
+  if (rank < 0 || rank > rm::max_count) {
+    throw error(errc::invalid_config, "weft: request_stop_stream: rank " + std::to_string(rank) +
+                                          " is out of range [0, " + std::to_string(rm::max_count) +
+                                          "]");
+  }
   return detail::post_resize(detail::resize_op::stop_rank, rank);
 }
 

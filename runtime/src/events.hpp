@@ -29,6 +29,13 @@ struct resize_state {
 void handle_events(stream& here) noexcept;
 /// finalize(): answers queued requests with an error and refuses new ones.
 void close_events() noexcept;
+/// For kernel threads outside the streams that wait for a request: takes a shrink in flight a
+/// step further (frees the targets that have ended, answers when none is left), as a stream's
+/// check_events() would. Never blocks on the events lock.
+void help_events() noexcept;
+/// True on a thread that is running an event callback (ask or act): blocking there would stall the
+/// stream that handles the event, and (de)registering would deadlock on the callback lock.
+bool in_event_callback() noexcept;
 /// Queues a request (also used by the resource-manager connection).
 resize_request post_resize(resize_op op, int value);
 

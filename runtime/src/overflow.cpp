@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "stack.hpp"
 #include "stream.hpp"
+#include "unit.hpp"
 
 namespace weft::detail {
 
@@ -39,11 +41,30 @@ void write_all(const char* s) noexcept {
   }
 }
 
-bool in_guard(const stack_region& s, std::uintptr_t addr) noexcept {
-  if (!s.lo || (s.flags & stack_foreign)) return false;
+/// The stack pointer of the interrupted context (0 where the architecture is not known).
+std::uintptr_t fault_sp(void* uctx) noexcept {
+  const auto* uc = static_cast<const ucontext_t*>(uctx);
+  if (!uc) return 0;
+#if defined(__x86_64__)
+  return static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
+#elif defined(__aarch64__)
+  return static_cast<std::uintptr_t>(uc->uc_mcontext.sp);
+#else
+  return 0;
+#endif
+}
+
+/// Whether a fault at `addr` with stack pointer `sp` is an overflow of `s`: the address is in the
+/// guard page or a little below it (a large frame can jump over the guard; a thread's own stack
+/// has the kernel's or glibc's guard there), or the stack pointer itself has left the stack
+/// downwards. The second catches stacks without a guard page (canary stacks), whose overflow
+/// runs through the memory below until something faults.
+bool overflowed(const stack_region& s, std::uintptr_t addr, std::uintptr_t sp) noexcept {
+  if (!s.lo) return false;
   const auto lo = reinterpret_cast<std::uintptr_t>(s.lo);
-  // The guard page, and a little below it: a large frame can jump over the guard.
-  return addr < lo && addr + 64 * page_size() >= lo;
+  if (addr < lo && addr + 64 * page_size() >= lo) return true;
+  constexpr std::uintptr_t max_run = std::uintptr_t{1} << 30;  // past this, not our stack's run
+  return sp != 0 && sp < lo && lo - sp <= max_run;
 }
 
 void chain(int sig, siginfo_t* info, void* uctx) noexcept {
@@ -63,13 +84,27 @@ void chain(int sig, siginfo_t* info, void* uctx) noexcept {
 
 void on_fault(int sig, siginfo_t* info, void* uctx) noexcept {
   const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  const std::uintptr_t sp = fault_sp(uctx);
   if (stream* s = current_stream()) {
-    if (work_unit* u = s->current_; u && in_guard(u->stack, addr)) report_stack_overflow(u);
-    if (!s->current_ && in_guard(s->sched_stack_, addr)) {
+    work_unit* u = s->current_;
+    if (u && u->kind == unit_kind::ult) {
+      // A canary overwritten by the time anything faults is an overflow too.
+      if (overflowed(u->stack, addr, sp) || !stack_intact(u->stack)) report_stack_overflow(u);
+    } else if (overflowed(s->sched_stack_, addr, sp)) {
+      // Tasklets run on the scheduler's stack: the primary's is mapped with a guard page, a
+      // secondary's is its thread's own stack with glibc's guard below it.
       char buf[32];
-      write_all("weft: stack overflow in the scheduler of execution stream ");
+      if (u) {
+        write_all("weft: stack overflow in tasklet ");
+        write_all(format_u64(buf + sizeof buf, u->id));
+        write_all(", on the scheduler stack of execution stream ");
+      } else {
+        write_all("weft: stack overflow in the scheduler of execution stream ");
+      }
       write_all(format_u64(buf + sizeof buf, static_cast<std::uint64_t>(s->rank())));
-      write_all("\n");
+      write_all(" (");
+      write_all(format_u64(buf + sizeof buf, s->sched_stack_.size));
+      write_all(" bytes)\n");
       abort();
     }
   }
@@ -80,6 +115,13 @@ void on_fault(int sig, siginfo_t* info, void* uctx) noexcept {
 
 void report_stack_overflow(const work_unit* u) noexcept {
   char buf[32];
+  if (u->stack.flags & stack_foreign) {
+    // The primary ULT runs on the primary thread's own stack, sized by RLIMIT_STACK.
+    write_all("weft: stack overflow in the primary ULT (the primary thread's stack of ");
+    write_all(format_u64(buf + sizeof buf, u->stack.size));
+    write_all(" bytes; raise ulimit -s)\n");
+    abort();
+  }
   write_all("weft: stack overflow in ULT ");
   write_all(format_u64(buf + sizeof buf, u->id));
   write_all(" (stack of ");

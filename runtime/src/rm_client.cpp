@@ -1,16 +1,14 @@
 #include "rm_client.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <system_error>
 
 #include "events.hpp"
 #include "weft/error.hpp"
@@ -20,54 +18,57 @@ namespace weft::detail {
 
 namespace {
 
-/// Connects a socket to `a`; returns the fd or -1 with errno set.
-int connect_to(const rm::address& a) {
-  if (a.fam == rm::address::family::unix_socket) {
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    sockaddr_un sa{};
-    sa.sun_family = AF_UNIX;
-    std::strncpy(sa.sun_path, a.path.c_str(), sizeof sa.sun_path - 1);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
-      const int e = errno;
-      ::close(fd);
-      errno = e;
-      return -1;
-    }
-    return fd;
+/// Waits until `fd` is ready for `events` or `wake_fd` is signalled (shutdown); `ms` < 0 waits
+/// without limit. Returns 1 when `fd` is ready, 0 on timeout, -1 on shutdown or error.
+int wait_ready(int fd, short events, int wake_fd, int ms) {
+  for (;;) {
+    pollfd p[2] = {{fd, events, 0}, {wake_fd, POLLIN, 0}};
+    const int n = ::poll(p, 2, ms);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) return 0;
+    if (p[1].revents) return -1;
+    return 1;
   }
-  const bool v6 = a.host.find(':') != std::string::npos;
-  int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+}
+
+/// How long a connect() to a TCP manager may take before it counts as failed.
+constexpr int connect_timeout_ms = 5000;
+
+/// Connects a non-blocking socket to `e`; returns the fd, or -1 with errno set. Never blocks past
+/// a shutdown signalled on `wake_fd`: a Unix socket whose listen backlog is full fails at once
+/// (EAGAIN), a TCP handshake is waited for with poll().
+int connect_to(const rm::endpoint& e, int wake_fd) {
+  const int fd = ::socket(e.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -1;
-  int rc;
-  if (v6) {
-    sockaddr_in6 sa{};
-    sa.sin6_family = AF_INET6;
-    sa.sin6_port = htons(static_cast<std::uint16_t>(a.port));
-    ::inet_pton(AF_INET6, a.host.c_str(), &sa.sin6_addr);
-    rc = ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-  } else {
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(static_cast<std::uint16_t>(a.port));
-    ::inet_pton(AF_INET, a.host.c_str(), &sa.sin_addr);
-    rc = ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-  }
-  if (rc != 0) {
-    const int e = errno;
+  auto fail = [fd](int err) {
     ::close(fd);
-    errno = e;
+    errno = err;
     return -1;
-  }
+  };
+  if (::connect(fd, e.get(), e.length) == 0) return fd;
+  if (errno != EINPROGRESS) return fail(errno);
+  const int ready = wait_ready(fd, POLLOUT, wake_fd, connect_timeout_ms);
+  if (ready <= 0) return fail(ready == 0 ? ETIMEDOUT : ECANCELED);
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return fail(errno);
+  if (err != 0) return fail(err);
   return fd;
 }
 
-bool send_line(int fd, std::string line) {
+/// Sends `line` and a newline on the non-blocking `fd`. A manager that stops reading makes this
+/// wait, but never past a shutdown signalled on `wake_fd`. Returns false on error or shutdown.
+bool send_line(int fd, int wake_fd, std::string line) {
   line += '\n';
   std::size_t sent = 0;
   while (sent < line.size()) {
     const ssize_t n = ::send(fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (wait_ready(fd, POLLOUT, wake_fd, -1) != 1) return false;
+      continue;
+    }
     if (n <= 0) return false;
     sent += static_cast<std::size_t>(n);
   }
@@ -76,7 +77,8 @@ bool send_line(int fd, std::string line) {
 
 }  // namespace
 
-rm_client::rm_client(rm::address address) : address_(std::move(address)) {
+rm_client::rm_client(rm::address address)
+    : address_(std::move(address)), endpoint_(rm::endpoint_of(address_)) {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) {
     throw error(errc::resource,
@@ -84,6 +86,10 @@ rm_client::rm_client(rm::address address) : address_(std::move(address)) {
   }
   try {
     thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error& e) {
+    ::close(wake_fd_);
+    throw error(errc::resource,
+                std::string("weft: resource manager: cannot create its thread: ") + e.what());
   } catch (...) {
     ::close(wake_fd_);
     throw;
@@ -108,8 +114,9 @@ void rm_client::run() noexcept {
   const std::string where = address_.to_string();
   bool reported = false;
   while (!stopping_.load(std::memory_order_acquire)) {
-    const int fd = connect_to(address_);
+    const int fd = connect_to(endpoint_, wake_fd_);
     if (fd < 0) {
+      if (stopping_.load(std::memory_order_acquire)) break;
       if (!reported) {
         std::fprintf(stderr, "weft: rm: cannot connect to %s (%s); retrying every second\n",
                      where.c_str(), std::strerror(errno));
@@ -131,7 +138,7 @@ bool rm_client::serve(int fd) noexcept {
   h.pid = ::getpid();
   h.streams = execution_stream::count();
   h.name = program_invocation_short_name;
-  if (!send_line(fd, rm::format_hello(h))) return true;
+  if (!send_line(fd, wake_fd_, rm::format_hello(h))) return true;
   std::string buf;
   bool discarding = false;  // inside an oversized line, until its '\n'
   char chunk[512];
@@ -143,7 +150,7 @@ bool rm_client::serve(int fd) noexcept {
     }
     if (stopping_.load(std::memory_order_acquire)) return false;
     const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (n <= 0) return true;  // the manager went away: reconnect later
     buf.append(chunk, static_cast<std::size_t>(n));
     for (;;) {
@@ -153,7 +160,8 @@ bool rm_client::serve(int fd) noexcept {
           if (!discarding) {
             std::fprintf(stderr, "weft: rm: rejected a line longer than %zu bytes\n", rm::max_line);
             const int count = execution_stream::count();
-            if (!send_line(fd, rm::format_reply({false, count, "line too long"}))) return true;
+            if (!send_line(fd, wake_fd_, rm::format_reply({false, count, "line too long"})))
+              return true;
           }
           discarding = true;
           buf.clear();
@@ -169,7 +177,7 @@ bool rm_client::serve(int fd) noexcept {
       bool quit = false;
       std::string reply = answer(line, quit);
       if (stopping_.load(std::memory_order_acquire)) return false;
-      if (!send_line(fd, reply)) return true;
+      if (!send_line(fd, wake_fd_, reply)) return true;
       if (quit) return false;
     }
   }
@@ -203,8 +211,9 @@ std::string rm_client::answer(std::string_view line, bool& quit) noexcept {
         req = post_resize(resize_op::set_count, cmd->value);
         break;
     }
-    while (!req.wait_for(std::chrono::milliseconds(100))) {
+    while (!req.wait_for(std::chrono::milliseconds(20))) {
       if (stopping_.load(std::memory_order_acquire)) return {};
+      help_events();  // a shrink completes even when every surviving stream is blocked
     }
     const resize_result r = req.wait();
     return rm::format_reply({r.ok, r.streams, r.message});

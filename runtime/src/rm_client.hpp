@@ -13,7 +13,9 @@ namespace weft::detail {
 /// Connects to the manager (retrying every second while it is not there), says hello, and
 /// answers its commands one by one: each resize becomes a request handled by the streams, and
 /// its outcome is the reply. Destruction disconnects and joins the thread promptly, even while a
-/// request is in progress (its reply is then not sent).
+/// request is in progress (its reply is then not sent), while a connect() waits on a full listen
+/// backlog, or while a send waits on a manager that stopped reading (the socket is non-blocking
+/// and every wait also polls the shutdown eventfd).
 class rm_client {
  public:
   explicit rm_client(rm::address address);
@@ -31,7 +33,8 @@ class rm_client {
   bool pause(int ms) noexcept;
 
   rm::address address_;
-  int wake_fd_ = -1;  // eventfd: destruction writes it to interrupt poll()
+  rm::endpoint endpoint_;  // parsed once, so that what is checked is what is connected to
+  int wake_fd_ = -1;       // eventfd: destruction writes it to interrupt poll()
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

@@ -1,6 +1,11 @@
 #include "weft/rm_protocol.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/un.h>
+
 #include <charconv>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -213,29 +218,66 @@ address parse_address(std::string_view text, std::string_view origin) {
   if (!p) throw fail("the port must be a number in [1, 65535]");
   a.fam = address::family::tcp;
   a.port = *p;
-  if (host == "localhost") {
-    a.host = "127.0.0.1";
-  } else if (host == "::1") {
-    a.host = "::1";
-  } else {
-    // 127.0.0.0/8, written as four decimal octets.
-    int octets[4];
-    std::size_t i = 0;
-    std::string_view h = host;
-    for (int k = 0; k < 4; ++k) {
-      const auto dot = k < 3 ? h.find('.', i) : h.size();
-      if (dot == std::string_view::npos)
-        throw fail("'" + std::string(host) + "' is not an address");
-      auto o = number(h.substr(i, dot - i), 0, 255);
-      if (!o) throw fail("'" + std::string(host) + "' is not an IPv4 address");
-      octets[k] = *o;
-      i = dot + 1;
-    }
-    if (octets[0] != 127)
+  if (host == "localhost") host = "127.0.0.1";
+  const std::string h(host);
+  char canonical[INET6_ADDRSTRLEN] = {};
+  if (h.find(':') != std::string::npos) {
+    in6_addr v6{};
+    if (::inet_pton(AF_INET6, h.c_str(), &v6) != 1)
+      throw fail("'" + h + "' is not an IPv6 address");
+    if (!IN6_IS_ADDR_LOOPBACK(&v6))
       throw fail("only loopback addresses are allowed (the protocol has no authentication)");
-    a.host = std::string(host);
+    ::inet_ntop(AF_INET6, &v6, canonical, sizeof canonical);
+  } else {
+    // inet_pton accepts exactly four decimal octets (no leading zeros, no octal or hex).
+    in_addr v4{};
+    if (::inet_pton(AF_INET, h.c_str(), &v4) != 1)
+      throw fail("'" + h + "' is not an IPv4 address (four decimal octets, no leading zeros)");
+    if ((ntohl(v4.s_addr) >> 24) != 127)
+      throw fail("only loopback addresses are allowed (the protocol has no authentication)");
+    ::inet_ntop(AF_INET, &v4, canonical, sizeof canonical);
   }
+  a.host = canonical;
   return a;
+}
+
+endpoint endpoint_of(const address& a) {
+  endpoint e;
+  auto fail = [&](const std::string& why) {
+    return error(errc::invalid_config,
+                 "weft: resource manager address '" + a.to_string() + "': " + why);
+  };
+  if (a.fam == address::family::unix_socket) {
+    if (a.path.empty() || a.path.size() >= sizeof(sockaddr_un::sun_path))
+      throw fail("the socket path is empty or longer than 107 bytes");
+    auto* sa = reinterpret_cast<sockaddr_un*>(&e.storage);
+    sa->sun_family = AF_UNIX;
+    std::memcpy(sa->sun_path, a.path.c_str(), a.path.size() + 1);
+    e.family = AF_UNIX;
+    e.length = sizeof(sockaddr_un);
+    return e;
+  }
+  if (a.port < 1 || a.port > 65535) throw fail("the port is not in [1, 65535]");
+  if (a.host.find(':') != std::string::npos) {
+    auto* sa = reinterpret_cast<sockaddr_in6*>(&e.storage);
+    sa->sin6_family = AF_INET6;
+    sa->sin6_port = htons(static_cast<std::uint16_t>(a.port));
+    if (::inet_pton(AF_INET6, a.host.c_str(), &sa->sin6_addr) != 1 ||
+        !IN6_IS_ADDR_LOOPBACK(&sa->sin6_addr))
+      throw fail("not a loopback IPv6 address");
+    e.family = AF_INET6;
+    e.length = sizeof(sockaddr_in6);
+    return e;
+  }
+  auto* sa = reinterpret_cast<sockaddr_in*>(&e.storage);
+  sa->sin_family = AF_INET;
+  sa->sin_port = htons(static_cast<std::uint16_t>(a.port));
+  if (::inet_pton(AF_INET, a.host.c_str(), &sa->sin_addr) != 1 ||
+      (ntohl(sa->sin_addr.s_addr) >> 24) != 127)
+    throw fail("not a loopback IPv4 address");
+  e.family = AF_INET;
+  e.length = sizeof(sockaddr_in);
+  return e;
 }
 
 }  // namespace weft::rm

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 #include <mutex>
+#include <new>
 
 #include "events.hpp"
 #include "overflow.hpp"
@@ -171,7 +172,12 @@ void init(const config& cfg_in) {
       delete r;
     }
     detail::g_runtime = nullptr;
-    throw;
+    try {
+      throw;
+    } catch (const std::bad_alloc&) {
+      // Every failure of init is a weft::error; memory exhaustion is a resource failure.
+      throw error(errc::resource, "weft: init: out of memory");
+    }
   }
   if (r->cfg.print) print_config(std::cerr);
 }
@@ -197,7 +203,9 @@ void finalize() {
   r.rm.reset();
 
   // 1. Secondary streams finish their queued work and end; the primary keeps running its units
-  //    while it waits (wait_terminated yields).
+  //    while it waits (wait_terminated yields). Units still sleeping or in a timed wait are
+  //    abandoned as blocked ones are: a one-hour sleep must not hold finalize up for an hour.
+  r.finalizing.store(true, std::memory_order_release);
   std::vector<detail::stream*> others;
   {
     std::lock_guard streams_lock(r.streams_mutex);

@@ -67,6 +67,9 @@ struct runtime_state {
   std::deque<std::shared_ptr<resize_state>> events;  // under events_mutex
   bool event_in_progress = false;                    // under events_mutex
   bool events_closed = false;                        // under events_mutex (finalize)
+  /// Set by the last finalize() before it joins the streams: they then stop once their queued
+  /// work is done without waiting for timed sleepers, which are abandoned like blocked units.
+  std::atomic<bool> finalizing{false};
   // A request queued and none in progress, or a shrink waiting for its targets to end.
   std::atomic<bool> events_pending{false};
   std::unique_ptr<rm_client> rm;  // the resource-manager connection

@@ -560,7 +560,8 @@ void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept {
 }
 
 void unmap_stack(const stack_region& s) noexcept {
-  if (s.flags & stack_foreign) return;
+  // Nothing mapped (init failing before the primary's scheduler stack was mapped), or not ours.
+  if (!s.lo || (s.flags & stack_foreign)) return;
   if (s.flags & stack_arena) {
     const cached_stack c{s, nullptr};
     give_arena_stacks(&c, 1);

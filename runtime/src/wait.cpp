@@ -6,6 +6,7 @@
 #include <string>
 #include <thread>
 
+#include "events.hpp"
 #include "futex.hpp"
 #include "stream.hpp"
 #include "timer.hpp"
@@ -27,8 +28,15 @@ struct wait_access {
 
 namespace {
 
-/// The calling ULT and its stream; throws for tasklets. nullptr stream: an external thread.
+/// The calling ULT and its stream; throws for tasklets and inside event callbacks (which run in
+/// a stream's scheduler context: sleeping there stalls the stream, and with it, often, the unit
+/// that would wake the callback). nullptr stream: an external thread.
 std::pair<stream*, work_unit*> caller(const char* what) {
+  if (in_event_callback()) {
+    throw error(errc::invalid_state, std::string("weft: ") + what +
+                                         " would block inside an event callback (event "
+                                         "callbacks must not block)");
+  }
   stream* s = current_stream();
   work_unit* u = s ? s->current_ : nullptr;
   if (u && u->kind == unit_kind::tasklet) {

@@ -1,10 +1,15 @@
-// libFuzzer target for the resource-manager protocol parser. Built by tests/fuzz/CMakeLists.txt
-// when the C++ compiler is clang with -fsanitize=fuzzer; run: ./weft_rm_protocol_fuzz -max_len=512
+// libFuzzer target for the resource-manager protocol parsers (commands, replies, hellos,
+// addresses). Run by ctest (tests/fuzz/CMakeLists.txt); by hand: build/tests/fuzz/rm_protocol_fuzz
+// -max_len=600. An accepted address must turn into a Unix or a loopback endpoint.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <weft/rm_protocol.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,9 +29,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!weft::rm::parse_reply(weft::rm::format_reply(*r))) std::abort();
   }
   (void)weft::rm::parse_hello(line);
+  std::optional<weft::rm::address> a;
   try {
-    (void)weft::rm::parse_address(line, "fuzz");
+    a = weft::rm::parse_address(line, "fuzz");
   } catch (const std::exception&) {
+  }
+  if (a) {
+    const weft::rm::endpoint e = weft::rm::endpoint_of(*a);  // must not throw
+    if (e.family == AF_INET) {
+      const auto* sa = reinterpret_cast<const sockaddr_in*>(&e.storage);
+      if ((ntohl(sa->sin_addr.s_addr) >> 24) != 127) std::abort();
+    } else if (e.family == AF_INET6) {
+      const auto* sa = reinterpret_cast<const sockaddr_in6*>(&e.storage);
+      if (!IN6_IS_ADDR_LOOPBACK(&sa->sin6_addr)) std::abort();
+    } else if (e.family != AF_UNIX) {
+      std::abort();
+    }
+    // The text form parses back to the same address.
+    if (weft::rm::parse_address(a->to_string(), "fuzz").to_string() != a->to_string()) std::abort();
   }
   return 0;
 }

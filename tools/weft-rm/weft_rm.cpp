@@ -12,10 +12,13 @@
 // COMMAND is one of: shrink N | stop RANK | expand N | set N | count | quit (rm_protocol.hpp).
 // ADDR defaults to $WEFT_RM, else unix:$XDG_RUNTIME_DIR/weft-rm.sock, else
 // unix:/tmp/weft-rm-<uid>.sock. A Unix socket is created with mode 0600; TCP listens on loopback
-// only.
-#include <arpa/inet.h>
-#include <netinet/in.h>
+// only. Only a stale socket at the path is replaced (any other file is an error), and the socket
+// is removed at every exit: success, failure, timeout, end of input, SIGINT, SIGTERM, SIGHUP.
+// A client that sends a line longer than rm::max_line is disconnected; a connection arriving
+// when no file descriptor is left is accepted with a spare one and closed at once.
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -23,6 +26,8 @@
 
 #include <weft/error.hpp>
 #include <weft/rm_protocol.hpp>
+
+#include "client_session.hpp"
 
 #include <cctype>
 #include <cerrno>
@@ -41,13 +46,9 @@ namespace rm = weft::rm;
 
 namespace {
 
-struct client {
+/// A connected process: its socket and protocol state.
+struct client : weft_rm::client_session {
   int fd = -1;
-  std::string buf;
-  std::optional<rm::hello> hello;
-  int streams = 0;
-  int pending = 0;  // commands sent, replies not yet received
-  bool failed = false;
 };
 
 std::string default_address() {
@@ -57,62 +58,122 @@ std::string default_address() {
   return "unix:/tmp/weft-rm-" + std::to_string(::getuid()) + ".sock";
 }
 
+/// Thrown to end the program with `code`; unwinding closes the manager and removes its socket.
+struct exit_with {
+  int code;
+};
+
 [[noreturn]] void die(const std::string& msg, int code = 1) {
   std::fprintf(stderr, "weft-rm: %s\n", msg.c_str());
-  std::exit(code);
+  throw exit_with{code};
 }
 
-int listen_on(const rm::address& a) {
+/// Set by SIGINT, SIGTERM and SIGHUP: the main loop ends and the socket is removed.
+volatile sig_atomic_t g_stop = 0;
+
+void on_signal(int) {
+  g_stop = 1;
+}
+
+/// Catches the signals that end an interactive session, without SA_RESTART, so that poll()
+/// returns and the loop sees g_stop.
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = &on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
+
+/// A listening socket and, for a Unix socket, the identity of the file it created (so that only
+/// that file is removed at exit).
+struct listening {
+  int fd = -1;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+
+listening listen_on(const rm::address& a) {
+  rm::endpoint e;
+  try {
+    e = rm::endpoint_of(a);
+  } catch (const weft::error& ex) {
+    die(ex.what(), 2);
+  }
+  listening l;
   if (a.fam == rm::address::family::unix_socket) {
-    // A stale socket file (no listener) is replaced; a live one is an error.
-    sockaddr_un sa{};
-    sa.sun_family = AF_UNIX;
-    std::strncpy(sa.sun_path, a.path.c_str(), sizeof sa.sun_path - 1);
-    int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (::connect(probe, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0)
-      die("another manager listens on " + a.to_string());
-    ::close(probe);
-    ::unlink(a.path.c_str());
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const mode_t old = ::umask(0177);  // the socket file is created 0600
-    const int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-    ::umask(old);
-    if (rc != 0) die("cannot bind " + a.path + ": " + std::strerror(errno));
-    ::chmod(a.path.c_str(), 0600);
-    if (::listen(fd, 64) != 0) die(std::string("listen: ") + std::strerror(errno));
-    return fd;
+    // Something at the path: only a stale socket (no listener behind it) is replaced. A regular
+    // file, a directory or a live manager's socket is left alone.
+    struct stat st {};
+    if (::lstat(a.path.c_str(), &st) == 0) {
+      if (!S_ISSOCK(st.st_mode)) die(a.path + " exists and is not a socket; not replacing it");
+      const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      if (probe < 0) die(std::string("socket: ") + std::strerror(errno));
+      const int rc = ::connect(probe, e.get(), e.length);
+      const int err = errno;
+      ::close(probe);
+      if (rc == 0 || err == EAGAIN) die("another manager listens on " + a.to_string());
+      if (err != ECONNREFUSED)
+        die("cannot tell whether " + a.path + " is in use: " + std::strerror(err));
+      if (::unlink(a.path.c_str()) != 0)
+        die("cannot remove the stale socket " + a.path + ": " + std::strerror(errno));
+    }
   }
-  const bool v6 = a.host.find(':') != std::string::npos;
-  int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  l.fd = ::socket(e.family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (l.fd < 0) die(std::string("socket: ") + std::strerror(errno));
   int rc;
-  if (v6) {
-    sockaddr_in6 sa{};
-    sa.sin6_family = AF_INET6;
-    sa.sin6_port = htons(static_cast<std::uint16_t>(a.port));
-    ::inet_pton(AF_INET6, a.host.c_str(), &sa.sin6_addr);
-    rc = ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  if (a.fam == rm::address::family::unix_socket) {
+    const mode_t old = ::umask(0177);  // the socket file is created 0600
+    rc = ::bind(l.fd, e.get(), e.length);
+    ::umask(old);
   } else {
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(static_cast<std::uint16_t>(a.port));
-    ::inet_pton(AF_INET, a.host.c_str(), &sa.sin_addr);
-    rc = ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+    const int one = 1;
+    ::setsockopt(l.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    rc = ::bind(l.fd, e.get(), e.length);
   }
-  if (rc != 0) die("cannot bind " + a.to_string() + ": " + std::strerror(errno));
-  if (::listen(fd, 64) != 0) die(std::string("listen: ") + std::strerror(errno));
-  return fd;
+  if (rc != 0) {
+    const int err = errno;
+    ::close(l.fd);
+    die("cannot bind " + a.to_string() + ": " + std::strerror(err));
+  }
+  if (a.fam == rm::address::family::unix_socket) {
+    struct stat st {};
+    if (::stat(a.path.c_str(), &st) == 0) {
+      l.dev = st.st_dev;
+      l.ino = st.st_ino;
+    }
+  }
+  if (::listen(l.fd, 64) != 0) {
+    const int err = errno;
+    ::close(l.fd);
+    if (a.fam == rm::address::family::unix_socket) ::unlink(a.path.c_str());
+    die(std::string("listen: ") + std::strerror(err));
+  }
+  return l;
 }
 
 class manager {
  public:
-  explicit manager(rm::address a) : address_(std::move(a)), listen_fd_(listen_on(address_)) {}
-  ~manager() {
-    for (auto& [fd, c] : clients_) ::close(fd);
-    ::close(listen_fd_);
-    if (address_.fam == rm::address::family::unix_socket) ::unlink(address_.path.c_str());
+  explicit manager(rm::address a) : address_(std::move(a)) {
+    // Kept open so that an accept() failing for lack of file descriptors can still take the
+    // connection off the backlog (and close it) instead of leaving the listener readable.
+    spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    listen_ = listen_on(address_);
   }
+  ~manager() {
+    for (auto& [fd, c] : clients_)
+      if (c.fd >= 0) ::close(c.fd);
+    ::close(listen_.fd);
+    if (spare_fd_ >= 0) ::close(spare_fd_);
+    if (address_.fam == rm::address::family::unix_socket) {
+      // Only the socket this manager made: another manager may have replaced a stale one.
+      struct stat st {};
+      if (::lstat(address_.path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+          st.st_dev == listen_.dev && st.st_ino == listen_.ino)
+        ::unlink(address_.path.c_str());
+    }
+  }
+  manager(const manager&) = delete;
+  manager& operator=(const manager&) = delete;
 
   /// Processes that said hello.
   std::vector<client*> ready() {
@@ -135,15 +196,22 @@ class manager {
   /// Serves sockets (and stdin when `in` is set) for up to `ms` milliseconds (-1: until input).
   /// Returns false at end of stdin.
   bool step(int ms, bool in, const std::function<bool(const std::string&)>& on_input) {
-    std::vector<pollfd> p{{listen_fd_, POLLIN, 0}};
+    using clock = std::chrono::steady_clock;
+    // While accepting is paused (out of file descriptors system-wide), the listener is not
+    // polled: it would stay readable and make this loop spin.
+    const bool accepting = clock::now() >= accept_paused_until_;
+    std::vector<pollfd> p;
+    if (accepting) p.push_back({listen_.fd, POLLIN, 0});
     if (in) p.push_back({0, POLLIN, 0});
     for (auto& [fd, c] : clients_) p.push_back({fd, POLLIN, 0});
+    if (!accepting && (ms < 0 || ms > accept_pause_ms)) ms = accept_pause_ms;
+    if (g_stop) return false;
     if (::poll(p.data(), p.size(), ms) < 0 && errno != EINTR) die(std::strerror(errno));
+    if (g_stop) return false;
     for (const pollfd& q : p) {
       if (!q.revents) continue;
-      if (q.fd == listen_fd_) {
-        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd >= 0) clients_[fd].fd = fd;
+      if (q.fd == listen_.fd) {
+        accept_one();
       } else if (in && q.fd == 0) {
         std::string line;
         if (!std::getline(std::cin, line)) return false;
@@ -163,51 +231,56 @@ class manager {
   }
 
  private:
+  static constexpr int accept_pause_ms = 100;
+
+  /// Accepts one connection. Out of file descriptors, it takes the connection off the backlog
+  /// with the spare descriptor and closes it (the client sees the connection closed), and if
+  /// even that fails it stops polling the listener for a moment.
+  void accept_one() {
+    const int fd = ::accept4(listen_.fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) {
+      clients_[fd].fd = fd;
+      return;
+    }
+    const int err = errno;
+    if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM) return;
+    std::fprintf(stderr, "weft-rm: cannot accept a connection (%s); refusing it\n",
+                 std::strerror(err));
+    if (spare_fd_ >= 0) {
+      ::close(spare_fd_);
+      const int refused = ::accept4(listen_.fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (refused >= 0) ::close(refused);
+      spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (refused >= 0) return;
+    }
+    accept_paused_until_ =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(accept_pause_ms);
+  }
+
+  /// Drops a client: closes its socket; step() erases it.
+  void drop(client& c) {
+    if (c.pending) c.failed = true;
+    lost_ += c.pending;
+    ::close(c.fd);
+    c.fd = -1;
+  }
+
   void read_from(client& c) {
     char chunk[512];
     const ssize_t n = ::recv(c.fd, chunk, sizeof chunk, 0);
     if (n <= 0) {
       if (c.hello) std::printf("[%ld %s] disconnected\n", c.hello->pid, c.hello->name.c_str());
-      if (c.pending) c.failed = true;
-      ::close(c.fd);
-      c.fd = -1;
-      lost_ += c.pending;
+      drop(c);
       return;
     }
-    c.buf.append(chunk, static_cast<std::size_t>(n));
-    for (std::size_t nl; (nl = c.buf.find('\n')) != std::string::npos;) {
-      const std::string line = c.buf.substr(0, nl);
-      c.buf.erase(0, nl + 1);
-      if (!c.hello) {
-        c.hello = rm::parse_hello(line);
-        if (!c.hello) {
-          std::fprintf(stderr, "weft-rm: a client did not say hello ('%s'); closed\n",
-                       line.substr(0, 40).c_str());
-          ::close(c.fd);
-          c.fd = -1;
-          return;
-        }
-        c.streams = c.hello->streams;
-        std::printf("[%ld %s] connected, %d streams\n", c.hello->pid, c.hello->name.c_str(),
-                    c.streams);
-        continue;
-      }
-      auto r = rm::parse_reply(line);
-      if (!r) {
-        std::fprintf(stderr, "weft-rm: [%ld] sent an unexpected line: %s\n", c.hello->pid,
-                     line.substr(0, 80).c_str());
-        continue;
-      }
-      if (c.pending) --c.pending;
-      c.streams = r->streams;
-      if (!r->ok) c.failed = true;
-      std::printf("[%ld %s] %s\n", c.hello->pid, c.hello->name.c_str(), line.c_str());
-    }
+    if (!c.receive(chunk, static_cast<std::size_t>(n), stdout, stderr)) drop(c);
     std::fflush(stdout);
   }
 
   rm::address address_;
-  int listen_fd_;
+  int spare_fd_ = -1;
+  listening listen_;
+  std::chrono::steady_clock::time_point accept_paused_until_{};
   std::map<int, client> clients_;
   int lost_ = 0;
 };
@@ -231,7 +304,7 @@ int number_arg(const char* flag, const char* v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::string addr = default_address();
   int wait_for = 1;
   int timeout_s = 30;
@@ -267,6 +340,7 @@ int main(int argc, char** argv) {
     for (const auto& w : words) line += (line.empty() ? "" : " ") + w;
     std::string why;
     if (!rm::parse_command(line, why)) die("bad command '" + line + "': " + why, 2);
+    catch_stop_signals();
     manager m(address);
     using clock = std::chrono::steady_clock;
     const auto deadline = clock::now() + std::chrono::seconds(timeout_s);
@@ -279,7 +353,7 @@ int main(int argc, char** argv) {
     const std::size_t need = only_pid ? 1 : static_cast<std::size_t>(std::max(wait_for, 1));
     while (targets().size() < need) {
       if (clock::now() > deadline) die("timed out waiting for weft processes to connect");
-      m.step(100, false, nullptr);
+      if (!m.step(100, false, nullptr)) die("interrupted");
     }
     std::vector<client*> ts = targets();
     for (client* c : ts) m.send(*c, line);
@@ -288,13 +362,14 @@ int main(int argc, char** argv) {
       for (client* c : ts) busy |= c->pending > 0 && !c->failed && c->fd >= 0;
       if (!busy) break;
       if (clock::now() > deadline) die("timed out waiting for replies");
-      m.step(100, false, nullptr);
+      if (!m.step(100, false, nullptr)) die("interrupted");
     }
     bool ok = true;
     for (client* c : ts) ok &= !c->failed;
     return ok ? 0 : 1;
   }
 
+  catch_stop_signals();
   manager m(address);
   std::printf("weft-rm: listening on %s (start processes with WEFT_RM=%s); type help\n",
               address.to_string().c_str(), address.to_string().c_str());
@@ -333,7 +408,16 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     return true;
   };
+  catch_stop_signals();
   while (m.step(-1, true, on_input)) {
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const exit_with& e) {
+    return e.code;
+  }
 }

@@ -38,7 +38,9 @@ enum class event_kind {
 
 /// One registrant's callbacks for one event kind. Both run in the scheduler context of the stream
 /// that handles the event: they must not block, yield or throw (an exception counts as a veto from
-/// `ask` and is reported from `act`). They may not register or deregister callbacks.
+/// `ask` and is reported from `act`). A wait on a weft primitive that would block there (a held
+/// mutex, a sleep, ...) throws errc::invalid_state instead of stalling the stream, and so does
+/// add_event_callback or remove_event_callback called from a callback.
 struct event_callbacks {
   /// May stream `rank` stop now / may a stream of rank `rank` be added? Return false to veto.
   /// Empty: agrees.
@@ -51,10 +53,12 @@ struct event_callbacks {
 using callback_id = std::uint64_t;
 
 /// Registers callbacks for events of kind `kind` (Argobots' ABT_event_add_callback). Any thread,
-/// after init. Returns the id that deregisters them.
+/// after init, except inside an event callback (errc::invalid_state). Returns the id that
+/// deregisters them.
 callback_id add_event_callback(event_kind kind, event_callbacks callbacks);
-/// Deregisters (ABT_event_del_callback). Throws errc::invalid_state for an unknown id. When it
-/// returns, the callbacks are not running and will not run again.
+/// Deregisters (ABT_event_del_callback). Throws errc::invalid_state for an unknown id or when
+/// called inside an event callback. When it returns, the callbacks are not running and will not
+/// run again.
 void remove_event_callback(callback_id id);
 
 /// RAII registration: deregisters on destruction.

@@ -10,6 +10,8 @@
 // command gets exactly one reply, in order; `quit` gets "ok" and then the connection is closed.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -63,13 +65,26 @@ std::optional<hello> parse_hello(std::string_view line);
 struct address {
   enum class family { unix_socket, tcp } fam = family::unix_socket;
   std::string path;  // unix
-  std::string host;  // tcp: a numeric loopback address
+  std::string host;  // tcp: a loopback address in inet_ntop's canonical form
   int port = 0;      // tcp
   /// Back to the text form.
   std::string to_string() const;
 };
 /// Parses an address; throws weft::error(errc::invalid_config) naming `origin` when malformed or
-/// not loopback.
+/// not loopback. A TCP host is parsed by inet_pton, and the parsed address is what is checked.
 address parse_address(std::string_view text, std::string_view origin);
+
+/// An address in the form socket(), bind() and connect() take.
+struct endpoint {
+  int family = AF_UNSPEC;  ///< AF_UNIX, AF_INET or AF_INET6
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  /// The address for bind() and connect().
+  const sockaddr* get() const noexcept { return reinterpret_cast<const sockaddr*>(&storage); }
+};
+/// The endpoint of a parsed address. Throws weft::error(errc::invalid_config) when `a` was not
+/// made by parse_address and holds no valid loopback or Unix address, so that a bad host can
+/// never become the unspecified address (all interfaces).
+endpoint endpoint_of(const address& a);
 
 }  // namespace weft::rm

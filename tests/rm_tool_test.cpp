@@ -1,0 +1,284 @@
+// weft-rm against hostile clients and a hostile file system: what it binds, what it removes, and
+// how it treats clients that never end a line or arrive when it has no file descriptor left.
+// WEFT_RM_BINARY (set by tools/weft-rm/CMakeLists.txt) is the weft-rm under test.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <weft/rm_protocol.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "test_support.hpp"
+
+namespace {
+
+using namespace weft_test;
+using namespace std::chrono_literals;
+namespace rm = weft::rm;
+
+/// A fresh directory, removed with its contents at the end.
+class temp_dir {
+ public:
+  temp_dir() {
+    char tmpl[] = "/tmp/weft-rm-tool-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~temp_dir() {
+    const std::string cmd = "rm -rf '" + path_ + "'";
+    [[maybe_unused]] int rc = std::system(cmd.c_str());
+  }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+/// A weft-rm child process, its output (stdout and stderr) going to a file.
+class rm_process {
+ public:
+  rm_process(std::vector<std::string> args, const std::string& log, rlim_t max_files = 0)
+      : log_(log) {
+    // Standard input is a pipe the test keeps open, so that interactive mode does not end.
+    int in[2];
+    EXPECT_EQ(::pipe2(in, O_CLOEXEC), 0);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::close(fd);
+      ::dup2(in[0], 0);
+      // No descriptor of the test process may leak into the child's count.
+      for (int i = 3; i < 1024; ++i) ::close(i);
+      if (max_files) {
+        rlimit rl{max_files, max_files};
+        ::setrlimit(RLIMIT_NOFILE, &rl);
+      }
+      std::vector<char*> argv;
+      static std::string binary = WEFT_RM_BINARY;
+      argv.push_back(binary.data());
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(binary.c_str(), argv.data());
+      std::_Exit(127);
+    }
+    ::close(in[0]);
+    stdin_ = in[1];
+  }
+  ~rm_process() {
+    ::close(stdin_);
+    if (pid_ > 0 && !exited_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  rm_process(const rm_process&) = delete;
+  rm_process& operator=(const rm_process&) = delete;
+
+  /// Waits for the exit (at most hang_guard, then kills it) and returns its status code, or -1
+  /// when it was killed.
+  int wait() {
+    const auto deadline = std::chrono::steady_clock::now() + hang_guard;
+    int status = 0;
+    while (::waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        exited_ = true;
+        ADD_FAILURE() << "weft-rm did not exit";
+        return -1;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    exited_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  /// Sends a signal.
+  void signal(int sig) { ::kill(pid_, sig); }
+  /// What it printed so far.
+  std::string output() const {
+    std::ifstream in(log_);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+  int stdin_ = -1;
+  bool exited_ = false;
+};
+
+/// Connects to the Unix socket at `path`, retrying until weft-rm listens; -1 after hang_guard.
+int connect_unix(const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + hang_guard;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::strncpy(sa.sun_path, path.c_str(), sizeof sa.sun_path - 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) return fd;
+    ::close(fd);
+    std::this_thread::sleep_for(10ms);
+  }
+  return -1;
+}
+
+/// Waits up to `limit` for the peer to close `fd` (reading and discarding what it sends).
+bool closed_by_peer(int fd, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[256];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) return true;
+  }
+}
+
+/// Reads one line from `fd` (at most hang_guard).
+std::string read_line(int fd) {
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + hang_guard;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char c;
+    if (::recv(fd, &c, 1, 0) != 1) break;
+    if (c == '\n') return out;
+    out += c;
+  }
+  return out;
+}
+
+bool send_all(int fd, const std::string& s) {
+  return ::send(fd, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
+}
+
+const std::string hello_line = "hello pid=4242 streams=1 name=fake\n";
+
+TEST(RmToolTest, ALeadingZeroAddressIsAUsageErrorNotAllInterfaces) {
+  temp_dir d;
+  rm_process p({"--socket", "tcp:127.000.000.001:7", "--timeout", "1", "count"}, d / "log");
+  EXPECT_EQ(p.wait(), 2) << p.output();
+  EXPECT_NE(p.output().find("127.000.000.001"), std::string::npos) << p.output();
+}
+
+TEST(RmToolTest, AFileThatIsNotASocketIsLeftAlone) {
+  temp_dir d;
+  const std::string path = d / "rm.sock";
+  { std::ofstream(path) << "precious\n"; }
+  rm_process p({"--socket", "unix:" + path, "--timeout", "1", "count"}, d / "log");
+  EXPECT_EQ(p.wait(), 1) << p.output();
+  EXPECT_NE(p.output().find("not a socket"), std::string::npos) << p.output();
+  std::ifstream in(path);
+  std::string content;
+  std::getline(in, content);
+  EXPECT_EQ(content, "precious");
+}
+
+TEST(RmToolTest, TheSocketIsRemovedAfterATimeoutAndOnSigterm) {
+  temp_dir d;
+  const std::string path = d / "rm.sock";
+  {
+    rm_process p({"--socket", "unix:" + path, "--timeout", "1", "count"}, d / "log");
+    EXPECT_EQ(p.wait(), 1) << p.output();
+    EXPECT_NE(p.output().find("timed out"), std::string::npos) << p.output();
+    struct stat st {};
+    EXPECT_NE(::lstat(path.c_str(), &st), 0) << "the socket was left behind";
+  }
+  {
+    // Interactive, ended by SIGTERM once it listens.
+    rm_process p({"--socket", "unix:" + path}, d / "log2");
+    const int fd = connect_unix(path);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    p.signal(SIGTERM);
+    EXPECT_EQ(p.wait(), 0) << p.output();
+    struct stat st {};
+    EXPECT_NE(::lstat(path.c_str(), &st), 0) << "the socket was left behind";
+  }
+}
+
+TEST(RmToolTest, AStaleSocketIsReplaced) {
+  temp_dir d;
+  const std::string path = d / "rm.sock";
+  {
+    // A socket file nobody listens on any more.
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::strncpy(sa.sun_path, path.c_str(), sizeof sa.sun_path - 1);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+    ::close(fd);
+  }
+  rm_process p({"--socket", "unix:" + path, "--timeout", "30", "count"}, d / "log");
+  const int fd = connect_unix(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_all(fd, hello_line));
+  EXPECT_EQ(read_line(fd), "count");
+  ASSERT_TRUE(send_all(fd, "ok streams=1\n"));
+  EXPECT_EQ(p.wait(), 0) << p.output();
+  ::close(fd);
+}
+
+TEST(RmToolTest, AClientThatNeverEndsALineIsDisconnected) {
+  temp_dir d;
+  const std::string path = d / "rm.sock";
+  rm_process p({"--socket", "unix:" + path, "--timeout", "60", "count"}, d / "log");
+  // Before its hello, and after it.
+  for (bool hello : {false, true}) {
+    SCOPED_TRACE(hello ? "after hello" : "before hello");
+    const int fd = connect_unix(path);
+    ASSERT_GE(fd, 0);
+    if (hello) ASSERT_TRUE(send_all(fd, hello_line));
+    // Bytes without a newline, in pieces, far past the protocol's line limit (the peer may
+    // close while we are still sending: that is the outcome we want).
+    const std::string piece(1024, 'x');
+    for (int i = 0; i < 64 && send_all(fd, piece); ++i) {
+    }
+    EXPECT_TRUE(
+        closed_by_peer(fd, std::chrono::duration_cast<std::chrono::milliseconds>(hang_guard)));
+    ::close(fd);
+  }
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait(), 1) << p.output();
+  EXPECT_NE(p.output().find("without a newline"), std::string::npos) << p.output();
+}
+
+TEST(RmToolTest, OutOfFileDescriptorsAConnectionIsRefusedNotLeftPending) {
+  temp_dir d;
+  const std::string path = d / "rm.sock";
+  // 0-2, the log, the spare descriptor and the listener: room for one client and no more.
+  rm_process p({"--socket", "unix:" + path, "--timeout", "60", "count"}, d / "log", 6);
+  const int first = connect_unix(path);
+  ASSERT_GE(first, 0);
+  ASSERT_TRUE(send_all(first, "hello pid=1 streams=1 name=first"));  // no newline yet
+  const int second = connect_unix(path);
+  ASSERT_GE(second, 0);
+  // weft-rm cannot accept it: the connection must be taken off the backlog and closed, rather
+  // than left there while the listener stays readable and accept4() fails in a loop.
+  EXPECT_TRUE(closed_by_peer(second, 20s)) << p.output();
+  ::close(second);
+  EXPECT_NE(p.output().find("cannot accept"), std::string::npos) << p.output();
+  // It still works: the first client says hello and gets the command.
+  ASSERT_TRUE(send_all(first, "\n"));
+  EXPECT_EQ(read_line(first), "count");
+  ASSERT_TRUE(send_all(first, "ok streams=1\n"));
+  EXPECT_EQ(p.wait(), 0) << p.output();
+  ::close(first);
+}
+
+}  // namespace

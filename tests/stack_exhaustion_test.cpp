@@ -50,10 +50,9 @@ class StackExhaustionTest : public env_test {};
 // straight to the next queued one, which cannot get a stack. The blocking ULT must still block
 // (not return with the eventual's lock held), the stackless one must end with errc::resource, and
 // every ULT must be accounted for once the eventual is set.
-// Disabled until stream::switch_to_unit (runtime/src/context.cpp) goes through the scheduler when
-// the unit it switches to cannot get a stack: without that change this test livelocks (its
-// watchdog fails it after 30 s). Remove DISABLED_ together with that change.
-TEST_F(StackExhaustionTest, DISABLED_UltsWithoutAStackFailTheirJoinAndWaitersStillBlock) {
+// Without stream::switch_to_unit going through the scheduler when the unit it switches to cannot
+// get a stack, this livelocks (its watchdog fails it after 30 s).
+TEST_F(StackExhaustionTest, UltsWithoutAStackFailTheirJoinAndWaitersStillBlock) {
 #ifdef __SANITIZE_THREAD__
   GTEST_SKIP() << "no interposition under ThreadSanitizer";
 #endif

@@ -258,7 +258,13 @@ void stream::switch_to_scheduler(switch_record& rec) {
 }
 
 void stream::switch_to_unit(work_unit* target, switch_record& rec) {
-  if (!target->context && !try_prepare(target)) return;
+  if (!target->context && !try_prepare(target)) {
+    // `target` ended without a stack (its join rethrows why), but the leaver must still leave:
+    // returning here would let a blocking ULT run on holding its primitive's lock, a requeued
+    // one run while queued, and a finished one run again.
+    switch_to_scheduler(rec);
+    return;
+  }
   // Without the inline check: a terminating ULT's stack parks in this call, and its next user
   // lands here after a `terminate`, which the check would only delay.
   jump_to<false>(target, rec);

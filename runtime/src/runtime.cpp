@@ -108,7 +108,7 @@ void teardown(runtime_state* r) {
     set_current_stream(nullptr);
     delete p;
   }
-  for (timer_node* n : r->orphan_timers) release(n);
+  for (timer_node* n : r->orphan_timers) release_at_teardown(n);
   if (r->affinity_saved) sched_setaffinity(0, sizeof r->saved_affinity, &r->saved_affinity);
   primary_alt_stack.reset();
   uninstall_overflow_handler();

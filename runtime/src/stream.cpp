@@ -486,7 +486,10 @@ bool stream::has_to_stop() const noexcept {
     // inside serve_orphans()); the scheduler's next check adopts them.
     if (r & (request_adopt | request_adopt_busy)) return false;
     if (inbox_.load(std::memory_order_acquire) || pinned_head_) return false;
-    if (!timers_.empty() && timers_.has_pending()) return false;  // sleepers will be ready
+    // Sleepers will be ready, except at finalize, which abandons them like blocked units.
+    if (!timers_.empty() && timers_.has_pending() &&
+        !rt().finalizing.load(std::memory_order_acquire))
+      return false;
     for (const auto& p : sched_->pools())
       if (!p->empty()) return false;
     return true;

@@ -36,6 +36,13 @@ inline void release(timer_node* n) noexcept {
   if (n->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete n;
 }
 
+/// Drops the references to `n` left at teardown: the heap's and, when its waiter still waits (a
+/// sleeper that finalize abandoned, which will never run again), the waiter's as well.
+inline void release_at_teardown(timer_node* n) noexcept {
+  if (n->state.load(std::memory_order_acquire) == wait_pending) release(n);
+  release(n);
+}
+
 /// Fires an expired timer: if the waiter is still waiting, takes it out of its queue and wakes
 /// it with `timed_out`. Then drops the heap's reference. (wait.cpp)
 void fire(timer_node* n) noexcept;
@@ -45,8 +52,9 @@ class timer_heap {
  public:
   using clock = std::chrono::steady_clock;
 
+  /// Destroyed at teardown only (a stream that stops earlier hands its timers on).
   ~timer_heap() {
-    for (timer_node* n : heap_) release(n);
+    for (timer_node* n : heap_) release_at_teardown(n);
   }
   /// Adds `n` (the heap takes one reference). May throw std::bad_alloc, leaving `n` out.
   void add(timer_node* n) {

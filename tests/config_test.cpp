@@ -53,7 +53,7 @@ TEST_F(ConfigTest, Defaults) {
   EXPECT_EQ(cfg.num_streams, 0);
   EXPECT_EQ(cfg.stack_size, 16u * 1024);
   EXPECT_EQ(cfg.affinity.how, kind::compact);
-  EXPECT_EQ(cfg.scheduler, "basic");
+  EXPECT_EQ(cfg.scheduler, "randws");
   EXPECT_EQ(cfg.event_freq, 64u);
   EXPECT_EQ(cfg.idle_spin, 256u);
   EXPECT_FALSE(cfg.print);

@@ -90,8 +90,7 @@ TEST_P(DirectSwitchTest, YieldingUltsAlternateInFifoOrder) {
 }
 
 TEST_P(DirectSwitchTest, YieldIntoALifoPoolKeepsTheYielderRunning) {
-  // push-then-pop on a LIFO pool gives the yielder back: what the loop would do. The join of A
-  // takes A out of the pool and runs it first; B, which A's yields never reach, runs after.
+  // push-then-pop on a LIFO pool gives the yielder back: what the loop would do.
   scoped_stream s(basic_over(weft::make_lifo_pool(weft::access_mode::mpsc)));
   std::vector<std::string> log;
   weft::ult::create_on(*s, [&] {
@@ -100,7 +99,7 @@ TEST_P(DirectSwitchTest, YieldIntoALifoPoolKeepsTheYielderRunning) {
     a.join();
     b.join();
   }).join();
-  EXPECT_EQ(log, (std::vector<std::string>{"A0", "A1", "A2", "B0", "B1", "B2"}));
+  EXPECT_EQ(log, (std::vector<std::string>{"B0", "B1", "B2", "A0", "A1", "A2"}));
 }
 
 TEST_P(DirectSwitchTest, ATaskletFoundByAYieldRunsInItsTurn) {
@@ -132,10 +131,9 @@ TEST_P(DirectSwitchTest, TerminatingUltsRunTheNextInFifoOrder) {
 }
 
 TEST_P(DirectSwitchTest, BlockingUltsRunTheNextInFifoOrder) {
-  // The parent's join of B runs B at once (a join that helps); then A blocks on an eventual
-  // that C sets, C runs, and A runs again once the units queued before its wake-up have run.
-  // Then A suspends itself and the parent, queued behind it, resumes it; the join of A, queued
-  // again, runs it.
+  // A blocks on an eventual that C sets; B and C run in between, in queue order, and A runs
+  // again after C (it was queued behind C when C woke it). Then A suspends itself and the
+  // parent, queued behind it, resumes it.
   scoped_stream s(basic_over(weft::make_fifo_pool(weft::access_mode::mpsc)));
   std::vector<std::string> log;
   weft::eventual<void> go;
@@ -160,7 +158,7 @@ TEST_P(DirectSwitchTest, BlockingUltsRunTheNextInFifoOrder) {
     a.resume();
     a.join();
   }).join();
-  EXPECT_EQ(log, (std::vector<std::string>{"B", "A waits", "C sets", "C ends", "A woken",
+  EXPECT_EQ(log, (std::vector<std::string>{"A waits", "B", "C sets", "C ends", "A woken",
                                            "parent resumes A", "A resumed"}));
 }
 

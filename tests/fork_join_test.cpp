@@ -11,7 +11,11 @@ using weft_test::scaled;
 using weft_test::spin_gate;
 using weft_test::streams_test;
 
-class ForkJoinTest : public streams_test {};
+/// The default configuration (the work-stealing scheduler) on 1, 2 and 4 streams.
+class ForkJoinTest : public streams_test {
+ protected:
+  void SetUp() override { init(weft_test::default_config(GetParam())); }
+};
 WEFT_INSTANTIATE_STREAMS(ForkJoinTest);
 
 /// ULTs started and not yet finished, and the most there ever were at once.
@@ -240,7 +244,7 @@ TEST_P(ForkJoinTest, ATaskletCannotWaitOnAGroupWithUnfinishedUlts) {
 /// Orders that one stream makes exact.
 class ForkJoinOneStreamTest : public weft_test::env_test {
  protected:
-  void SetUp() override { rt_.emplace(weft_test::test_config(1)); }
+  void SetUp() override { rt_.emplace(weft_test::default_config(1)); }
   void TearDown() override {
     rt_.reset();
     env_test::TearDown();

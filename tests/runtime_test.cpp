@@ -221,7 +221,7 @@ TEST_F(env_test, PrintConfigAtInitFromTheEnvironment) {
   weft::finalize();
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("num_streams = 2\n"), std::string::npos) << err;
-  EXPECT_NE(err.find("scheduler = basic\n"), std::string::npos) << err;
+  EXPECT_NE(err.find("scheduler = randws\n"), std::string::npos) << err;
 }
 
 TEST_F(env_test, PrintConfigFromCode) {

@@ -128,7 +128,7 @@ TEST(WsPool, WithoutAnOwnerEveryPushGoesToTheSideLaneInFifoOrder) {
 class WsPoolRuntimeTest : public streams_test {};
 WEFT_INSTANTIATE_STREAMS(WsPoolRuntimeTest);
 
-TEST_P(WsPoolRuntimeTest, OwnerPushesAreFifoAndStealsTakeHalf) {
+TEST_P(WsPoolRuntimeTest, OwnerTakesTheNewestAndStealsTakeTheOldestHalf) {
   auto p = weft::make_ws_pool(4);
   weft::execution_stream& here = *weft::execution_stream::self();
   EXPECT_TRUE(p->claim(here));
@@ -140,22 +140,23 @@ TEST_P(WsPoolRuntimeTest, OwnerPushesAreFifoAndStealsTakeHalf) {
   fake_units u(20);
   for (std::size_t i = 0; i < 20; ++i) p->push(u[i]);  // the array, growing from 4 to 32
   EXPECT_EQ(p->size(), 20u);
-  EXPECT_EQ(u.index(p->pop()), 0u);  // FIFO for the owner too
-  // A steal takes half of the 19 left (10), at most `max`.
+  EXPECT_EQ(u.index(p->pop()), 19u);  // LIFO for the owner
+  // A steal takes the oldest: half of the 19 left (10), one at a time, at most `max`.
   auto mine = weft::make_ws_pool();
   ASSERT_TRUE(mine->claim(here));
   std::size_t taken = 0;
   weft::work_unit* s = p->steal_into(*mine, 64, &taken);
   ASSERT_NE(s, nullptr);
-  EXPECT_EQ(u.index(s), 1u);
+  EXPECT_EQ(u.index(s), 0u);
   EXPECT_EQ(taken, 10u);
   EXPECT_EQ(p->stolen(), 10u);
   EXPECT_EQ(mine->size(), 9u);
   s = p->steal_into(*mine, 3, &taken);
-  EXPECT_EQ(u.index(s), 11u);
+  EXPECT_EQ(u.index(s), 10u);
   EXPECT_EQ(taken, 3u);
-  EXPECT_EQ(drain(*mine, u), (std::vector<std::size_t>{2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13}));
-  EXPECT_EQ(drain(*p, u), (std::vector<std::size_t>{14, 15, 16, 17, 18, 19}));
+  // Each pool's owner takes its newest first.
+  EXPECT_EQ(drain(*mine, u), (std::vector<std::size_t>{12, 11, 9, 8, 7, 6, 5, 4, 3, 2, 1}));
+  EXPECT_EQ(drain(*p, u), (std::vector<std::size_t>{18, 17, 16, 15, 14, 13}));
 }
 
 TEST_P(WsPoolRuntimeTest, ConcurrentOwnerPushesTakesAndStealsLoseNothing) {

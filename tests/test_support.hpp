@@ -254,8 +254,21 @@ inline std::vector<int> affinity_cpus() {
   return out;
 }
 
-/// A configuration with `streams` execution streams and everything else at its default.
+/// A configuration with `streams` execution streams, the `basic` scheduler on every stream, and
+/// everything else at its default. Most tests check placement and order, which `basic` (FIFO
+/// pools, no stealing) promises and the default work-stealing scheduler does not; the suites of
+/// the default scheduler (fork_join_test, sched_randws_test, sched_stock_test) use
+/// default_config().
 inline weft::config test_config(int streams) {
+  weft::config cfg;
+  cfg.num_streams = streams;
+  cfg.scheduler = "basic";
+  return cfg;
+}
+
+/// A configuration with `streams` execution streams and everything else, the scheduler
+/// included, at its default.
+inline weft::config default_config(int streams) {
   weft::config cfg;
   cfg.num_streams = streams;
   return cfg;

@@ -43,8 +43,9 @@ bool may_remove_from(pool& p, stream* here) {
   return pool_access::consumer(p).load(std::memory_order_acquire) == here;
 }
 
-/// A join that helps: when `u` waits in a pool the calling stream may take it from, and may run
-/// here (no pin elsewhere, no pending migration), takes it out and runs it now, the joiner
+/// A join that helps: when `u` waits in a pool the calling stream may take it from without
+/// reordering its own scheduler's pools, and may run here (no pin elsewhere, no pending
+/// migration), takes it out and runs it now, the joiner
 /// `self` switched out as its joiner: a ULT by a direct switch, a tasklet right after, on the
 /// scheduler's stack (not on the joiner's, which may be too small for it). Returns false, having
 /// changed nothing, when `u` cannot be taken; the caller then blocks as usual. What runs after
@@ -54,6 +55,13 @@ bool help_join(stream* s, work_unit* self, work_unit* u) {
   if (u->state.load(std::memory_order_acquire) != unit_state::ready) return false;
   pool* home = u->home.load(std::memory_order_relaxed);
   if (!home || !may_remove_from(*home, s)) return false;
+  // The order of the pools this stream's scheduler serves is the scheduler's to keep: there the
+  // join only takes the newest unit of an owned pool, the unit that scheduler pops next anyway
+  // (its remove() refuses any other). From any other pool it takes the unit wherever it is.
+  if (pool_access::owner(*home).load(std::memory_order_relaxed) != s && s->sched_) {
+    for (const auto& p : s->sched_->pools())
+      if (p.get() == home) return false;
+  }
   execution_stream* pin = u->pinned_to.load(std::memory_order_relaxed);
   if ((pin && pin != s) || u->migrate_to.load(std::memory_order_relaxed)) return false;
   // remove() decides: once it succeeds no other stream can run u.

@@ -38,7 +38,8 @@ class randws_group {
   std::vector<std::shared_ptr<ws_pool>> pools() const;
   /// Bumped by every enlist().
   std::uint64_t version() const noexcept { return version_.load(std::memory_order_acquire); }
-  /// Units the members took from each other's pools (steal_into batches, counted per unit).
+  /// Units the members' loops took from each other's pools (steal_into batches, counted per
+  /// unit). A direct switch may also take a peer's unit; ws_pool::stolen() counts every take.
   std::uint64_t steals() const noexcept { return steals_.load(std::memory_order_relaxed); }
 
  private:

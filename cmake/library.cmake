@@ -1,3 +1,23 @@
+# Build options that apply to every target defined from here on (the libraries, abt/, tests/,
+# bench/, apps/ and tools/), and the version check.
+include(${CMAKE_CURRENT_LIST_DIR}/version.cmake)
+
+option(WEFT_WERROR "Treat compiler warnings as errors (scripts/test turns it on)" OFF)
+option(WEFT_DEBUG_ASSERTS
+  "Check the runtime's internal invariants (WEFT_ENABLE_ASSERTS=1; the debug, asan and tsan presets)" OFF)
+if(WEFT_WERROR)
+  add_compile_options(-Werror)
+  # GCC 12 reports a false -Wrestrict inside libstdc++'s std::string operator+ at -O2 and above
+  # (GCC bug 105651): keep it a warning there rather than rewrite correct string code.
+  add_compile_options($<$<AND:$<COMPILE_LANG_AND_ID:CXX,GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-error=restrict>)
+endif()
+# A directory property rather than a usage requirement: the library, the abt layer (built from
+# its own objects), the tests and the apps all see one setting, and an installed package does
+# not impose it on its consumers.
+if(WEFT_DEBUG_ASSERTS)
+  add_compile_definitions(WEFT_ENABLE_ASSERTS=1)
+endif()
+
 # One set of objects, two libraries: weft::weft (shared) and weft::weft_static.
 add_library(weft_objects OBJECT ${WEFT_RUNTIME_SOURCES} ${WEFT_SCHEDULER_SOURCES})
 target_include_directories(weft_objects

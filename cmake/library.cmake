@@ -49,6 +49,13 @@ foreach(kind SHARED STATIC)
     PRIVATE $<BUILD_INTERFACE:Boost::context> $<BUILD_INTERFACE:PkgConfig::HWLOC> $<BUILD_INTERFACE:PkgConfig::NUMA>)
 endforeach()
 set_target_properties(weft PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+# Only the public API is exported (cmake/libweft.map: weft::detail is local but for what inline code
+# in the public headers calls); in-tree code that needs the internals links weft_static.
+option(WEFT_HIDE_INTERNALS "Export only the public API from libweft.so (cmake/libweft.map)" ON)
+if(WEFT_HIDE_INTERNALS)
+  target_link_options(weft PRIVATE "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/libweft.map")
+  set_property(TARGET weft APPEND PROPERTY LINK_DEPENDS "${CMAKE_CURRENT_LIST_DIR}/libweft.map")
+endif()
 # Calls between the library's own functions bind at link time (no PLT stub, no GOT load): nobody
 # interposes weft's internals, and a yield or a creation crosses several translation units.
 target_link_options(weft PRIVATE -Wl,-Bsymbolic-functions)

@@ -7,8 +7,12 @@
 #   <libdir>/pkgconfig/weft.pc
 #   include/abt.h, <libdir>/libweft-abt.{so*,a}, <libdir>/pkgconfig/weft-abt.pc
 #                                                          weft::abt, weft::abt_static (when built)
+#   include/weft/loops/*.hpp, <libdir>/libweft-loops.a, <libdir>/pkgconfig/weft-loops.pc
+#                                                          weft::loops (when apps/ is built)
+#   bin/weft-rm, bin/weft-align, bin/weft-elastic-demo     the programs (when built)
 # Nothing installed names an absolute path: the CMake files locate the prefix from
-# their own directory and weft.pc from ${pcfiledir}.
+# their own directory, the .pc files from ${pcfiledir}, and the programs find libweft.so
+# through a $ORIGIN-relative RPATH.
 include(CMakePackageConfigHelpers)
 
 set(WEFT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/weft"
@@ -101,3 +105,40 @@ if(TARGET weft_abt)
   configure_file("${CMAKE_CURRENT_LIST_DIR}/weft-abt.pc.in" "${PROJECT_BINARY_DIR}/weft-abt.pc" @ONLY)
   install(FILES "${PROJECT_BINARY_DIR}/weft-abt.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
 endif()
+
+# --- weft::loops: the parallel-loop layer (apps/loops), component "loops" ------------------------
+# A static library over libweft.so. mpi.hpp is left out: it belongs to weft_loops_mpi, which needs
+# MPI and stays in the build tree.
+if(TARGET weft_loops)
+  install(TARGETS weft_loops
+    EXPORT weftTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY "${PROJECT_SOURCE_DIR}/apps/loops/include/weft/loops"
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/weft
+    FILES_MATCHING
+      PATTERN "*.hpp"
+      PATTERN "mpi.hpp" EXCLUDE)
+  configure_file("${CMAKE_CURRENT_LIST_DIR}/weft-loops.pc.in" "${PROJECT_BINARY_DIR}/weft-loops.pc" @ONLY)
+  install(FILES "${PROJECT_BINARY_DIR}/weft-loops.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+endif()
+
+# --- programs ---------------------------------------------------------------------------------------
+# Each finds libweft.so (and libweft-abt.so) through an RPATH relative to its own directory,
+# $ORIGIN/../lib for the default layout, so it runs from any prefix, moved or not, without
+# LD_LIBRARY_PATH. (The build tree keeps CMake's absolute build RPATH.)
+if(IS_ABSOLUTE "${CMAKE_INSTALL_BINDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(WEFT_PROGRAM_RPATH "${CMAKE_INSTALL_FULL_LIBDIR}")
+else()
+  file(RELATIVE_PATH _weft_bin_to_lib "/weft-prefix/${CMAKE_INSTALL_BINDIR}" "/weft-prefix/${CMAKE_INSTALL_LIBDIR}")
+  set(WEFT_PROGRAM_RPATH "$ORIGIN/${_weft_bin_to_lib}")
+endif()
+foreach(program weft-rm weft-align weft-elastic-demo)
+  if(NOT TARGET ${program})
+    continue()
+  endif()
+  set_target_properties(${program} PROPERTIES INSTALL_RPATH "${WEFT_PROGRAM_RPATH}")
+  # weft-rm installs itself (tools/weft-rm/CMakeLists.txt); the applications are installed here.
+  if(NOT program STREQUAL "weft-rm")
+    install(TARGETS ${program} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  endif()
+endforeach()

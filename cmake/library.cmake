@@ -1,3 +1,30 @@
+# Build options that apply to every target defined from here on (the libraries, abt/, tests/,
+# bench/, apps/ and tools/), and the version check.
+include(${CMAKE_CURRENT_LIST_DIR}/version.cmake)
+
+option(WEFT_WERROR "Treat compiler warnings as errors (scripts/test turns it on)" OFF)
+option(WEFT_DEBUG_ASSERTS
+  "Check the runtime's internal invariants (WEFT_ENABLE_ASSERTS=1; the debug, asan and tsan presets)" OFF)
+if(WEFT_WERROR)
+  add_compile_options(-Werror)
+  # GCC 12 reports a false -Wrestrict inside libstdc++'s std::string operator+ at -O2 and above
+  # (GCC bug 105651): keep it a warning there rather than rewrite correct string code.
+  add_compile_options($<$<AND:$<COMPILE_LANG_AND_ID:CXX,GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-error=restrict>)
+  # GCC 12 and later warn that ThreadSanitizer does not model std::atomic_thread_fence
+  # (-Wtsan): a statement about the tool, not a defect; it stays visible as a warning.
+  if(WEFT_SANITIZE STREQUAL "thread")
+    add_compile_options(
+      $<$<AND:$<COMPILE_LANG_AND_ID:CXX,GNU>,$<VERSION_GREATER_EQUAL:$<CXX_COMPILER_VERSION>,12>>:-Wno-error=tsan>
+      $<$<AND:$<COMPILE_LANG_AND_ID:C,GNU>,$<VERSION_GREATER_EQUAL:$<C_COMPILER_VERSION>,12>>:-Wno-error=tsan>)
+  endif()
+endif()
+# A directory property rather than a usage requirement: the library, the abt layer (built from
+# its own objects), the tests and the apps all see one setting, and an installed package does
+# not impose it on its consumers.
+if(WEFT_DEBUG_ASSERTS)
+  add_compile_definitions(WEFT_ENABLE_ASSERTS=1)
+endif()
+
 # One set of objects, two libraries: weft::weft (shared) and weft::weft_static.
 add_library(weft_objects OBJECT ${WEFT_RUNTIME_SOURCES} ${WEFT_SCHEDULER_SOURCES})
 target_include_directories(weft_objects
@@ -29,6 +56,13 @@ foreach(kind SHARED STATIC)
     PRIVATE $<BUILD_INTERFACE:Boost::context> $<BUILD_INTERFACE:PkgConfig::HWLOC> $<BUILD_INTERFACE:PkgConfig::NUMA>)
 endforeach()
 set_target_properties(weft PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+# Only the public API is exported (cmake/libweft.map: weft::detail is local but for what inline code
+# in the public headers calls); in-tree code that needs the internals links weft_static.
+option(WEFT_HIDE_INTERNALS "Export only the public API from libweft.so (cmake/libweft.map)" ON)
+if(WEFT_HIDE_INTERNALS)
+  target_link_options(weft PRIVATE "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/libweft.map")
+  set_property(TARGET weft APPEND PROPERTY LINK_DEPENDS "${CMAKE_CURRENT_LIST_DIR}/libweft.map")
+endif()
 # Calls between the library's own functions bind at link time (no PLT stub, no GOT load): nobody
 # interposes weft's internals, and a yield or a creation crosses several translation units.
 target_link_options(weft PRIVATE -Wl,-Bsymbolic-functions)

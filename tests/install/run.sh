@@ -12,6 +12,13 @@
 #  5. with --expect-abt 1 (weft::abt was built): the same for the C99 program
 #     consumer/abt_main.c against weft::abt, weft::abt_static, pkg-config weft-abt and
 #     pkg-config --static weft-abt (libweft-abt.a and libweft.a).
+#  6. with --expect-loops 1 (weft::loops was built): consumer/ asks for
+#     find_package(weft CONFIG REQUIRED COMPONENTS loops) and runs consumer_loops (weft::loops);
+#     the same program links with pkg-config weft-loops; find_package(weft COMPONENTS <unknown>)
+#     fails with a message naming the component, and as an optional component it does not fail.
+#  7. every program the build installed (--programs) is in the moved prefix's bin/, has a
+#     $ORIGIN-relative RUNPATH, resolves libweft.so without LD_LIBRARY_PATH, and weft-rm and
+#     weft-align run their --help from another working directory.
 #
 # Every step must succeed; the first failure fails the test (and keeps the work
 # directory for inspection). Nothing is skipped.
@@ -21,14 +28,14 @@ usage() {
   cat >&2 <<USAGE
 usage: $0 --build-dir DIR --consumer-dir DIR [--work-dir DIR] [--config CFG]
           [--cmake CMAKE] [--generator GEN] [--cxx CXX] [--cc CC] [--pkg-config PKGCONFIG]
-          [--version X.Y.Z] [--expect-abt 0|1]
+          [--version X.Y.Z] [--expect-abt 0|1] [--expect-loops 0|1] [--programs "NAME..."]
 USAGE
   exit 2
 }
 
 build_dir='' consumer_dir='' work_parent="${TMPDIR:-/tmp}" config=''
 cmake_bin=cmake generator='' cxx="${CXX:-g++}" cc="${CC:-gcc}" pkg_config=pkg-config version=''
-expect_abt=0
+expect_abt=0 expect_loops=0 programs=''
 while (($#)); do
   (($# >= 2)) || usage
   case "$1" in
@@ -41,6 +48,8 @@ while (($#)); do
     --cxx) cxx=$2 ;;
     --cc) cc=$2 ;;
     --expect-abt) expect_abt=$2 ;;
+    --expect-loops) expect_loops=$2 ;;
+    --programs) programs=$2 ;;
     --pkg-config) pkg_config=$2 ;;
     --version) version=$2 ;;
     *) usage ;;
@@ -143,6 +152,7 @@ cmake_args=(-S "$consumer_dir" -B "$cbuild"
             -DCMAKE_CXX_COMPILER="$cxx"
             -DCMAKE_C_COMPILER="$cc"
             -DWEFT_EXPECT_ABT="$expect_abt"
+            -DWEFT_EXPECT_LOOPS="$expect_loops"
             -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
             -DWEFT_EXPECTED_VERSION="$version")
 [[ -n $generator ]] && cmake_args+=(-G "$generator")
@@ -275,6 +285,102 @@ if ((expect_abt)); then
     -o "$pcbuild/consumer_abt_static"
   expect_not_needs "$pcbuild/consumer_abt_static"
   run_consumer env -u LD_LIBRARY_PATH "$pcbuild/consumer_abt_static"
+fi
+
+# --- 6. weft::loops: the component, its library and weft-loops.pc ------------------------------
+if ((expect_loops)); then
+  begin "check the installed loops files"
+  for f in "$prefix/include/weft/loops/loops.hpp" "$libdir/libweft-loops.a" "$pc_dir/weft-loops.pc"; do
+    [[ -e $f ]] || { echo "error: $f was not installed" >&2; exit 1; }
+    echo "ok: ${f#"$prefix"/}"
+  done
+  [[ ! -e $prefix/include/weft/loops/mpi.hpp ]] ||
+    { echo "error: weft/loops/mpi.hpp is installed without its library (weft_loops_mpi)" >&2; exit 1; }
+
+  begin "run consumer_loops (find_package(weft COMPONENTS loops), weft::loops)"
+  loops_exe=$(exe consumer_loops)
+  expect_needs_libweft "$loops_exe"
+  run_consumer env -u LD_LIBRARY_PATH "$loops_exe"
+
+  begin "pkg-config weft-loops: compile, link and run"
+  run "$pkg_config" --print-errors --validate weft-loops
+  read -ra loops_cflags <<<"$("$pkg_config" --cflags weft-loops)"
+  read -ra loops_libs <<<"$("$pkg_config" --libs weft-loops)"
+  echo "cflags: ${loops_cflags[*]}"
+  echo "libs: ${loops_libs[*]}"
+  run "$cxx" -std=c++20 "$consumer_dir/loops_main.cpp" "${loops_cflags[@]}" "${loops_libs[@]}" \
+    -o "$pcbuild/consumer_loops"
+  expect_needs_libweft "$pcbuild/consumer_loops"
+  run_consumer env LD_LIBRARY_PATH="$pc_libdir" "$pcbuild/consumer_loops"
+fi
+
+# find_package with components: an unknown required one fails naming it; as an optional
+# component it is reported not found and the package still loads.
+probe_components() { # DIR REQUIRED_COMPONENTS OPTIONAL_COMPONENTS
+  mkdir -p "$1"
+  cat >"$1/CMakeLists.txt" <<PROBE
+cmake_minimum_required(VERSION 3.20)
+project(weft_component_probe LANGUAGES CXX)
+find_package(weft CONFIG REQUIRED COMPONENTS $2 OPTIONAL_COMPONENTS $3)
+message(STATUS "weft_no_such_component_FOUND=\${weft_no_such_component_FOUND}")
+PROBE
+  local args=(-S "$1" -B "$1/build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$cxx"
+              -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON)
+  [[ -n $generator ]] && args+=(-G "$generator")
+  echo "+ $cmake_bin ${args[*]}"
+  "$cmake_bin" "${args[@]}" >"$1/log" 2>&1
+}
+begin "find_package(weft COMPONENTS no_such_component) fails and names it"
+probe_rc=0
+probe_components "$work/probe-unknown" "no_such_component" "" || probe_rc=$?
+cat "$work/probe-unknown/log"
+((probe_rc != 0)) || { echo "error: an unknown required component did not fail the configuration" >&2; exit 1; }
+grep -q 'no component named: no_such_component' "$work/probe-unknown/log" ||
+  { echo "error: the failure does not name the unknown component" >&2; exit 1; }
+echo "ok: failed, naming no_such_component"
+
+begin "find_package(weft OPTIONAL_COMPONENTS no_such_component) loads the package"
+optional_required=""
+((expect_loops)) && optional_required=loops
+probe_rc=0
+probe_components "$work/probe-optional" "$optional_required" "no_such_component" || probe_rc=$?
+cat "$work/probe-optional/log"
+((probe_rc == 0)) || { echo "error: an unknown optional component failed the configuration" >&2; exit 1; }
+grep -q 'weft_no_such_component_FOUND=FALSE' "$work/probe-optional/log" ||
+  { echo "error: weft_no_such_component_FOUND is not FALSE" >&2; exit 1; }
+
+# --- 7. installed programs run from the moved prefix -------------------------------------------
+if [[ -n $programs ]]; then
+  begin "installed programs find libweft.so from the moved prefix"
+  elsewhere="$work/elsewhere"
+  mkdir -p "$elsewhere"
+  for p in $programs; do
+    bin="$prefix/bin/$p"
+    [[ -x $bin ]] || { echo "error: $bin was not installed" >&2; exit 1; }
+    runpath=$(LC_ALL=C readelf -d "$bin" | sed -n 's/.*(\(RPATH\|RUNPATH\)).*\[\(.*\)\]/\2/p')
+    echo "$p: RUNPATH $runpath"
+    [[ $runpath == *'$ORIGIN'* ]] || { echo "error: $bin has no \$ORIGIN-relative RUNPATH" >&2; exit 1; }
+    for path in "$stage" "$build_dir" ${source_dir:+"$source_dir"}; do
+      [[ $runpath != *"$path"* ]] || { echo "error: $bin's RUNPATH names $path" >&2; exit 1; }
+    done
+    resolved=$(cd "$elsewhere" && env -u LD_LIBRARY_PATH ldd "$bin")
+    if grep -q 'not found' <<<"$resolved"; then
+      echo "$resolved" >&2
+      echo "error: $bin cannot find its libraries" >&2; exit 1
+    fi
+    loaded=$(sed -n 's/^[[:space:]]*libweft\.so[^ ]* => \([^ ]*\) .*/\1/p' <<<"$resolved")
+    echo "$p loads libweft.so from: ${loaded:-nowhere}"
+    if [[ -z $loaded || ! $loaded -ef $(ls "$libdir"/libweft.so.* | head -n 1) ]]; then
+      echo "error: $bin does not load the moved prefix's libweft.so" >&2; exit 1
+    fi
+    case $p in
+      weft-rm | weft-align)
+        echo "+ (cd $elsewhere && $bin --help)"
+        (cd "$elsewhere" && env -u LD_LIBRARY_PATH timeout 60 "$bin" --help >"$work/$p.help")
+        head -n 3 "$work/$p.help"
+        ;;
+    esac
+  done
 fi
 
 step="done"

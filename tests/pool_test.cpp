@@ -368,6 +368,9 @@ TEST_P(PoolRuntimeTest, EveryModeAsAStreamPool) {
       }));
     }
     for (auto& m : makers) m.join();
+    // Joined only once they ran: a join of a unit still queued in a multi-consumer pool would
+    // take it out and run it on the joiner's stream (a join that helps).
+    EXPECT_TRUE(weft_test::wait_until([&] { return ran.load() == 120 + 20 * streams(); }));
     for (auto& u : us) u.join();
     for (auto& t : ts) t.join();
     EXPECT_EQ(ran.load(), 120 + 20 * streams());

@@ -126,4 +126,8 @@ void pool::set_owner(execution_stream& s) noexcept {
   owner_.store(&detail::impl(s), std::memory_order_release);
 }
 
+void pool::clear_owner() noexcept {
+  owner_.store(nullptr, std::memory_order_release);
+}
+
 }  // namespace weft

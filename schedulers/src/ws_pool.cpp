@@ -262,11 +262,17 @@ void ws_pool::publish_private() noexcept {
     unlink_yielded(u);
     side_push(u);
   }
+  // No owner until the next claim(): a ULT that still runs on this stream and yields later must
+  // not land in a lane nobody pops.
+  clear_owner();
+  claimed_.store(nullptr, std::memory_order_release);
 }
 
 work_unit* ws_pool::steal_into(ws_pool& into, std::size_t max, std::size_t* taken) noexcept {
   if (taken) *taken = 0;
-  if (&into == this) {
+  // A pool the caller owns (its own, or one it kept through a scheduler replacement) is popped,
+  // not robbed: only the owner's pop reaches its yield lane.
+  if (&into == this || owned_by_caller()) {
     work_unit* u = pop();
     if (taken) *taken = u ? 1 : 0;
     return u;

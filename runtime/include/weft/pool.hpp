@@ -111,6 +111,9 @@ class pool {
   /// An owned pool must be multi-consumer (mpmc or spmc) and its owner may push in any mode.
   /// Call it from the scheduler that serves the pool on `s`, before `s` pushes into it.
   void set_owner(execution_stream& s) noexcept;
+  /// Gives up the owner: from now on every stream's pushes are other streams' pushes. The owner
+  /// calls it when it stops serving the pool, after making what only it could see visible.
+  void clear_owner() noexcept;
   /// True when a stream is parked waiting for a push into this pool (may be stale). An owned
   /// pool may use it to make what only its owner sees visible to others when they are idle.
   bool has_parked_streams() const noexcept { return parked_.load(std::memory_order_relaxed) != 0; }

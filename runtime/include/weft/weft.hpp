@@ -29,5 +29,6 @@
 #include "weft/ult.hpp"
 #include "weft/unit_handle.hpp"
 #include "weft/unit_local.hpp"
+#include "weft/version.hpp"
 #include "weft/wait_queue.hpp"
 #include "weft/work_unit.hpp"

@@ -32,7 +32,8 @@ namespace weft {
 /// remove() takes, by the owner only, the newest unit of the array (what a join that helps
 /// needs: the unit it joins was the last one it created) or any unit of the yield lane (what
 /// yield_to needs: its target is usually a yielder). When the owner stops serving the pool
-/// (publish_private()), the yield lane moves to the side lane, so that nothing is stranded.
+/// (publish_private()), the yield lane moves to the side lane and the pool has no owner until the
+/// next claim(), so that nothing is stranded.
 class ws_pool final : public pool {
  public:
   /// `initial_capacity` is rounded up to a power of two (at least 2); the array doubles when full.
@@ -55,8 +56,9 @@ class ws_pool final : public pool {
   /// (the returned one included).
   work_unit* steal_into(ws_pool& into, std::size_t max, std::size_t* taken = nullptr) noexcept;
 
-  /// Moves the owner's yield lane into the side lane, where every stream can take from it. The
-  /// owner calls it when it stops serving the pool (randws does when its run() returns).
+  /// Gives the pool up: moves the owner's yield lane into the side lane, where every stream can
+  /// take from it, and leaves the pool without an owner until the next claim(). The owner calls
+  /// it when it stops serving the pool (randws does when its run() returns).
   void publish_private() noexcept;
 
   /// Units taken by other streams from this pool so far (relaxed counter).

@@ -485,6 +485,8 @@ int run(const options& opts, const char* executable) {
   const row control_all = machine_control_row(mask, all_streams);
   rows.push_back(ult_all_streams_row(kSmallFanOut, all_streams));
   rows.push_back(tasklet_row(kSmallFanOut));
+  // Before the yield_to row, which replaces the primary's scheduler for its private pool.
+  row fork_join = fib_row();
   rows.push_back(yield_row());
   std::optional<row> handoff = yield_to_row();
   if (!handoff) {
@@ -494,7 +496,7 @@ int run(const options& opts, const char* executable) {
     return 1;
   }
   rows.push_back(*handoff);
-  rows.push_back(fib_row());
+  rows.push_back(fork_join);
   const std::vector<peer_figure> peers = measure_peers(mask);
 
   rows.push_back(control_one);

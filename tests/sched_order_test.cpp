@@ -141,22 +141,31 @@ TEST_P(WsPoolRuntimeTest, OwnerTakesTheNewestAndStealsTakeTheOldestHalf) {
   for (std::size_t i = 0; i < 20; ++i) p->push(u[i]);  // the array, growing from 4 to 32
   EXPECT_EQ(p->size(), 20u);
   EXPECT_EQ(u.index(p->pop()), 19u);  // LIFO for the owner
-  // A steal takes the oldest: half of the 19 left (10), one at a time, at most `max`.
-  auto mine = weft::make_ws_pool();
-  ASSERT_TRUE(mine->claim(here));
-  std::size_t taken = 0;
-  weft::work_unit* s = p->steal_into(*mine, 64, &taken);
-  ASSERT_NE(s, nullptr);
-  EXPECT_EQ(u.index(s), 0u);
-  EXPECT_EQ(taken, 10u);
-  EXPECT_EQ(p->stolen(), 10u);
-  EXPECT_EQ(mine->size(), 9u);
-  s = p->steal_into(*mine, 3, &taken);
-  EXPECT_EQ(u.index(s), 10u);
-  EXPECT_EQ(taken, 3u);
-  // Each pool's owner takes its newest first.
-  EXPECT_EQ(drain(*mine, u), (std::vector<std::size_t>{12, 11, 9, 8, 7, 6, 5, 4, 3, 2, 1}));
-  EXPECT_EQ(drain(*p, u), (std::vector<std::size_t>{18, 17, 16, 15, 14, 13}));
+  // A thief (here a kernel thread, which owns nothing) takes the oldest: half of the 19 left
+  // (10), one at a time, at most `max`; the rest of a batch goes to the thief's pool (here an
+  // unowned one, whose pushes and takes are FIFO through its side lane).
+  auto theirs = weft::make_ws_pool();
+  std::size_t taken1 = 0, taken2 = 0, left = 0;
+  weft::work_unit* s1 = nullptr;
+  weft::work_unit* s2 = nullptr;
+  std::thread([&] {
+    s1 = p->steal_into(*theirs, 64, &taken1);
+    left = theirs->size();
+    s2 = p->steal_into(*theirs, 3, &taken2);
+  }).join();
+  ASSERT_NE(s1, nullptr);
+  EXPECT_EQ(u.index(s1), 0u);
+  EXPECT_EQ(taken1, 10u);
+  EXPECT_EQ(left, 9u);
+  EXPECT_EQ(u.index(s2), 10u);
+  EXPECT_EQ(taken2, 3u);
+  EXPECT_EQ(p->stolen(), 13u);
+  // The owner pops its own pool (steal_into on it from the owner is a pop): newest first.
+  std::size_t own_taken = 0;
+  EXPECT_EQ(u.index(p->steal_into(*theirs, 8, &own_taken)), 18u);
+  EXPECT_EQ(own_taken, 1u);
+  EXPECT_EQ(drain(*theirs, u), (std::vector<std::size_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12}));
+  EXPECT_EQ(drain(*p, u), (std::vector<std::size_t>{17, 16, 15, 14, 13}));
 }
 
 TEST_P(WsPoolRuntimeTest, ConcurrentOwnerPushesTakesAndStealsLoseNothing) {

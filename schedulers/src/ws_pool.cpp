@@ -117,10 +117,18 @@ void ws_pool::unlink_yielded(work_unit* u) noexcept {
 }
 
 work_unit* ws_pool::do_push_pop(work_unit* u) noexcept {
-  // A yield with nothing else queued here goes on at once, without touching the lanes.
-  if (owned_by_caller() && !yield_head_ && side_size_.load(std::memory_order_relaxed) == 0 &&
-      top_.load(std::memory_order_relaxed) >= bottom_.load(std::memory_order_relaxed)) {
-    return u;
+  // Only the owner calls this (pool::do_push_pop). With nothing in the array or the side lane, a
+  // yield is a rotation of the yield lane: u goes on at once when it is alone, else the oldest
+  // yielder runs and u queues behind the others.
+  if (top_.load(std::memory_order_relaxed) >= bottom_.load(std::memory_order_relaxed) &&
+      side_size_.load(std::memory_order_relaxed) == 0) [[likely]] {
+    work_unit* next = yield_head_;
+    if (!next) return u;
+    if (!next->pool_next || !has_parked_streams()) [[likely]] {
+      unlink_yielded(next);
+      do_push_yield(u);
+      return next;
+    }
   }
   do_push_yield(u);
   return pop();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_abt_layer_bench: the cost of the Argobots layer (abt/) over weft's native C++ API, in the
 // same process and on the same pool: ABT_thread_create + ABT_thread_free against
 // weft::ult::create + join (and the tasklet forms), one unit at a time and in fan-outs of 100.

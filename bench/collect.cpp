@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_bench_collect: turns the peer programs' raw lines into the suite's results.
 //
 //   weft_bench_collect --json=FILE --csv=FILE [--memory-csv=FILE] [--context=KEY=VALUE ...]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The timing filter of Luecke and Lin, "OpenMP vs MPI on an SGI Origin 2000" (shared/reference
 // 002), shared by every program of the benchmark suite so that all peers are filtered alike.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of 002's timing filter (filter.hpp), which every program of the benchmark suite uses.
 #include "filter.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_headline: the README's headline benchmark. ULT and tasklet create+join fan-outs, yield,
 // yield_to and recursive fork-join (fib with a ULT at every level), against the peers that are
 // cheap to have in the same process: a pthread create+join

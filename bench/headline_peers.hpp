@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The peers of the headline table that run in weft_headline's own process: Boost.Fiber, OpenMP
 // tasks (when the compiler has OpenMP: WEFT_HEADLINE_OPENMP) and oneTBB's task_group (when TBB was
 // found: WEFT_HEADLINE_TBB). Each runs on the calling thread only (one fiber scheduler, one OpenMP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The machine a benchmark ran on (CPU model, CPUs, governor, load) and the JSON helpers the
 // suite's programs share.
 #pragma once

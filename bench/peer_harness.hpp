@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The skeleton every peer program of the suite shares (bench/peers/*.cpp; bench/go/peer.go
 // follows the same protocol). A peer program runs one case per process:
 //

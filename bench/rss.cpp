@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_bench_rss: runs one peer case in a child process and reports the child's peak resident set.
 //
 //   weft_bench_rss PROGRAM ARGS...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_sched_bench: the scheduler library's benchmarks (Google Benchmark).
 //
 //   weft_sched_bench [--streams=N] [Google Benchmark flags]

@@ -4,6 +4,7 @@
 # gnuplot) must be skipped and named, never fail the run.
 #
 #   bench/smoke_test.sh BUILD_DIR RESULTS_DIR
+# SPDX-License-Identifier: Apache-2.0
 set -uo pipefail
 build=${1:?usage: smoke_test.sh BUILD_DIR RESULTS_DIR}
 results=${2:?usage: smoke_test.sh BUILD_DIR RESULTS_DIR}

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_sync_bench: Google Benchmark microbenchmarks of weft's synchronisation primitives, each
 // against the pthread-based std:: primitive and Boost.Fiber's primitive, in the same run.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The body of every unit the benchmarks create, and the optimisation barrier it uses.
 #pragma once
 

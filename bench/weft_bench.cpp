@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_bench: Google Benchmark microbenchmarks of weft's work-unit life cycle and context switches,
 // with pthread and raw Boost.Context baselines.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workloads both benchmark programs time: weft fan-outs, yield loops, the pthread baseline,
 // and the scope that gives the primary stream a private main pool. Each workload runs once per
 // call and returns the number of units of work it did (what "ns per unit" divides by).

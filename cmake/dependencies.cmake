@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every dependency is a Debian package (scripts/install-deps installs them).
 find_package(Threads REQUIRED)
 find_package(Boost 1.71 REQUIRED COMPONENTS context)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Installation rules, the exported CMake package and weft.pc are kept in this file.
 #
 # Installed layout (relative to the install prefix, which may be moved afterwards):

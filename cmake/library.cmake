@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Build options that apply to every target defined from here on (the libraries, abt/, tests/,
 # bench/, apps/ and tools/), and the version check.
 include(${CMAKE_CURRENT_LIST_DIR}/version.cmake)

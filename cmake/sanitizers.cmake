@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sanitizer builds. The runtime annotates its context switches for both sanitizers
 # (runtime/src/context.cpp), so ULT stacks are understood rather than reported.
 if(WEFT_SANITIZE STREQUAL "address")

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime mechanisms added for the Argobots layer (abt/): waiting for a unit without
 // freeing it (detail::wait_unit), creating a stream at a chosen rank, a stream ending itself
 // (request_exit), reading/writing another unit's local values (local_key::get_for/set_for), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Configuration values built to exhaust memory: a place list is bounded before it is expanded.
 #include "test_support.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Configuration: WEFT_* variables (valid and malformed), validation, the affinity syntax,
 // parse_size, scheduler names and the default number of streams. Linked with weft::weft_static.
 #include <sstream>

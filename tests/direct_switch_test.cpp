@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Direct switches (scheduler::set_direct_yield, on for basic): a yielding or terminating ULT
 // makes its scheduler's choice itself. These tests pin down that the choice is the one the
 // scheduler's loop would make (FIFO and LIFO pools, tasklets in between), and that the scheduler

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shrink/expand requests misused: waited on from a tasklet, with out-of-range arguments, and event
 // callbacks that block or register callbacks.
 #include <weft/events.hpp>

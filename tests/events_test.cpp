@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shrink/expand events: the protocol, the callbacks, the seven and five steps under load, and the
 // resource-manager connection.
 #include <sys/socket.h>

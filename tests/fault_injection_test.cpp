@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fault injection: the test executable interposes mmap, pthread_create, socket and connect (its
 // definitions win over libc's for libweft too) and makes the Nth call of one of them fail, for
 // every N up to the number of such calls a scenario makes. Each run must end either normally or

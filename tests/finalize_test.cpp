@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // finalize() with units that will not finish by themselves: timed sleepers and timed waiters are
 // abandoned like blocked units, so finalize returns once the queued work is done.
 #include <weft/condition_variable.hpp>

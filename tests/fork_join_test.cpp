@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recursive fork-join with the default configuration: joins that help, depth-first order on each
 // stream, bounded live ULTs, every stream used; task_group semantics.
 #include <set>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stack guard pages: a ULT that overflows its stack is reported ("stack overflow in ULT ...") and
 // the process aborts, on the primary stream and on secondary ones; an unrelated segmentation
 // fault is passed on to the previous (default) handler.

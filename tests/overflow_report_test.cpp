@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stack overflows that weft reports where a bare SIGSEGV came before: in a tasklet (on the
 // scheduler stack of the primary or of a secondary stream), in a ULT with a canary stack instead
 // of a guard page (WEFT_STACK_GUARDS=0, or past the guard budget), and on the primary ULT's own

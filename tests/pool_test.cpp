@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pools: the stock FIFO pools in every access mode (order, size, remove, pop_wait), a user-defined
 // pool, and pools as the runtime uses them (producer streams, attachment).
 #include <mutex>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The resource-manager connection under hostile or broken managers: one that stops reading, one
 // whose listen backlog is full, and addresses that must not turn into "all interfaces".
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft-rm against hostile clients and a hostile file system: what it binds, what it removes, and
 // how it treats clients that never end a line or arrive when it has no file descriptor left.
 // WEFT_RM_BINARY (set by tools/weft-rm/CMakeLists.txt) is the weft-rm under test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // init/finalize, the RAII guard, nesting, the primary-only rule of finalize, re-initialisation
 // and print_config.
 #include <sstream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ordering promises of the stock pools and of prio_scheduler: FIFO, LIFO, priority pools (alone
 // and on a stream), the work-stealing pool (FIFO takes, every unit out once under concurrent
 // owner pushes, takes and steals), and strict priority across pools.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // randws: streams steal from each other under imbalance (checked with counters: the stream that
 // made the work is kept busy, so any unit that ran had to be stolen), pinned units stay on their
 // stream while the others are stolen, and groups of streams that come and go.

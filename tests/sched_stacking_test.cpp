@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stacked schedulers (push_scheduler): three levels deep, the stack budget, finish() and stop(),
 // joining a stream that runs a stacked scheduler; and the user-written examples of
 // schedulers/examples/ (a bounded ring pool and a round-robin scheduler with a pop budget and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stock schedulers (basic, basic_wait, prio, randws) as main schedulers of every stream, over
 // 1, 2 and 4 streams: every unit runs exactly once, selection through WEFT_SCHED and the config,
 // replacing the main schedulers while units run, and the idle policies (the CPU an idle process

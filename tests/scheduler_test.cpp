@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Schedulers: user-defined schedulers written against the public contract, the registry
 // (register_scheduler / make_scheduler / scheduler_names) and WEFT_SCHED.
 #include "test_support.hpp"

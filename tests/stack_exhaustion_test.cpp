@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ULT stacks that cannot be mapped: the test replaces mmap (the executable's definition interposes
 // on libc's for libweft too) so that large mappings fail on demand. A ULT that gets no stack ends
 // at once and its join rethrows errc::resource; the ULTs around it, blocked or running, must not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ULT stacks from shared arenas: a chain of nested ULTs deeper than vm.max_map_count / 2 (each
 // level keeps its stack alive), reuse of stacks across fan-outs without new mappings, the guard
 // page budget (guarded stacks first, canary stacks past it), memory returned at finalize, the

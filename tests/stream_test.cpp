@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Execution streams: identity, life cycle at run time (create/join/stop/revive/free), binding,
 // scheduler replacement under load, orphaned pools and their adoption.
 #include "test_support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stress: a million ULTs and a million tasklets (divided by WEFT_TEST_SCALE), a yield storm,
 // migration while yielding, and creation from every stream at once. Only exact counts and
 // checksums are asserted.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // channel<T>: buffered and unbuffered, from ULTs, tasklets and external threads, on 1, 2 and 4
 // streams.
 #include <weft/channel.hpp>

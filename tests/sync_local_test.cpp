@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ULT-local storage (local_key, unit_local<T>), sleeps, and exceptions crossing join after a
 // unit blocked on a primitive, on 1, 2 and 4 streams.
 #include <algorithm>

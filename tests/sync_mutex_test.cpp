@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mutex, recursive_mutex, condition_variable and condition_variable_any, from ULTs, tasklets and
 // external threads, on 1, 2 and 4 streams.
 #include <weft/condition_variable.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rwlock and counting_semaphore, from ULTs, tasklets and external threads, on 1, 2 and 4 streams.
 #include <weft/rwlock.hpp>
 #include <weft/semaphore.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tasklets: creation, join/detach, where they run, and the operations they may not perform.
 #include <stdexcept>
 

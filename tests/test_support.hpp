@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared helpers of the weft test suite: stress scaling, environment hygiene, runtime fixtures
 // parameterised over the number of execution streams, and small waiting utilities.
 //

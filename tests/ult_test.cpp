@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ULTs: creation, join/detach, identity, yield ordering, yield_to, suspend/resume, exit,
 // exceptions, migration, pinning, stack sizes, external threads.
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Descriptor slabs: small ones first, then 2 MiB ones aligned to a huge page, each carved into
 // chunks of at most `batch` descriptors that the allocator hands out once and takes back whole.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The blocking mechanism under the sync primitives: wait queues, timed waits, sleeps.
 #include <algorithm>
 #include <mutex>

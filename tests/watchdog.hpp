@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A watchdog for tests whose failure mode is a hang: it ends the process with a message when not
 // disarmed in time, so that the test fails by itself rather than by a ctest timeout.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the translation units of weft's Argobots layer (libweft-abt) share: the handle structs of
 // the core objects, the mapping of C++ exceptions to ABT error codes, the calling-context query
 // and the initialisation check. Internal: not installed.

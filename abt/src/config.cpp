@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_sched_config_* and ABT_pool_config_*: typed values under integer indices.
 #include <cstdarg>
 #include <new>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Calling contexts, the initialisation check and the exception-to-error-code mapping.
 #include <new>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_error_get_str: the names of Argobots' error codes.
 #include <cstring>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_info_*: configuration queries and human-readable dumps of the layer's objects.
 #include <atomic>
 #include <chrono>

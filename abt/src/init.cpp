@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_init, ABT_finalize, ABT_initialized, and the Argobots environment variables.
 #include <cctype>
 #include <cstdio>

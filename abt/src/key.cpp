@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_key_* and the work-unit-specific data of ABT_thread_/ABT_self_{set,get}_specific: an
 // ABT_key is a weft::local_key packed into the handle's bits (a key is 8 bytes and never 0).
 #include <sched.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal functions shared by the ABT core's translation units: handle registries, predefined
 // pools and schedulers, configurations.
 #pragma once

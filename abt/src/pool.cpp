@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_pool_* (predefined pools, pool handles, the thread- and unit-based operations) and
 // ABT_unit_*. User-defined pools are in user_pool.cpp.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_sched_*: predefined schedulers (weft's stock ones, and a RANDWS over the given pools),
 // user-defined schedulers (ABT_sched_def, run by a weft::scheduler whose run() calls the user's),
 // and the entry points a user scheduler's run callback uses (ABT_xstream_run_unit,

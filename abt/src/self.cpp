@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_self_*: operations on the calling work unit, by calling context.
 #include "units.hpp"
 #include "weft/error.hpp"

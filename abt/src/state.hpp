@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process-wide state of the ABT layer (between ABT_init and the last ABT_finalize).
 #pragma once
 

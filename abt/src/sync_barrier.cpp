@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_barrier_*: Argobots' barrier for work units, on weft's wait_queue.
 //
 // weft::barrier fixes its party count at construction, and Argobots' barrier can be

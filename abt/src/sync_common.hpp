@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the synchronisation objects of the Argobots layer (abt/src/sync_*.cpp).
 //
 // Every sync object of abt.h is a plain struct behind its handle (ABT_mutex, ABT_cond, ...): the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_cond_*: Argobots' condition variable, on weft's wait_queue.
 //
 // A waiter is queued before it releases the mutex (both under the condition's spinlock), so a

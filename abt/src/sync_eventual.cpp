@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_eventual_*: Argobots' eventual (a value set once, awaited by many, resettable), on weft's
 // wait_queue. weft::eventual<T> holds a typed value; Argobots' carries a byte buffer sized at
 // creation and filled by set() under the eventual's lock, so this one keeps its own state.

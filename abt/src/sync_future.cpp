@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_future_*: Argobots' future (ready once all its compartments are set), on weft's wait_queue.
 //
 // Each set() fills the next compartment with a pointer; the set() that fills the last one runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_mutex_* and ABT_mutex_attr_*: Argobots' mutex over weft::mutex.
 //
 // Semantics follow Argobots 1.2: lock_low, lock_high and lock are the same lock (Argobots' own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The object behind ABT_mutex, and its lock and unlock, shared by the mutex and condition
 // variable files of the Argobots layer.
 #pragma once

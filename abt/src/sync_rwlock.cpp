@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_rwlock_*: Argobots' readers-writer lock over weft::rwlock.
 //
 // weft::rwlock is phase-fair (neither readers nor writers starve; Argobots' own is

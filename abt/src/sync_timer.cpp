@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_timer_* and ABT_get_wtime: wall-clock timing, as in Argobots.
 //
 // Times come from CLOCK_MONOTONIC (seconds since an arbitrary point, nanosecond resolution,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_xstream_barrier_*: a barrier between execution streams (kernel threads), as in Argobots.
 //
 // Unlike ABT_barrier, a waiter blocks its whole execution stream (the kernel thread sleeps on a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_task_*: tasklets. In Argobots 1.1+ a tasklet is a work unit that cannot yield; here it is
 // a weft tasklet behind the same handle type as a ULT.
 #include "units.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_thread_* and ABT_thread_attr_*: work units created through the ABT layer are weft
 // descriptors with a C entry; the layer's per-unit state (thread_ext) lives in the descriptor's
 // callable storage, so a create costs what weft's own create costs.

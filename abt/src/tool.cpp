@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_tool_*: one registered callback for work-unit events, and the queries it may make.
 #include <atomic>
 

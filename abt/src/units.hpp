@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers on work units shared by thread.cpp, task.cpp and self.cpp.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // User-defined pools: ABT_pool_user_def_* (Argobots 1.2's interface) and the older struct
 // ABT_pool_def, both as a weft::pool that calls the user's callbacks.
 //

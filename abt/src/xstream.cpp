@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABT_xstream_*: execution streams, the registry of their handles, and the layer's teardown.
 #include <pthread.h>
 #include <sched.h>

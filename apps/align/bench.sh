@@ -32,6 +32,7 @@
 # Environment: REPS (default 5), ALIGN_SCALE (multiplies the number of queries, default 1),
 # VARIANTS (space-separated subset or superset of the variants below; weft-dyn-randws and
 # weft-dyn-nopin are not run by default), FULL=1 (two more workers x threads shapes in A).
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)

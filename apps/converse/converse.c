@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The Converse-style runtime of converse.h on abt.h: PEs are execution streams with a custom
  * scheduler, messages are tasklets, CthThreads are ULTs that suspend on a condition variable. */
 #include "converse.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* converse.h: a small message-driven runtime in the style of Charm++'s Converse, written on
  * weft's Argobots-compatible API (abt.h) as a worked porting example (see docs/porting.md).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* converse_demo: two classic Converse programs on the runtime of converse.h.
  *
  *  1. A ring: a token message goes around all PEs `laps` times; each hop adds one.

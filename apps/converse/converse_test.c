@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* converse_test: checks the primitives of converse.h on a given number of PEs (argv[1]): where
  * handlers run, message copies, broadcasts, thread start/suspend/awaken across PEs, an awakening
  * that comes before the suspension, CthSelf, stack sizes, and quiescence. Exits with status 1 on

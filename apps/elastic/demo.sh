@@ -2,6 +2,7 @@
 # Runs weft-elastic-demo under weft-rm: all streams, shrink to 1, expand back, while it prints its
 # stream count and throughput each second.
 # Usage: bash apps/elastic/demo.sh [BUILD_DIR]      (default build/)
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 build=${1:-$root/build}

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft-elastic-demo: keeps every execution stream busy with small work units and prints, once a
 // second, how many streams it runs on and how many units per second they complete. Start it with
 // WEFT_RM=<address> and change its stream count with weft-rm (apps/elastic/demo.sh does both).

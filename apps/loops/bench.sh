@@ -11,6 +11,7 @@
 # WEFT_LOOPS_TRIALS (kernel trials, default 100), WEFT_LOOPS_BUDGET_MS (time per nested point,
 # default 300), SWEEP (inner team sizes, e.g. 1-36), QUICK=1 (fewer nested points, 20 kernel
 # trials). About 10 minutes on 2 cores.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

@@ -2,6 +2,7 @@
 # Plots bench.sh's results: plot.sh RESULTS_DIR DOCS_DIR
 #   loops-nested.svg|png    time per outer loop vs inner team size (003's slide), log scale
 #   loops-kernels-8B.svg|png and loops-kernels-large.svg|png   the seven kernels per implementation
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 res=$1
 docs=$2

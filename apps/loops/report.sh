@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Markdown tables from bench.sh's results: report.sh RESULTS_DIR
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 res=$1
 echo "Nested benchmark ($(head -1 "$res/nested.txt" | sed 's/^# //'); $(tail -1 "$res/nested.txt" | sed 's/^# //')):"

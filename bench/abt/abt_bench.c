@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* abt_bench: create/join, yield and mutex costs written against abt.h alone (the Argobots 1.x
  * API), so that the very same source builds against weft's Argobots-compatible layer (CMake target
  * weft::abt; bench/run runs it) and against any Argobots installation (bench/abt/Makefile, with

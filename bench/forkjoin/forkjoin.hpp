@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fork-join suite's shared code (bench/forkjoin/README.md): every benchmark written once
 // against the task-group interface each peer program supplies as a type `Group`,
 //

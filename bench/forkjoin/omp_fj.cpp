@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_fj_omp: OpenMP tasks' side of the fork-join suite (forkjoin.hpp; protocol:
 // peer_harness.hpp). The same source builds against GCC's libgomp (g++ -fopenmp, peer "omp-gomp")
 // and LLVM's libomp (clang++ -fopenmp=libomp, peer "omp-libomp"). Every trial runs inside one

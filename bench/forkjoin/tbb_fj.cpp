@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_fj_tbb: oneTBB's side of the fork-join suite (forkjoin.hpp; protocol: peer_harness.hpp).
 // A tbb::task_group per frame, in a task_arena of --streams threads (TBB does not pin its
 // workers).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_fj_weft: weft's side of the fork-join suite (forkjoin.hpp; protocol: peer_harness.hpp).
 //
 //   --bench=ult-B       a ULT per spawn (ult::create in the calling stream's main pool), joined

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_peer_go: goroutines, the Go side of bench/'s create/join and context-switch cases. Standard
 // library only; bench/run builds it with `go build` when Go is installed. Same protocol as
 // bench/peer_harness.hpp:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_peer_fiber: Boost.Fiber's side (protocol: peer_harness.hpp), on the main thread with the
 // default round-robin scheduler (one thread: --streams must be 1; Boost.Fiber's multi-thread
 // schedulers need every thread to run fibers of its own, which a fan-out from one fiber is not).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_peer_os: the kernel's units, pthreads and processes (protocol: peer_harness.hpp).
 //
 //   --bench=pthread-fanout|pthread-chain   pthread_create + pthread_join (004's thretim.c)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_peer_tbb: oneTBB's task_group (protocol: peer_harness.hpp), in a task_arena of --streams
 // threads (TBB does not pin its workers).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_peer_weft: weft's side of the create/join and context-switch cases (protocol:
 // peer_harness.hpp).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Switches the Argobots layer needs and weft's public API does not offer: suspend-and-switch and
 // exit-and-switch (ABT_self_suspend_to, ABT_self_exit_to and their resume_ forms). Private to the
 // library: libweft-abt includes it from the source tree.

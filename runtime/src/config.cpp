@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Configuration: defaults, WEFT_* environment variables, validation, and the affinity syntax.
 #include "weft/config.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Context switching. Every jump carries a switch_record saying what the context that leaves wants
 // done with itself; the context that lands carries it out in land(), once the leaver's registers
 // are saved. Doing the "after" work on the other side of the switch is what makes blocking

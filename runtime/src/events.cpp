@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shrink/expand events: callbacks, the request queue, and the handling steps (see events.hpp).
 #include "events.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shrink/expand events: the runtime's side (events.cpp).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The public face of execution streams.
 #include "weft/execution_stream.hpp"
 

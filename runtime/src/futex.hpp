@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thin wrappers over the Linux futex system call, used only on slow paths (sleeping).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two functions that switch contexts. Contexts are made by Boost.Context's make_fcontext,
 // and both functions save and resume its frame (registers, x87 and MXCSR control words, resume
 // address), so either may resume a context the other saved.

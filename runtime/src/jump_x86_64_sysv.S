@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* weft_jump_fcontext: the ULT-to-ULT context switch on x86-64 System V (ELF); jump.hpp says why
  * weft has its own. It reads and writes the frame that Boost.Context's make_fcontext builds and its
  * jump_fcontext saves (0x00 MXCSR, 0x04 x87 control word, 0x08-0x30 r12 r13 r14 r15 rbx rbp,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Turning a ULT stack overflow into a clear message instead of silent corruption.
 #pragma once
 

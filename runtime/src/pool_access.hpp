@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime's view of a pool's bookkeeping (producer, consumer, attachment count).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The connection to a resource manager (WEFT_RM): a kernel thread of its own, outside every
 // execution stream, so that serving it never stalls one.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "weft/rm_protocol.hpp"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // init() and finalize(): the primary stream, the secondary streams, and the order of teardown.
 #include "weft/runtime.hpp"
 

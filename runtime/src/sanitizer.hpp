@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fiber-switch annotations for AddressSanitizer and ThreadSanitizer. They compile to nothing in
 // normal builds; in sanitized builds every context switch tells the sanitizer which stack it is
 // entering, so ULT stacks are neither reported as overflows nor as races.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime's spellings of the public spinlock and pause hint.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ULT stacks. Stacks of one size are carved from arenas, each one anonymous mapping holding many
 // stack slots, so that the number of mappings does not grow with the number of live ULTs except
 // for guard pages: a guard page needs an mprotect that splits the mapping (two VMAs per stack), so

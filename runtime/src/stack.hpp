@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ULT stacks: carved from shared arenas (one mapping for many stacks), guarded by a PROT_NONE page
 // while the process is far from vm.max_map_count and by a canary word past it, cached per stream.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stacked schedulers: a ULT in the parent's pool whose body runs the child's loop.
 #include "weft/stacking.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The execution stream's internals: scheduler context, inbox, caches, life cycle.
 #pragma once
 

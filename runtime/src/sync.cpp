@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers of the synchronisation primitives, and the out-of-line paths of mutex.
 #include <string>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The out-of-line parts of barrier, counting_semaphore and rwlock.
 #include <mutex>
 #include <thread>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-stream timers: deadlines of ULTs in timed waits and sleeps.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The machine as hwloc sees it: allowed CPUs, places for an affinity policy, thread binding.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Creation, routing, completion, join and detach of work units.
 #include "unit.hpp"
 

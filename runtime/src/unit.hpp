@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Operations on work units shared by the runtime's translation units.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Work-unit descriptors: slabs allocated node-locally, recycled through per-stream caches.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The block of rarely needed per-unit state (see unit_extras.hpp).
 #include "unit_extras.hpp"
 

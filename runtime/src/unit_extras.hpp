@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What few units need, kept out of the descriptor: the exception that escaped a unit and its
 // ULT-local values. A fan-out of 10^6 units is bound by descriptor bytes, so these 16 bytes live
 // in a block allocated on first need and hung on work_unit::extras.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ULT-local storage: a process-wide registry of keys and one table of values per work unit
 // (hung on work_unit::local_storage) or per thread that runs no unit (thread_local).
 #include "unit_local.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ULT-local storage, the runtime's side: tearing down a unit's values when it terminates.
 #pragma once
 

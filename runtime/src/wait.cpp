@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wait queues, timed waits and sleeps.
 //
 // A waiter's state word goes wait_pending -> wait_notified (take(), under the primitive's lock)

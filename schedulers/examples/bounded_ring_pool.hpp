@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A user-written pool: a bounded ring buffer with an overflow list, written against the public
 // interface only (weft/pool.hpp). It is an example (compiled and used by tests/sched_stacking_test)
 // of what docs/schedulers.md explains: the hook, the NVI push, size() and the access mode.

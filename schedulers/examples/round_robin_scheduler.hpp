@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A user-written scheduler: round robin over its pools with a time slice and a pop budget,
 // written against the public interface only (weft/scheduler.hpp). It is an example (compiled
 // and used by tests/sched_stacking_test) of the run() contract in docs/schedulers.md, and it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "weft/schedulers/basic_scheduler.hpp"
 
 #include "weft/schedulers/fifo_pool.hpp"

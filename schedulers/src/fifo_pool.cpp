@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stock FIFO pools (private, two-lane single-consumer, spinlocked shared). All are intrusive
 // doubly linked lists threaded through the units' pool hook, so push, pop and remove are O(1) and
 // never allocate.

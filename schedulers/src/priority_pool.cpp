@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "weft/schedulers/priority_pool.hpp"
 
 #include <mutex>

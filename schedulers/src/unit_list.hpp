@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An intrusive doubly linked list of work units through the pool hook, shared by the LIFO and
 // priority pools. Invariant: u->pool_holder == owner exactly while u is linked.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The work-stealing pool: a Chase-Lev deque (the owner pushes and pops at the bottom, everyone
 // else takes at the top with a CAS), plus a spinlocked side lane for pushes from other threads
 // and an owner-private yield lane.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Behaviours of Argobots 1.2 that ported programs rely on, one case per behaviour: output
  * handles on failure, yields outside ULTs, affinity lists with absent CPUs, stream counts past
  * ABT_MAX_NUM_XSTREAMS, nested finalize from any thread, user pools (is_empty, units of other

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Initialisation and the process-wide services: ABT_init/ABT_finalize/ABT_initialized (nesting,
  * re-initialisation, calls before init), ABT_error_get_str, ABT_get_wtime and ABT_timer_*,
  * ABT_info_*, the ABT_THREAD_STACKSIZE environment variable, and the ABT_tool_* callbacks. */

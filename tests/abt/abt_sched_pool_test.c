@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Schedulers and pools: ABT_sched_* and ABT_sched_config_* with user-defined schedulers (old
  * ABT_pool_pop/ABT_xstream_run_unit loop and new ABT_pool_pop_thread/ABT_self_schedule loop),
  * the predefined BASIC, BASIC_WAIT, PRIO and RANDWS schedulers, stacking with

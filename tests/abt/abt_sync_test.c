@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Synchronisation between work units: ABT_mutex_* (plain, recursive, priority lock and unlock
  * forms, spinlock, static initialisers), ABT_cond_*, ABT_rwlock_*, ABT_eventual_*,
  * ABT_future_* and ABT_barrier_*, used by ULTs on every stream, tasklets where Argobots allows

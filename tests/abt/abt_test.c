@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The harness of abt_test.h: failure reports, the stream set-up shared by the tests, bounded
  * waits and the test runner. */
 #include "abt_test.h"

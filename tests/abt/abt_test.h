@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A small harness for the C tests of weft's Argobots-compatible API (abt.h).
  *
  * Each test executable is a list of named test functions run in order by abt_test_main(). The

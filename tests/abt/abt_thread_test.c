@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Work units: ABT_thread_* and ABT_thread_attr_*, ABT_task_*, ABT_self_*, ABT_key_*, and the
  * calling contexts Argobots distinguishes (primary ULT, ULT, tasklet, external thread), with the
  * error codes for invalid handles and misuse. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Execution streams (ABT_xstream_*) and execution-stream barriers (ABT_xstream_barrier_*):
  * creation in every form, ranks, join/revive/free, cancel and exit, main schedulers and pools,
  * CPU binding and affinity, states, and the errors for invalid handles and misuse. */

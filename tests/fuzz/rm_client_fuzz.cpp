@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for weft-rm's handling of a client's bytes (tools/weft-rm/client_session.hpp):
 // the input is cut into reads of varying sizes, as recv() would deliver it. Checks that nothing
 // is buffered past the protocol's line limit, that a dropped client stays dropped, and that the

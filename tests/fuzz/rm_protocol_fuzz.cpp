@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the resource-manager protocol parsers (commands, replies, hellos,
 // addresses). Run by ctest (tests/fuzz/CMakeLists.txt); by hand: build/tests/fuzz/rm_protocol_fuzz
 // -max_len=600. An accepted address must turn into a Unix or a loopback endpoint.

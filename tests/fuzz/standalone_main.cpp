@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A driver for the libFuzzer targets without libFuzzer: feeds a fixed seed corpus and then a fixed
 // number of deterministic mutations of it (bytes flipped, inserted, deleted, spliced) to
 // LLVMFuzzerTestOneInput. Used by ctest when clang's libFuzzer is not available, and always as a

@@ -22,6 +22,7 @@
 #
 # Every step must succeed; the first failure fails the test (and keeps the work
 # directory for inspection). Nothing is skipped.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
 usage() {

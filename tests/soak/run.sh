@@ -5,6 +5,7 @@
 # exits non-zero, or a weft-rm command gets no reply.
 #   bash tests/soak/run.sh [BUILD_DIR (default build)] [SECONDS (default 600)]
 # Build first: cmake --build BUILD_DIR --target weft_soak weft-rm
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 build=${1:-$root/build}

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The soak test's workload (tests/soak/run.sh drives it with weft-rm): rounds of mixed units on
 // every stream, using every synchronisation primitive, migrating and sleeping, while a resource
 // manager shrinks and expands the process. After each round it checks that every unit ran

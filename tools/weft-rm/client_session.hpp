@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft-rm's side of one connected weft process: splits what it sends into protocol lines, takes
 // its hello and its replies. Kept apart from the socket code so that the fuzzer
 // (tests/fuzz/rm_client_fuzz.cpp) drives exactly what weft-rm runs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft-rm: a node resource manager for weft processes. It listens on a socket; weft processes
 // started with WEFT_RM=<the same address> connect to it, and it tells them to shrink or expand.
 //

@@ -3,6 +3,7 @@
 #   weft_rm_test.sh WEFT_RM_BINARY DEMO_BINARY
 # Starts the elastic demo connected to a fresh socket, sets it to 1 stream and back to 2 with
 # one-shot weft-rm invocations, sends a bad command (usage error, exit 2), and checks the replies.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 rmtool=$1
 demo=$2

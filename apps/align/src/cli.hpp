@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line of weft-align, callable in-process (the tests use it).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A seeded data generator: random references of varying lengths and queries that are mutated
 // substrings of them, each with its known origin in its header.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft-align: an edlib alignment mapper, parallel on weft (and on OpenMP for comparison), and
 // over MPI ranks when started by mpirun.
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The mapper: every query (both strands by default) against every reference with edlib, best hit
 // per query, in parallel on weft (workers x threads of ULTs or tasklets), on OpenMP (nested
 // parallel regions, as in the seed), or serially; each alignment's k is the query's best distance

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The same mapper on OpenMP, shaped like the seed's code: an outer team of `workers` threads takes
 // query chunks (the MCE workers), and each query opens an inner parallel region of `threads`
 // threads over the references with `omp for schedule(static|dynamic, ref_chunk) nowait`, each

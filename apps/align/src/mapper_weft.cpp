@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The mapper on weft: W teams ("workers") of T units ("threads"), created once per run. A team
 // goes through a sequence of query chunks; its T units share every query's references, and the
 // unit that finishes a query's last share merges the partial bests and locates the hits. No unit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft-align under mpirun: the ranks of MPI_COMM_WORLD as a peer_group (see cli.hpp).
 #pragma once
 

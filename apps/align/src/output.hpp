@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The output destination of weft-align: opened and checked before any work, written as results
 // come, committed at the end.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A progress bar on stderr: queries done, rate, ETA. Drawn by its own kernel thread, so it works
 // the same for every backend.
 #pragma once

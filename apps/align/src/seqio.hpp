@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sequence input: FASTA and FASTQ, plain or gzip, read record by record, with errors that name
 // the file and line; nucleotide alphabets and reverse complements.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft-align's OpenMP backend: the same results as the serial mapper and as weft for every
 // combination of workers, threads, chunks and schedule. Not registered in the TSan build
 // (libgomp is not instrumented, so TSan reports its synchronisation as races).

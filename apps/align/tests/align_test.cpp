@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft-align: correctness against brute force, identical output for every parallel configuration
 // on weft, the generator's origins, gzip input, CIGARs, and every bad-input error.
 #include <fcntl.h>

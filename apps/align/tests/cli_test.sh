@@ -3,6 +3,7 @@
 # Checks: gzip and FASTQ input, stdin, identical output for weft / serial / OpenMP, the progress
 # bar (only on a terminal or with --progress always; never with --quiet), --stats, exit statuses,
 # and that a failed run leaves no output file behind.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 bin=$1
 omp=${2:-omp}

@@ -3,6 +3,7 @@
 # query, the best distance over all references and both strands, the (reference, strand) pairs
 # that reach it (--ties all), and each hit's start and end (one of edlib-aligner's locations)
 # must agree; with and without pruning. Usage: edlib_test.sh PATH/TO/weft-align PATH/TO/edlib-aligner
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 bin=$1
 edlib=$2

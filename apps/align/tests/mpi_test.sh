@@ -2,6 +2,7 @@
 # weft-align under mpirun: 4 ranks on loopback give output byte-identical to one process (the
 # same binary, started without mpirun), for several chunk sizes; a bad input fails the job with
 # rank 0's message and leaves no output. Usage: mpi_test.sh PATH/TO/weft-align PATH/TO/mpirun
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 bin=$1
 mpirun=$2

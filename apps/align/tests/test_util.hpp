@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the weft-align tests: temporary files, brute-force edit distance, data sets.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seven kernels of 002 (Luecke and Lin): ping-pong, right shift, array sum, dot product,
 // mat-vec, mat add, mat-mat. One problem description and data layout shared by every
 // implementation (serial reference, OpenMP, weft, MPI, MPI+weft), and 002's timing filter.

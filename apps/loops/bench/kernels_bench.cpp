@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seven kernels of 002 in one shared-memory implementation per process:
 //   weft_loops_kernels_bench omp|weft P [KERNELS]
 // P workers (OpenMP threads, or weft ULTs over WEFT_NUM_STREAMS streams); KERNELS a comma list

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Problem data, the serial reference of the seven kernels, and 002's timing filter.
 #include "kernels.hpp"
 

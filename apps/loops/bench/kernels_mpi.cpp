@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seven kernels in MPI, written as 002 writes them (each rank owns its block; mpi_send/recv,
 // sendrecv, reduce to rank 0), and the same with weft inside each rank: the rank's block is
 // computed by the loop layer and messages are waited for with the ULT-aware mpi_wait.

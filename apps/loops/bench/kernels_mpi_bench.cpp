@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seven kernels of 002 in MPI, one process per rank (run it under mpirun):
 //   mpirun -np P weft_loops_kernels_mpi_bench mpi|mpi+weft [KERNELS]
 // mpi+weft initialises weft in each rank (WEFT_NUM_STREAMS streams per rank) and computes each

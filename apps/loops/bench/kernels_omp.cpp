@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seven kernels in OpenMP, written as 002 writes them: one parallel region, omp for
 // schedule(static), reduction(+) for scalar sums, a critical section for the array sums.
 #include "kernels_run.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The implementations of the seven kernels. Each makes the problem's data, runs `trials` timed
 // trials with 002's method (flush the caches, barrier, time, barrier; a trial's time is the
 // largest over the workers or ranks) and returns the result of the last trial with the times.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seven kernels on the weft loop layer: one region per run, a worksharing loop per kernel.
 #include "kernels_run.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nested benchmark of 003 on weft (and serially).
 //   weft_loops_nested serial
 //   weft_loops_nested ult|tasklet OUTER INNER-LIST

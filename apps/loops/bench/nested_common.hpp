@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nested-parallel benchmark of 003 (slide "Shortcomings today? Pthreads"): an outer parallel
 // loop of 36 iterations, each calling petsc_voodoo(x), an inner parallel loop of 1000 iterations
 // of out[x][j] = cos(in[x][j]). Shared by the weft and the OpenMP programs: data, check, timing.

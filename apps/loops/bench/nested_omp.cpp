@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nested benchmark of 003 in OpenMP, built against libgomp (g++ -fopenmp) or LLVM's libomp
 // (clang++ -fopenmp=libomp) by bench.sh.
 //   nested_omp OUTER INNER-LIST

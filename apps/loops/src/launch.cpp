@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Creating a team's worker units (the non-template half of launch()).
 #include <weft/loops/launch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ULT-aware MPI waits.
 #include <weft/loops/mpi.hpp>
 

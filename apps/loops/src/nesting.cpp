@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-unit nesting frame of the loop layer.
 #include <weft/loops/nesting.hpp>
 #include <weft/loops/worker_unit.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Each of the seven kernels gives the same result in every version (serial reference, weft loop
 // layer, OpenMP where built) within floating-point tolerance; and 002's filter keeps what it
 // promises.

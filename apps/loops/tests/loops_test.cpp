@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The loop layer: every schedule visits every index exactly once for 1, 2 and 4 streams; scalar
 // and array reductions; regions with barriers and worksharing loops; nested teams of ULTs and of
 // tasklets; misuse errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MPI parts on loopback, run with 2 and 4 ranks by ctest (mpirun). Checks, on every rank count:
 //  - a ULT waiting in mpi_wait() does not block its stream: with one stream, the message it waits
 //    for is only sent after another ULT of the same stream has run (a blocking wait deadlocks and

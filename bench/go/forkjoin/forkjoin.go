@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft_fj_go: goroutines, the Go side of the fork-join suite (bench/forkjoin/README.md): the
 // same benchmarks as bench/forkjoin/forkjoin.hpp, with the same trees, inputs and spawns, a
 // goroutine per spawn and a sync.WaitGroup per frame. Standard library only; bench/run builds it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A reusable barrier for a fixed number of parties (ULTs and external threads).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // channel<T>: a bounded multi-producer multi-consumer queue of values, in the manner of Go's
 // channels, for ULTs, tasklets and external threads.
 #pragma once

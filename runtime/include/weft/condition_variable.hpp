@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Condition variables for ULTs and external threads: condition_variable (over weft::mutex) and
 // condition_variable_any (over any lock whose unlock() does not block).
 #pragma once

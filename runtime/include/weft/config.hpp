@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime configuration: set from code, overridden by WEFT_* environment variables at init.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft reports misuse and failed requests by throwing weft::error, a std::system_error whose code
 // belongs to weft::error_category(). Hot paths (push, pop, yield, create, join of a finished unit)
 // are noexcept or throw only on misuse, never on the fast path.

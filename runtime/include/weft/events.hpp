@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shrink/expand events: a resource manager (or the process itself) asks weft to run on fewer or
 // more execution streams, and every runtime built on weft gets a say.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // eventual<T>: a value set once and awaited by many, resettable (Argobots' ABT_eventual).
 #pragma once
 

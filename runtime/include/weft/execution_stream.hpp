@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Execution streams: kernel threads, each bound to a place, each running a main scheduler.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // future<T> / promise<T>: a one-shot channel for a value or an exception, std-style.
 #pragma once
 

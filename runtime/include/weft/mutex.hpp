@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Mutual exclusion for ULTs, tasklets and external threads: mutex and recursive_mutex.
 #pragma once
 

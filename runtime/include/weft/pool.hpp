@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pool interface: where ready work units wait for a scheduler.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The resource-manager protocol: one line of text per message, in both directions.
 //
 //   weft -> manager, on connect:  hello pid=<pid> streams=<n> name=<program>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Initialisation and finalisation of the runtime.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A readers-writer lock for ULTs, tasklets and external threads.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scheduler interface: the policy that decides what an execution stream runs next.
 #pragma once
 

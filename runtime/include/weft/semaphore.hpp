@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counting semaphores for ULTs, tasklets and external threads.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A spinlock for short critical sections, and the pause hint spinning loops use.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stacking: a scheduler that runs as a work unit in another scheduler's pool.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Structured fork-join: ULTs run as a group and waited for together.
 #pragma once
 

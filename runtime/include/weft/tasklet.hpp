@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tasklets: stackless work units that run to completion on their scheduler's stack.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Operations on the calling work unit, in the manner of std::this_thread.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ULTs: stackful user-level threads that may yield, block, suspend and migrate.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What ULT and tasklet handles have in common: join, detach, identity, introspection.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ULT-local storage: per-unit values under keys, with destructors (Argobots' ABT_key, POSIX's
 // pthread_key_t). Use it instead of thread_local inside ULTs (see docs/sync.md).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wait queues: the blocking mechanism under every weft sync primitive, public so that runtimes
 // ported onto weft can build their own.
 #pragma once

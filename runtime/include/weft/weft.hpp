@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // weft: a user-level threading runtime. The umbrella header of the C++ API.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The descriptor behind every ULT and tasklet.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A C consumer of the installed Argobots-compatible API: an unmodified Argobots-style program. */
 #include <abt.h>
 #include <stdio.h>

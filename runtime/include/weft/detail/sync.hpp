@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by weft's synchronisation primitives (not part of the API).
 #pragma once
 

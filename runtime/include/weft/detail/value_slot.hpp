@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A value set once and awaited by many: the state behind eventual<T> and future<T>/promise<T>
 // (not part of the API).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The default scheduler: FIFO over its pools, first pool first.
 #pragma once
 

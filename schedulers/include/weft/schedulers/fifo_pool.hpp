@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stock FIFO pools: one per access mode, all supporting remove() and a sleeping pop_wait().
 #pragma once
 

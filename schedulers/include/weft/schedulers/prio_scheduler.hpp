@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strict priority over pools, round robin among pools of equal priority.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stock priority pool: FIFO per priority, highest priority first.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random work stealing: each stream owns a ws_pool, pushes locally, steals when it runs dry.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The work-stealing pool behind randws: a Chase-Lev deque owned by one stream.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Starting a team: creates workers 1..n-1 as ULTs or tasklets, runs worker 0 in the caller, waits
 // once for them all and rethrows the first exception. Every construct of the layer is built on
 // launch().

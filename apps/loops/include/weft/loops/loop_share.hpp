@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One worker's share of a loop under a schedule: the code every worksharing construct runs.
 #pragma once
 

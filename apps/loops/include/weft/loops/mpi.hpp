@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MPI on weft: initialisation at the thread level a weft program needs, and waits on MPI requests
 // that yield the calling ULT instead of blocking its execution stream, so that other units of the
 // stream (computation, other communication) run while a message is in flight.

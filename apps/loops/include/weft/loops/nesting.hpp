@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which team the calling unit works in: the nesting level and the width of the enclosing teams,
 // kept with the unit (its worker slot, or ULT-local storage) so that it follows a ULT across
 // streams.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a parallel construct is asked for: team size, the kind of work unit its workers are, where
 // they are placed, and the loop schedule.
 #pragma once

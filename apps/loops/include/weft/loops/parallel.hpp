@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parallel constructs: parallel regions, parallel loops and reductions over a team of ULTs
 // or tasklets on weft's existing execution streams.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loop schedules (static, dynamic, guided) and the arithmetic that splits an iteration range
 // among the workers of a team. Pure functions on values: usable and testable without a runtime.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A parallel region's team and the handle each worker gets: thread number, barrier, worksharing
 // loops, scalar and array reductions, critical sections and single.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The barrier of a team: a reusable barrier that can be aborted, so that a worker whose body
 // throws releases the workers waiting for it instead of leaving them blocked for ever.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one wait a team's caller does for all its workers: a count of unfinished workers and a
 // wait queue, instead of a join per worker.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The work units the layer creates: every worker 1..n-1 of a team is a ULT or tasklet running
 // worker_entry() on a worker_slot, which is also how nested code finds its enclosing team.
 #pragma once

@@ -40,8 +40,8 @@ inline void release(timer_node* n) noexcept {
 /// Drops the references to `n` left at teardown: the heap's and, when its waiter still waits (a
 /// sleeper that finalize abandoned, which will never run again), the waiter's as well.
 inline void release_at_teardown(timer_node* n) noexcept {
-  if (n->state.load(std::memory_order_acquire) == wait_pending) release(n);
-  release(n);
+  const int refs = n->state.load(std::memory_order_acquire) == wait_pending ? 2 : 1;
+  if (n->refs.fetch_sub(refs, std::memory_order_acq_rel) == refs) delete n;
 }
 
 /// Fires an expired timer: if the waiter is still waiting, takes it out of its queue and wakes

@@ -332,7 +332,7 @@ std::vector<fj_row> fj_rows(const results& r) {
   std::vector<fj_row> rows;
   for (const auto& [k, s] : r.times) {
     if (k.bench == "empty") continue;
-    fj_row row{k, &s};
+    fj_row row{k, &s, std::nan(""), std::nullopt, std::nullopt};
     const auto one = r.times.find({k.peer, k.bench, k.n, 1});
     if (one != r.times.end()) row.speedup = one->second.median_ns / s.median_ns;
     const auto rss = r.rss_kb.find(k);

@@ -69,7 +69,8 @@ TEST_P(AbtSupportTest, CreateAtARank) {
 
 TEST_P(AbtSupportTest, RequestExitFromTheStreamsOwnUnit) {
   // A scheduler that does not steal: with the default one another stream may run the ULT.
-  weft::execution_stream& s = weft::execution_stream::create(weft::basic_scheduler::with_new_pool());
+  weft::execution_stream& s =
+      weft::execution_stream::create(weft::basic_scheduler::with_new_pool());
   std::atomic<bool> asked{false};
   weft::ult u = weft::ult::create_on(s, [&] {
     weft::this_unit::stream()->request_exit();

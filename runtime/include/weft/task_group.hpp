@@ -27,8 +27,8 @@ namespace weft {
 /// wait() joins the group's ULTs oldest first: a join that finds its ULT still queued as the
 /// newest unit of the caller's pool runs it right there, and otherwise blocks while the stream
 /// runs the group's queued ULTs newest first, so recursive fork-join unfolds depth-first on each
-/// stream while idle streams steal the oldest (largest) pending pieces. cancel() makes every ULT of the
-/// group that has not started yet skip its body; a body that throws cancels the group as well,
+/// stream while idle streams steal the oldest (largest) pending pieces. cancel() makes every ULT of
+/// the group that has not started yet skip its body; a body that throws cancels the group as well,
 /// and wait() rethrows the first exception thrown (the others are dropped). After wait() the
 /// group is empty and not cancelled, ready for reuse.
 ///

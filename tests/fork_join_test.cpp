@@ -109,50 +109,54 @@ TEST_P(ForkJoinTest, RecursiveWorkReachesEveryStreamByDefault) {
   EXPECT_EQ(static_cast<int>(seen.size()), want);
 }
 
+/// A shared pool that only a second stream's scheduler serves, and that stream held busy by a
+/// ULT from the pool until release(): units queued there meanwhile wait for a join to take them.
+class busy_foreign_pool {
+ public:
+  busy_foreign_pool()
+      : pool_(weft::make_fifo_pool(weft::access_mode::mpmc)),
+        other_(weft::execution_stream::create(std::make_unique<weft::basic_scheduler>(
+            std::vector<std::shared_ptr<weft::pool>>{pool_}))),
+        blocker_(weft::ult::create(*pool_, [this] {
+          holding_.store(true);
+          gate_.hold();
+        })) {}
+  ~busy_foreign_pool() {
+    gate_.open();
+    blocker_.join();
+    other_.free();
+  }
+  /// Waits until the other stream is held; false after the hang guard.
+  bool held() {
+    return weft_test::wait_until([&] { return holding_.load(); });
+  }
+  weft::pool& pool() { return *pool_; }
+
+ private:
+  std::shared_ptr<weft::pool> pool_;
+  weft::execution_stream& other_;
+  spin_gate gate_;
+  std::atomic<bool> holding_{false};
+  weft::ult blocker_;
+};
+
 TEST_P(ForkJoinTest, AJoinRunsAQueuedUltOnTheJoinersStream) {
-  // u waits in a shared pool that only `other`'s scheduler serves, while `other` is held busy:
-  // the join takes it out and runs it on the joiner's stream.
-  auto shared = weft::make_fifo_pool(weft::access_mode::mpmc);
-  std::vector<std::shared_ptr<weft::pool>> pools{shared};
-  weft::execution_stream& other =
-      weft::execution_stream::create(std::make_unique<weft::basic_scheduler>(pools));
-  spin_gate gate;
-  std::atomic<bool> holding{false};
-  weft::ult blocker = weft::ult::create(*shared, [&] {
-    holding.store(true);
-    gate.hold();
-  });
-  ASSERT_TRUE(weft_test::wait_until([&] { return holding.load(); }));
+  busy_foreign_pool foreign;
+  ASSERT_TRUE(foreign.held());
   weft::execution_stream* ran_on = nullptr;
-  weft::ult u = weft::ult::create(*shared, [&] { ran_on = weft::this_unit::stream(); });
-  weft::execution_stream* const joiner = weft::this_unit::stream();
+  weft::ult u = weft::ult::create(foreign.pool(), [&] { ran_on = weft::this_unit::stream(); });
   u.join();
-  EXPECT_EQ(ran_on, joiner);
-  gate.open();
-  blocker.join();
-  other.free();
+  EXPECT_EQ(ran_on, weft::this_unit::stream());
 }
 
 TEST_P(ForkJoinTest, AJoinRunsAQueuedTaskletBeforeTheJoinerGoesOn) {
-  auto shared = weft::make_fifo_pool(weft::access_mode::mpmc);
-  std::vector<std::shared_ptr<weft::pool>> pools{shared};
-  weft::execution_stream& other =
-      weft::execution_stream::create(std::make_unique<weft::basic_scheduler>(pools));
-  spin_gate gate;
-  std::atomic<bool> holding{false};
-  weft::ult blocker = weft::ult::create(*shared, [&] {
-    holding.store(true);
-    gate.hold();
-  });
-  ASSERT_TRUE(weft_test::wait_until([&] { return holding.load(); }));
+  busy_foreign_pool foreign;
+  ASSERT_TRUE(foreign.held());
   weft::execution_stream* ran_on = nullptr;
-  weft::tasklet t = weft::tasklet::create(*shared, [&] { ran_on = weft::this_unit::stream(); });
-  weft::execution_stream* const joiner = weft::this_unit::stream();
+  weft::tasklet t =
+      weft::tasklet::create(foreign.pool(), [&] { ran_on = weft::this_unit::stream(); });
   t.join();
-  EXPECT_EQ(ran_on, joiner);
-  gate.open();
-  blocker.join();
-  other.free();
+  EXPECT_EQ(ran_on, weft::this_unit::stream());
 }
 
 TEST_P(ForkJoinTest, ExceptionsAreRethrownAtWaitAndTheGroupIsReusable) {

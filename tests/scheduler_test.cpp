@@ -91,6 +91,9 @@ TEST_P(SchedulerTest, UserSchedulerAsAStreamMainScheduler) {
     }));
     ts.push_back(weft::tasklet::create(i % 2 ? *b : *a, [&] { ran++; }));
   }
+  // Joined once they ran: a join of a unit still queued in the multi-consumer pool would take it
+  // out and run it on the joiner's stream (a join that helps).
+  EXPECT_TRUE(wait_until([&] { return ran.load() == 600; }));
   for (auto& u : us) u.join();
   for (auto& t : ts) t.join();
   EXPECT_EQ(ran.load(), 600);
@@ -178,6 +181,9 @@ TEST_P(SchedulerTest, UserMigrationPool) {
       ran += weft::this_unit::current()->home == second.get();
     }));
   }
+  // Joined once they ran (a join of a unit still queued in `second`, a multi-consumer pool, would
+  // run it on the joiner's stream).
+  EXPECT_TRUE(wait_until([&] { return ran.load() == 150; }));
   for (auto& u : us) u.join();
   EXPECT_EQ(ran.load(), 150);
 }

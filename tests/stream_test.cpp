@@ -497,7 +497,18 @@ void stop_then_adopt(weft::execution_stream& adopter, weft::access_mode mode) {
   // may all have run that way), so wait for it to land.
   EXPECT_TRUE(wait_until([&] { return st.pool->attached_schedulers() == 1; }));
   weft::execution_stream* ran_on = nullptr;
-  weft::ult::create(*st.pool, [&] { ran_on = weft::this_unit::stream(); }).join();
+  {
+    std::atomic<weft::execution_stream*> where{nullptr};
+    weft::ult u = weft::ult::create(*st.pool, [&] { where.store(weft::this_unit::stream()); });
+    // Another stream adopted it: wait before the join, since a join of a unit still queued in a
+    // multi-consumer pool would run it on the joiner's stream (a join that helps). Adopted by
+    // this stream, the pool is one of its scheduler's: the join blocks while the scheduler runs
+    // it (a yield loop here would keep the stream's first pool busy).
+    if (&adopter != weft::execution_stream::self())
+      EXPECT_TRUE(wait_until([&] { return where.load() != nullptr; }));
+    u.join();
+    ran_on = where.load();
+  }
   EXPECT_EQ(ran_on, &adopter);
   st.s->free();
 }
@@ -607,7 +618,15 @@ TEST_P(OrphanTest, SharedPoolSurvivesOneOfItsStreams) {
   EXPECT_EQ(ran.load(), 400);
   EXPECT_EQ(shared->attached_schedulers(), 1);
   weft::execution_stream* ran_on = nullptr;
-  weft::ult::create(*shared, [&] { ran_on = weft::this_unit::stream(); }).join();
+  {
+    // Waited for before the join: a join of a unit still queued in a multi-consumer pool
+    // would run it on the joiner's stream (a join that helps).
+    std::atomic<weft::execution_stream*> where{nullptr};
+    weft::ult u = weft::ult::create(*shared, [&] { where.store(weft::this_unit::stream()); });
+    EXPECT_TRUE(wait_until([&] { return where.load() != nullptr; }));
+    u.join();
+    ran_on = where.load();
+  }
   EXPECT_EQ(ran_on, &b);
   a.free();
   b.free();

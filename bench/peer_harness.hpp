@@ -72,7 +72,7 @@ inline peer_case parse_case(int argc, char** argv) {
 [[noreturn]] inline void skip_case(const char* peer, const peer_case& c, const char* why) {
   std::printf("skip\t%s\t%s\t%s\n", peer, c.bench.c_str(), why);
   std::fflush(stdout);
-  std::exit(3);
+  std::_Exit(3);  // no destructors: a runtime the program started may still run threads
 }
 
 /// Runs `once` c.warmup times untimed, then c.trials times timed, and prints the raw line. `once`

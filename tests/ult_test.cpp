@@ -746,10 +746,14 @@ TEST_P(UltTest, MigrateBeforeItRuns) {
   // To a pool.
   auto p = weft::make_fifo_pool(weft::access_mode::mpmc);
   scoped_stream ps(std::make_unique<weft::basic_scheduler>(std::vector{p}));
-  weft::ult v = weft::ult::create([&] { ran_on = weft::this_unit::stream(); });
+  std::atomic<weft::execution_stream*> where{nullptr};
+  weft::ult v = weft::ult::create([&] { where.store(weft::this_unit::stream()); });
   v.migrate_to(*p);
+  // Waited for before the join: a join of a unit still queued in a multi-consumer pool would run
+  // it on the joiner's stream (a join that helps).
+  EXPECT_TRUE(wait_until([&] { return where.load() != nullptr; }));
   v.join();
-  EXPECT_EQ(ran_on, &*ps);
+  EXPECT_EQ(where.load(), &*ps);
 }
 
 TEST_P(UltTest, MigrateAQueuedUltTheCallerCannotRemove) {

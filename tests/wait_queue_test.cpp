@@ -216,16 +216,6 @@ TEST_P(WaitQueueTest, ASleepingUltLetsItsStreamRunOtherWork) {
   EXPECT_TRUE(sleeper_done.load());
 }
 
-TEST_P(WaitQueueTest, FinalizeWaitsForSleepers) {
-  std::atomic<bool> done{false};
-  weft::ult::create_on(last_stream(), [&] {
-    weft::this_unit::sleep_for(20ms);
-    done = true;
-  }).detach();
-  finalize();
-  EXPECT_TRUE(done.load());
-}
-
 TEST_P(WaitQueueTest, TaskletsCannotWaitOrSleep) {
   event ev;
   std::optional<weft::errc> wait_err, sleep_err;

@@ -180,7 +180,9 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
         weft::detail::check_join(u);
         // A ULT blocks until the unit ends (SUSPEND, then RESUME and RUN), as in Argobots.
         const tool_block_scope block(ABT_SYNC_EVENT_TYPE_THREAD_JOIN, handle_of(u));
-        weft::detail::wait_unit(u);
+        // Argobots programs count on the stream whose pool a unit went to running it: the join
+        // waits, it does not run the unit on the caller's stream.
+        weft::detail::wait_unit_in_place(u);
       } else {
         // Another joiner already waits (weft takes one), or the caller is a tasklet, which
         // cannot block: wait for the end by yielding or spinning, as Argobots does.

@@ -311,8 +311,9 @@ bool reap_if_done(work_unit* u) noexcept {
 
 namespace {
 
-/// wait_unit() for a caller that knows its stream `s` and unit `self`.
-void wait_unit_as(work_unit* u, stream* s, work_unit* self);
+/// wait_unit() for a caller that knows its stream `s` and unit `self`; `help`: a join that
+/// helps (help_join) may run `u` here.
+void wait_unit_as(work_unit* u, stream* s, work_unit* self, bool help = true);
 
 /// Frees the joined unit `u` and rethrows what escaped it.
 void reap(work_unit* u) {
@@ -356,13 +357,20 @@ void wait_unit(work_unit* u) {
   }
 }
 
+void wait_unit_in_place(work_unit* u) {
+  if (u->join_word.load(std::memory_order_acquire) != join_done) {
+    stream* s = current_stream();
+    wait_unit_as(u, s, s ? s->current_ : nullptr, false);
+  }
+}
+
 namespace {
 
-void wait_unit_as(work_unit* u, stream* s, work_unit* self) {
+void wait_unit_as(work_unit* u, stream* s, work_unit* self, bool help) {
   std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
   if (w != join_done) {
     if (self) {
-      if (!help_join(s, self, u)) {
+      if (!help || !help_join(s, self, u)) {
         switch_record rec{self, switch_action::block, &register_joiner, u};
         s->switch_out(rec);
       }

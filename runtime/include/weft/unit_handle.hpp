@@ -38,6 +38,9 @@ void join_unit(work_unit* u);
 /// separate calls (the Argobots C API). The caller has passed check_join(u); afterwards
 /// u->join_word is join_done, so later waits return at once.
 void wait_unit(work_unit* u);
+/// wait_unit() that never runs `u` on the caller's stream: the caller blocks until the stream
+/// that pops `u` has run it (the Argobots layer, whose programs count on placement).
+void wait_unit_in_place(work_unit* u);
 /// Throws if the caller may not join `u` (a unit joining itself; a tasklet joining a unit that
 /// has not finished).
 void check_join(work_unit* u);

@@ -443,12 +443,22 @@ TEST_P(PoolRuntimeTest, SchedulerOverSeveralPoolsDrainsThemAll) {
   weft::ult g = weft::ult::create(*high, [&] { gate.hold(); });
   ASSERT_TRUE(wait_until([&] { return g.state() == weft::unit_state::running; }));
   std::vector<weft::tasklet> ts;
+  std::atomic<int> done{0};
   for (int i = 0; i < 3; ++i)
-    ts.push_back(weft::tasklet::create(*low, [&] { order.push_back('L'); }));
+    ts.push_back(weft::tasklet::create(*low, [&] {
+      order.push_back('L');
+      done.fetch_add(1);
+    }));
   for (int i = 0; i < 3; ++i)
-    ts.push_back(weft::tasklet::create(*high, [&] { order.push_back('H'); }));
+    ts.push_back(weft::tasklet::create(*high, [&] {
+      order.push_back('H');
+      done.fetch_add(1);
+    }));
   gate.open();
   g.join();
+  // Joined once they ran: a join of a tasklet still queued in `low` (multi-consumer) would run it
+  // on the joiner's stream, out of the order under test.
+  EXPECT_TRUE(wait_until([&] { return done.load() == 6; }));
   for (auto& t : ts) t.join();
   EXPECT_EQ(order, (std::vector<char>{'H', 'H', 'H', 'L', 'L', 'L'}));
 }

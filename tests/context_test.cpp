@@ -96,8 +96,9 @@ TEST_P(ContextTest, RoundingModeStaysWithAUltThatYieldsDirectly) {
 }
 
 TEST_P(ContextTest, RoundingModeStaysWithAUltThatYieldsThroughItsScheduler) {
-  auto sched = weft::basic_scheduler::with_new_pool(weft::access_mode::mpsc);
-  sched->set_direct_yield(false);  // every yield goes ULT -> scheduler -> ULT
+  // A loop-writing scheduler: every yield goes ULT -> scheduler -> ULT.
+  auto sched =
+      weft_test::stats_scheduler::with_new_pool(std::make_shared<weft_test::sched_stats>());
   std::shared_ptr<weft::pool> pool = sched->pools().front();
   scoped_stream s(std::move(sched));
   expect_modes_kept(*pool, [] { weft::this_unit::yield(); });

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Direct switches (scheduler::set_direct_yield, on for basic): a yielding or terminating ULT
-// makes its scheduler's choice itself. These tests pin down that the choice is the one the
-// scheduler's loop would make (FIFO and LIFO pools, tasklets in between), and that the scheduler
-// still sees events, timers and requests while its ULTs do nothing but yield.
+// Direct switches: a yielding, blocking or terminating ULT asks its scheduler's hooks itself
+// (every policy; a loop_scheduler's ULTs go through its loop). These tests pin down that the
+// choice is the one the loop would make (FIFO and LIFO pools, tasklets in between, priorities,
+// a user policy), and that the loop still sees events, timers and requests while its ULTs do
+// nothing but yield.
 #include <atomic>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "weft/schedulers/basic_scheduler.hpp"
 #include "weft/schedulers/fifo_pool.hpp"
 #include "weft/schedulers/lifo_pool.hpp"
+#include "weft/schedulers/prio_scheduler.hpp"
 
 namespace {
 
@@ -67,9 +69,70 @@ void create_mixed_units(std::vector<std::atomic<int>>& runs, weft::execution_str
   }
 }
 
-TEST_P(DirectSwitchTest, BasicSchedulersAllowDirectSwitches) {
-  EXPECT_TRUE(weft::basic_scheduler::with_new_pool()->direct_yield());
-  EXPECT_TRUE(weft::basic_wait_scheduler::with_new_pool()->direct_yield());
+TEST_P(DirectSwitchTest, StockSchedulersArePoliciesLoopSchedulersWriteTheirLoop) {
+  EXPECT_FALSE(weft::basic_scheduler::with_new_pool()->writes_own_loop());
+  EXPECT_FALSE(weft::basic_wait_scheduler::with_new_pool()->writes_own_loop());
+  EXPECT_FALSE(weft::prio_scheduler::with_new_pools()->writes_own_loop());
+  EXPECT_FALSE(weft::make_scheduler("randws")->writes_own_loop());
+  EXPECT_TRUE(weft_test::stats_scheduler::with_new_pool(std::make_shared<weft_test::sched_stats>())
+                  ->writes_own_loop());
+}
+
+namespace {
+
+/// basic's choice, counting the hook calls made by a yielding ULT itself (not by the loop).
+class counting_policy final : public weft::scheduler {
+ public:
+  using scheduler::scheduler;
+  weft::work_unit* pick_after_yield(weft::work_unit* self, weft::pool& home) noexcept override {
+    if (weft::this_unit::current() == self) asked_by_yielder.fetch_add(1);
+    return scheduler::pick_after_yield(self, home);
+  }
+  std::atomic<int> asked_by_yielder{0};
+};
+
+}  // namespace
+
+TEST_P(DirectSwitchTest, AUserPolicyIsAskedByTheYieldingUltItself) {
+  auto owned = std::make_unique<counting_policy>(
+      std::vector<std::shared_ptr<weft::pool>>{weft::make_fifo_pool(weft::access_mode::mpsc)});
+  owned->set_event_freq(1000);  // a budget larger than the yields below
+  counting_policy& policy = *owned;
+  scoped_stream s(std::move(owned));
+  std::vector<std::string> log;
+  weft::ult::create_on(*s, [&] {
+    weft::ult a = weft::ult::create(yielder(log, "A", 50));
+    weft::ult b = weft::ult::create(yielder(log, "B", 50));
+    a.join();
+    b.join();
+  }).join();
+  ASSERT_EQ(log.size(), 100u);
+  for (std::size_t i = 0; i < log.size(); ++i)
+    EXPECT_EQ(log[i], (i % 2 ? "B" : "A") + std::to_string(i / 2)) << "at " << i;
+  // Every yield asks the hook from the yielding ULT: none takes a round trip through the loop
+  // (no request is pending, and the direct-choice budget is not spent).
+  EXPECT_EQ(policy.asked_by_yielder.load(), 100);
+}
+
+TEST_P(DirectSwitchTest, AYieldUnderPrioSwitchesToTheHigherPriorityUnit) {
+  auto high = weft::make_fifo_pool(weft::access_mode::mpsc);
+  auto low = weft::make_fifo_pool(weft::access_mode::mpsc);
+  scoped_stream s(weft::prio_scheduler::ordered({high, low}));
+  std::vector<std::string> log;
+  weft::ult::create(*low, [&] {
+    log.push_back("L0");
+    weft::ult h1 = weft::ult::create(*high, [&] { log.push_back("H1"); });
+    weft::ult l1 = weft::ult::create(*low, [&] { log.push_back("L1"); });
+    weft::this_unit::yield();  // H1 first (higher), then L1 (queued before this ULT in low)
+    log.push_back("L0'");
+    weft::ult h2 = weft::ult::create(*high, [&] { log.push_back("H2"); });
+    weft::this_unit::yield();  // H2, then this ULT
+    log.push_back("L0''");
+    h1.join();
+    l1.join();
+    h2.join();
+  }).join();
+  EXPECT_EQ(log, (std::vector<std::string>{"L0", "H1", "L1", "L0'", "H2", "L0''"}));
 }
 
 TEST_P(DirectSwitchTest, YieldingUltsAlternateInFifoOrder) {

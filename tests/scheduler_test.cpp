@@ -13,11 +13,11 @@ WEFT_INSTANTIATE_STREAMS(SchedulerTest);
 
 /// Round robin over its pools (one pop per pool in turn); idles by sleeping in pop_wait() on its
 /// first pool. Counts what it runs.
-class round_robin_sleeper final : public weft::scheduler {
+class round_robin_sleeper final : public weft::loop_scheduler {
  public:
   round_robin_sleeper(std::vector<std::shared_ptr<weft::pool>> pools,
                       std::shared_ptr<sched_stats> stats)
-      : weft::scheduler(std::move(pools)), stats_(std::move(stats)) {}
+      : weft::loop_scheduler(std::move(pools)), stats_(std::move(stats)) {}
   void run() override {
     stats_->runs++;
     std::size_t next = 0;
@@ -51,10 +51,10 @@ class round_robin_sleeper final : public weft::scheduler {
 };
 
 /// A scheduler whose migration pool is its second pool.
-class two_pool_scheduler final : public weft::scheduler {
+class two_pool_scheduler final : public weft::loop_scheduler {
  public:
   explicit two_pool_scheduler(std::vector<std::shared_ptr<weft::pool>> pools)
-      : weft::scheduler(std::move(pools)) {}
+      : weft::loop_scheduler(std::move(pools)) {}
   weft::pool& migration_pool() noexcept override { return *pools()[1]; }
   void run() override {
     unsigned pops = 0;

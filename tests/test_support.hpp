@@ -410,14 +410,14 @@ struct sched_stats {
   std::atomic<long> checks{0};     // check_events() calls
 };
 
-/// A scheduler written against the public contract only: FIFO over its pools, first pool first,
-/// check_events() every event_freq() pops and whenever every pool was empty, and an idle loop
-/// that gives the core away. It records what it does in a sched_stats.
-class stats_scheduler : public weft::scheduler {
+/// A loop-writing scheduler written against the public contract only: FIFO over its pools, first
+/// pool first, check_events() every event_freq() pops and whenever every pool was empty, and an
+/// idle loop that gives the core away. It records what it does in a sched_stats.
+class stats_scheduler : public weft::loop_scheduler {
  public:
   stats_scheduler(std::vector<std::shared_ptr<weft::pool>> pools,
                   std::shared_ptr<sched_stats> stats)
-      : weft::scheduler(std::move(pools)), stats_(std::move(stats)) {}
+      : weft::loop_scheduler(std::move(pools)), stats_(std::move(stats)) {}
   static std::unique_ptr<stats_scheduler> with_new_pool(
       std::shared_ptr<sched_stats> stats, weft::access_mode mode = weft::access_mode::mpsc) {
     return std::make_unique<stats_scheduler>(

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ABT_sched_*: predefined schedulers (weft's stock ones, and a RANDWS over the given pools),
-// user-defined schedulers (ABT_sched_def, run by a weft::scheduler whose run() calls the user's),
+// user-defined schedulers (ABT_sched_def, run by a weft::loop_scheduler whose run() calls the
+// user's),
 // and the entry points a user scheduler's run callback uses (ABT_xstream_run_unit,
 // ABT_xstream_check_events, ABT_sched_has_to_stop).
 #include <algorithm>
@@ -21,17 +22,9 @@ namespace abt {
 
 namespace {
 
-/// Reaches weft::scheduler's protected mechanisms for any scheduler object: the ABT API lets a
-/// user scheduler's run callback call them through free functions.
+/// Reaches weft::scheduler's protected queries for any scheduler object: the ABT API asks them
+/// of any scheduler through free functions.
 struct sched_access : weft::scheduler {
-  static void run_unit_of(weft::scheduler& s, weft::work_unit* u) {
-    void (weft::scheduler::*f)(weft::work_unit*) = &sched_access::run_unit;
-    (s.*f)(u);
-  }
-  static bool check_events_of(weft::scheduler& s) {
-    bool (weft::scheduler::*f)() = &sched_access::check_events;
-    return (s.*f)();
-  }
   static bool has_to_stop_of(const weft::scheduler& s) {
     bool (weft::scheduler::*f)() const noexcept = &sched_access::has_to_stop;
     return (s.*f)();
@@ -39,10 +32,6 @@ struct sched_access : weft::scheduler {
   static bool has_stream_of(const weft::scheduler& s) {
     bool (weft::scheduler::*f)() const noexcept = &sched_access::has_stream;
     return (s.*f)();
-  }
-  static bool wait_for_work_of(weft::scheduler& s, unsigned& rounds) {
-    bool (weft::scheduler::*f)(unsigned&) = &sched_access::wait_for_work;
-    return (s.*f)(rounds);
   }
 };
 
@@ -59,10 +48,10 @@ bool on_loop() noexcept {
 }
 
 /// Runs an ABT_sched_def.
-class user_scheduler final : public weft::scheduler {
+class user_scheduler final : public weft::loop_scheduler {
  public:
   user_scheduler(ABT_sched h, std::vector<std::shared_ptr<weft::pool>> pools)
-      : weft::scheduler(std::move(pools)), h_(h) {
+      : weft::loop_scheduler(std::move(pools)), h_(h) {
     set_idle_policy({.spin = {}, .park = false});
   }
   ~user_scheduler() override {
@@ -107,6 +96,11 @@ class user_scheduler final : public weft::scheduler {
     return *pools().front();
   }
 
+  // The loop's mechanisms, for the ABT entry points the user's run callback calls.
+  void run_unit_from_callback(weft::work_unit* u) { run_unit(u); }
+  bool check_events_from_callback() { return check_events(); }
+  bool wait_for_work_from_callback() { return wait_for_work(idle_rounds); }
+
   bool stop_seen = false;    // check_events said run() must return
   unsigned idle_rounds = 0;  // consecutive check_events calls that found every pool empty
 
@@ -116,47 +110,29 @@ class user_scheduler final : public weft::scheduler {
 };
 
 /// Argobots' RANDWS over the pools it is given: pools[0] is the own one; when it is empty, one
-/// other pool chosen at random is popped.
+/// other pool chosen at random is popped, and when that is empty too, every pool once in order
+/// (so that idling is decided on all of them).
 class randws_over_pools final : public weft::scheduler {
  public:
   randws_over_pools(std::vector<std::shared_ptr<weft::pool>> pools, unsigned freq)
-      : weft::scheduler(std::move(pools)), freq_(freq), rng_(std::random_device{}()) {
+      : weft::scheduler(std::move(pools)), rng_(std::random_device{}()) {
     set_idle_policy({.spin = {}, .park = true});
+    set_event_freq(freq);
   }
-  void run() override {
+  void on_start() override {
     if (auto* ws = dynamic_cast<weft::ws_pool*>(pools().front().get())) ws->claim(stream());
-    const unsigned freq = freq_ ? freq_ : event_freq();
-    unsigned pops = 0, idle = 0;
-    for (;;) {
-      weft::work_unit* u = pools().front()->pop();
-      if (!u && pools().size() > 1) {
-        std::uniform_int_distribution<std::size_t> pick(1, pools().size() - 1);
-        u = pools()[pick(rng_)]->pop();
-      }
-      if (u) {
-        run_unit(u);
-        idle = 0;
-        if (++pops >= freq) {
-          pops = 0;
-          if (check_events()) return;
-        }
-        continue;
-      }
-      // A whole round: every pool once, so that idling is decided on all of them.
-      for (const auto& p : pools()) {
-        if ((u = p->pop())) break;
-      }
-      if (u) {
-        run_unit(u);
-        continue;
-      }
-      if (check_events()) return;
-      if (wait_for_work(idle)) return;
+  }
+  weft::work_unit* pick_next() noexcept override {
+    const auto& ps = pools();
+    if (weft::work_unit* u = ps.front()->pop()) return u;
+    if (ps.size() > 1) {
+      std::uniform_int_distribution<std::size_t> pick(1, ps.size() - 1);
+      if (weft::work_unit* u = ps[pick(rng_)]->pop()) return u;
     }
+    return scheduler::pick_next();
   }
 
  private:
-  unsigned freq_;
   std::minstd_rand rng_;
 };
 
@@ -309,11 +285,13 @@ int run_from_scheduler(weft::work_unit* u) {
   if (!on_loop()) return ABT_ERR_INV_XSTREAM;  // not in a scheduler loop
   weft::scheduler* s = tl_running;
   weft::work_unit* loop_unit = tl_loop_unit;
+  auto* us = dynamic_cast<user_scheduler*>(s);
+  if (!us) return ABT_ERR_INV_XSTREAM;
   return guarded(ABT_ERR_THREAD, [&] {
-    sched_access::run_unit_of(*s, u);
+    us->run_unit_from_callback(u);
     tl_running = s;
     tl_loop_unit = loop_unit;
-    if (auto* us = dynamic_cast<user_scheduler*>(s)) us->idle_rounds = 0;
+    us->idle_rounds = 0;
     return ABT_SUCCESS;
   });
 }
@@ -488,15 +466,16 @@ int ABT_xstream_check_events(ABT_sched sched) {
   if (!sched) return ABT_ERR_INV_SCHED;
   weft::scheduler* s = sched->sched;
   if (!s || s != tl_running || !on_loop()) return ABT_ERR_INV_XSTREAM;
+  auto* us = dynamic_cast<user_scheduler*>(s);
+  if (!us) return ABT_ERR_INV_XSTREAM;
   return guarded(ABT_ERR_XSTREAM, [&] {
-    auto* us = dynamic_cast<user_scheduler*>(s);
-    if (sched_access::check_events_of(*s)) {
-      if (us) us->stop_seen = true;
+    if (us->check_events_from_callback()) {
+      us->stop_seen = true;
       return ABT_SUCCESS;
     }
     // A user scheduler whose pools are all empty spins in its run callback: after a while,
     // give the core away between checks (weft's idle policy; Argobots' schedulers sleep too).
-    if (us && !s->stacked() && pools_empty(*s)) sched_access::wait_for_work_of(*s, us->idle_rounds);
+    if (!s->stacked() && pools_empty(*s)) us->wait_for_work_from_callback();
     return ABT_SUCCESS;
   });
 }

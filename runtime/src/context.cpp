@@ -30,7 +30,7 @@ stack_region take_finished_stack(work_unit* u) noexcept;
     work_unit* self = current_stream()->current_;
     run_callable(self);
     stream* here = current_stream();
-    // Straight on to the next unit when the scheduler allows it (see yield_directly): on this
+    // Straight on to the policy's choice when the main scheduler is a policy: on this
     // very stack if it is a ULT that never ran, else through a switch, and whoever runs next
     // frees this stack. The unit completes before the choice, so that a joiner it wakes on this
     // stream can be the choice: a fork-join parent goes on at once (a LIFO pool pops it first).
@@ -39,7 +39,7 @@ stack_region take_finished_stack(work_unit* u) noexcept;
       switch_record rec{nullptr, switch_action::release_stack};
       rec.stack = take_finished_stack(self);
       work_unit* next = complete_to_joiner(self, here);
-      if (!next) next = here->pop_directly();
+      if (!next) next = here->direct_->pick_next();
       if (here->pass_stack(rec.stack, next)) continue;
       here->switch_directly(next, rec);
     } else {
@@ -146,7 +146,7 @@ void stream::resume_unit(work_unit* u) {
   const stack_region outer_stack = sched_stack_;
   scheduler* const outer_direct = direct_;
   if (outer) sched_stack_ = outer->stack;
-  direct_ = !outer && sched_->direct_yield_ ? sched_.get() : nullptr;
+  direct_ = !outer && !sched_->writes_loop_ ? sched_.get() : nullptr;
   current_ = u;
   u->last_stream.store(this, std::memory_order_relaxed);
   u->state.store(unit_state::running, std::memory_order_relaxed);
@@ -179,13 +179,6 @@ bool stream::direct_allowed() noexcept {
   return true;
 }
 
-work_unit* stream::pop_directly() noexcept {
-  for (const auto& p : direct_->pools_) {
-    if (work_unit* u = p->pop()) return u;
-  }
-  return nullptr;
-}
-
 void stream::switch_directly(work_unit* next, switch_record& rec) {
   if (next) {
     execution_stream* pin = next->pinned_to.load(std::memory_order_relaxed);
@@ -202,36 +195,29 @@ void stream::switch_directly(work_unit* next, switch_record& rec) {
 }
 
 void stream::switch_out(switch_record& rec) {
-  // As a finished ULT does (ult_entry): straight to what the scheduler's loop would run next,
-  // when the scheduler allows direct choices and something is queued; the lander carries out
-  // the record (marks the leaver blocked, runs on_block) exactly as the scheduler would.
-  // switch_directly() takes a null `next` (nothing queued) to the scheduler.
+  // As a finished ULT does (ult_entry): straight to the policy's choice, when the main
+  // scheduler is a policy and something is ready; the lander carries out the record (marks the
+  // leaver blocked, runs on_block) exactly as the loop would. switch_directly() takes a null
+  // `next` (nothing ready) to the loop.
   if (direct_ && direct_allowed()) {
-    switch_directly(pop_directly(), rec);
+    switch_directly(direct_->pick_next(), rec);
   } else {
     switch_to_scheduler(rec);
   }
 }
 
 bool stream::yield_directly(work_unit* self) {
-  // The yielder queues itself first and then pops, exactly as the scheduler's loop would after
-  // a plain yield, so the choice is the loop's for any pool discipline (FIFO, LIFO, ...). Being
-  // queued while still running is safe only where no other stream can take it out: its home
-  // must be a pool this stream consumes (and, single-producer, produces for).
+  // The yielder queues itself and asks the policy, as the loop would after a plain yield, so the
+  // choice is the policy's for any pool discipline (FIFO, LIFO, ...). Being queued while still
+  // running is safe only where no other stream can take it out: its home must be a pool this
+  // stream consumes (and, single-producer, produces for).
   pool& home = *self->home.load(std::memory_order_relaxed);
   if (!queues_privately(home, this) || self->migrate_to.load(std::memory_order_relaxed) ||
       !direct_allowed()) {
     return false;
   }
   self->state.store(unit_state::ready, std::memory_order_relaxed);
-  work_unit* next;
-  if (direct_->pools_.front().get() == &home) [[likely]] {
-    // The pop would find the pushed unit in the first pool at the latest: one call does both.
-    next = pool_access::push_pop_as_consumer(home, self);
-  } else {
-    pool_access::push_yield_as_consumer(home, self);
-    next = pop_directly();
-  }
+  work_unit* const next = direct_->pick_after_yield(self, home);
   if (next == self) {  // nothing queued ahead of it: it goes on
     self->state.store(unit_state::running, std::memory_order_relaxed);
     return true;

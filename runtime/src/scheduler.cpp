@@ -27,33 +27,59 @@ scheduler::scheduler(std::vector<std::shared_ptr<pool>> pools) : pools_(std::mov
 
 scheduler::~scheduler() = default;
 
-void scheduler::run_unit(work_unit* u) {
+work_unit* scheduler::pick_next() noexcept {
+  for (const auto& p : pools_)
+    if (work_unit* u = p->pop()) return u;
+  return nullptr;
+}
+
+work_unit* scheduler::pick_after_yield(work_unit* self, pool& home) noexcept {
+  push_yielder(home, self);
+  return pick_next();
+}
+
+bool scheduler::has_ready_work() const noexcept {
+  for (const auto& p : pools_)
+    if (!p->empty()) return true;
+  return false;
+}
+
+void scheduler::push_yielder(pool& home, work_unit* self) noexcept {
+  detail::pool_access::push_yield_as_consumer(home, self);
+}
+
+work_unit* scheduler::push_pop_yielder(pool& home, work_unit* self) noexcept {
+  return detail::pool_access::push_pop_as_consumer(home, self);
+}
+
+loop_scheduler::loop_scheduler(std::vector<std::shared_ptr<pool>> pools)
+    : scheduler(std::move(pools)) {
+  writes_loop_ = true;
+}
+
+void scheduler::do_run_unit(work_unit* u) {
   if (running_stacked_) ++pops_;
   stream_->run_unit(u);
 }
 
-bool scheduler::check_events() {
+bool scheduler::do_check_events() {
   if (!running_stacked_) return stream_->check_events(true);
   stream_->check_events(false);
-  return has_to_stop();
+  return do_has_to_stop();
 }
 
-bool scheduler::has_to_stop() const noexcept {
+bool scheduler::do_has_to_stop() const noexcept {
   if (!running_stacked_) return stream_->has_to_stop();
   // A join of the stream is the stacking unit's business (it ends once these pools are empty).
   if (stream_->must_leave()) return true;
   const std::uint32_t r = stack_requests_.load(std::memory_order_acquire);
   if (r & detail::stack_stop) return true;
   if (budget_ != 0 && pops_ >= budget_) return true;
-  if (r & detail::stack_finish) {
-    for (const auto& p : pools_)
-      if (!p->empty()) return false;
-    return true;
-  }
+  if (r & detail::stack_finish) return !has_ready_work();
   return false;
 }
 
-bool scheduler::wait_for_work(unsigned& idle_rounds) {
+bool scheduler::do_wait_for_work(unsigned& idle_rounds) {
   if (running_stacked_) return true;  // the parent decides what the stream does next
   if (idle_rounds < idle_spin()) {
     ++idle_rounds;
@@ -70,10 +96,54 @@ bool scheduler::wait_for_work(unsigned& idle_rounds) {
   return false;
 }
 
+/// The scheduling loop the runtime runs for every scheduler (a loop_scheduler's own run()
+/// instead). A friend of scheduler.
+struct detail_loop {
+  static void run(scheduler& s) {
+    s.on_start();
+    struct stop_on_exit {
+      scheduler& s;
+      ~stop_on_exit() { s.on_stop(); }
+    } stop{s};
+    if (s.writes_loop_) {
+      static_cast<loop_scheduler&>(s).run();
+      return;
+    }
+    const unsigned freq = s.event_freq();
+    unsigned ran = 0;
+    unsigned idle = 0;
+    for (;;) {
+      if (work_unit* u = s.pick_next()) {
+        s.do_run_unit(u);
+        idle = 0;
+        // Stacked: hand control back to the parent as soon as the budget is spent.
+        if (s.running_stacked_ && s.do_has_to_stop()) return;
+        if (++ran < freq) continue;
+        ran = 0;
+        if (s.do_check_events()) return;
+        continue;
+      }
+      ran = 0;
+      if (s.do_check_events()) return;
+      s.on_idle();
+      if (s.do_wait_for_work(idle)) return;
+    }
+  }
+};
+
+namespace detail {
+
+void run_scheduler(scheduler& s) {
+  detail_loop::run(s);
+}
+
+}  // namespace detail
+
 bool scheduler::add_pool(std::shared_ptr<pool> p) {
   if (!p) throw error(errc::invalid_config, "weft: add_pool: the pool is null");
   if (!stream_ || detail::current_stream_no_switch() != stream_) {
-    throw error(errc::invalid_state, "weft: add_pool is only for run(), on the scheduler's stream");
+    throw error(errc::invalid_state,
+                "weft: add_pool is only for the scheduler's hooks, on its stream");
   }
   if (std::find(pools_.begin(), pools_.end(), p) != pools_.end()) return false;
   std::lock_guard lock(detail::rt().orphan_mutex);
@@ -98,6 +168,7 @@ bool scheduler::add_pool(std::shared_ptr<pool> p) {
   if (auto it = std::find(orphans.begin(), orphans.end(), p); it != orphans.end())
     orphans.erase(it);
   pools_.push_back(std::move(p));
+  on_pools_changed();
   return true;
 }
 
@@ -114,7 +185,7 @@ execution_stream& scheduler::stream() const noexcept {
 }
 
 unsigned scheduler::event_freq() const noexcept {
-  return detail::g_runtime->cfg.event_freq;
+  return event_freq_ != 0 ? event_freq_ : detail::g_runtime->cfg.event_freq;
 }
 
 unsigned scheduler::idle_spin() const noexcept {

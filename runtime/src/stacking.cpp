@@ -24,7 +24,7 @@ struct detail_stacking {
         attached = true;
         enter(*child, *here);
         try {
-          child->run();
+          detail::run_scheduler(*child);
         } catch (...) {
           leave(*child);
           throw;

@@ -96,7 +96,7 @@ void stream::start() {
 
 void stream::scheduler_loop() {
   for (;;) {
-    sched_->run();
+    run_scheduler(*sched_);
     std::unique_ptr<scheduler> next;
     {
       std::lock_guard lock(request_mutex_);
@@ -212,7 +212,16 @@ void stream::shut_down_scheduling() {
 }
 
 void stream::adopt_orphans(bool busy_only) {
-  std::lock_guard lock(rt().orphan_mutex);
+  bool adopted = false;
+  {
+    std::lock_guard lock(rt().orphan_mutex);
+    adopted = adopt_orphans_locked(busy_only);
+  }
+  if (adopted) sched_->on_pools_changed();
+}
+
+bool stream::adopt_orphans_locked(bool busy_only) {
+  bool adopted = false;
   auto& orphans = rt().orphans;
   for (auto it = orphans.begin(); it != orphans.end();) {
     const auto& p = *it;
@@ -227,8 +236,10 @@ void stream::adopt_orphans(bool busy_only) {
       pool_access::producer(*p).store(this, std::memory_order_release);
     sched_->pools_.push_back(p);
     it = orphans.erase(it);
+    adopted = true;
   }
   rt().has_orphans.store(!orphans.empty(), std::memory_order_relaxed);
+  return adopted;
 }
 
 void stream::serve_orphans() {
@@ -418,7 +429,7 @@ void stream::run_timers() noexcept {
 }
 
 bool stream::check_events(bool main) {
-  direct_left_ = rt().cfg.event_freq;
+  direct_left_ = sched_->event_freq();
   // Restores the previous value: a stacked scheduler run from inside this check makes checks of
   // its own, which must not clear the flag while this one is still running.
   struct checking {

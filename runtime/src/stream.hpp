@@ -68,6 +68,10 @@ enum stream_request : std::uint32_t {
 inline constexpr std::uint32_t stack_finish = 1u << 0;
 inline constexpr std::uint32_t stack_stop = 1u << 1;
 
+/// Runs `s`'s scheduling loop on the calling stream: the runtime's loop over its hooks, or a
+/// loop_scheduler's run(), with on_start() and on_stop() around it (scheduler.cpp).
+void run_scheduler(scheduler& s);
+
 /// The calling thread's stream (nullptr on external threads). Not inlined: a ULT may migrate
 /// between kernel threads, and a TLS address computed before a switch must not be reused after it.
 stream* current_stream() noexcept;
@@ -103,16 +107,14 @@ class alignas(64) stream final : public execution_stream {
   void switch_out(switch_record& rec);
   /// Running ULT -> `target` (yield_to); the caller's record says what happens to the caller.
   void switch_to_unit(work_unit* target, switch_record& rec);
-  /// yield() of the running ULT `self` without a trip through the scheduler, when the scheduler
-  /// allows it (scheduler::set_direct_yield): queues `self` and switches to the unit the
-  /// scheduler's loop would run next, or goes on when that is `self`. False (nothing done): take
-  /// the scheduler path.
+  /// yield() of the running ULT `self` without a trip through the loop, when the main scheduler
+  /// is a policy (not a loop_scheduler): queues `self` and switches to the policy's choice
+  /// (scheduler::pick_after_yield), or goes on when that is `self`. False (nothing done): take
+  /// the loop's path.
   bool yield_directly(work_unit* self);
   /// True when the running ULT may make the scheduler's choice itself now (no request pending,
   /// event budget left); counts the choice.
   bool direct_allowed() noexcept;
-  /// Pops direct_'s pools in order (what its loop would run next); nullptr when all are empty.
-  work_unit* pop_directly() noexcept;
   /// Jumps from the running ULT into `next`, or, when that is not a ULT it can jump into (or
   /// nullptr), to the scheduler, which runs `next` first (handoff_). `rec` is the ULT's record.
   void switch_directly(work_unit* next, switch_record& rec);
@@ -182,6 +184,8 @@ class alignas(64) stream final : public execution_stream {
   void attach_pools();
   /// Takes over every orphaned pool (busy_only: those holding units) into the main scheduler.
   void adopt_orphans(bool busy_only = false);
+  /// adopt_orphans() under rt().orphan_mutex, without telling the scheduler; true if any.
+  bool adopt_orphans_locked(bool busy_only);
   /// Runs one unit from an orphaned pool, if one holds any and no other stream is at it.
   void serve_orphans();
   /// After free(): drops the scheduler (and its pools) and the caches; the object itself lives on
@@ -217,10 +221,10 @@ class alignas(64) stream final : public execution_stream {
   std::atomic<std::uint32_t> requests_{0};
   work_unit* current_ = nullptr;  // the unit running on this stream, nullptr in the scheduler
   fcontext sched_ctx_ = nullptr;  // the scheduler context, saved while a unit runs
-  // Direct yields (yield_directly): the scheduler whose choice a yield may make, while the
-  // running ULT was resumed by the main scheduler (nullptr otherwise); how many more direct
-  // yields before the scheduler must see one (reset by check_events); a unit popped by a direct
-  // yield that the scheduler side must run.
+  // Direct switches (yield_directly, switch_out, ult_entry): the policy a switching ULT asks,
+  // while the running ULT was resumed by the main scheduler's loop (nullptr otherwise); how many
+  // more direct yields before the scheduler must see one (reset by check_events); a unit popped by
+  // a direct yield that the scheduler side must run.
   scheduler* direct_ = nullptr;
   unsigned direct_left_ = 0;
   work_unit* handoff_ = nullptr;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // A user-written scheduler: round robin over its pools with a time slice and a pop budget,
 // written against the public interface only (weft/scheduler.hpp). It is an example (compiled
-// and used by tests/sched_stacking_test) of the run() contract in docs/schedulers.md, and it
-// works as a main scheduler and stacked alike.
+// and used by tests/sched_stacking_test) of a policy in docs/schedulers.md: one hook,
+// pick_next(), which the runtime's loop and every yielding, blocking or ending ULT ask; it works
+// as a main scheduler and stacked alike.
 #pragma once
 
 #include <weft/scheduler.hpp>
@@ -26,9 +27,8 @@ struct rr_slice {
 
 /// Serves pools()[0], pools()[1], ... in turn: it stays on a pool until it has run `slice.pops`
 /// units from it, or `slice.time` has passed since it came to that pool, or the pool is empty;
-/// then it moves to the next pool with a fresh slice. Contract duties: check_events() every
-/// event_freq() units and on every empty round, return when it says so, wait_for_work() when a
-/// whole round found nothing (which also hands control back to the parent when stacked).
+/// then it moves to the next pool with a fresh slice. The runtime's loop does the rest (event
+/// checks, idling, stacking budget).
 class round_robin_scheduler final : public weft::scheduler {
  public:
   explicit round_robin_scheduler(std::vector<std::shared_ptr<weft::pool>> pools,
@@ -38,49 +38,32 @@ class round_robin_scheduler final : public weft::scheduler {
     set_idle_policy(idle);
   }
 
-  void run() override {
-    using clock = std::chrono::steady_clock;
+  weft::work_unit* pick_next() noexcept override {
+    // pools() may grow between two calls (adopted pools): index it afresh, keep no iterators.
+    const auto& ps = pools();
+    if (cur_ >= ps.size()) next_pool(ps.size());
     const bool timed = slice_.time.count() > 0;
-    const unsigned freq = event_freq();
-    unsigned pops = 0;
-    unsigned idle = 0;
-    for (;;) {
-      // pools() may grow in check_events(): index it afresh, never keep iterators.
-      const auto& ps = pools();
-      if (cur_ >= ps.size()) next_pool(ps.size());
-      weft::work_unit* u = nullptr;
-      for (std::size_t tried = 0; tried <= ps.size() && !u; ++tried) {
-        const bool spent = (slice_.pops != 0 && used_ >= slice_.pops) ||
-                           (timed && clock::now() - start_ >= slice_.time);
-        if (spent) {
-          next_pool(ps.size());
-          switches_.fetch_add(1, std::memory_order_relaxed);
-        }
-        if ((u = ps[cur_]->pop())) break;
-        next_pool(ps.size());  // empty: on to the next pool, with a fresh slice
+    for (std::size_t tried = 0; tried <= ps.size(); ++tried) {
+      const bool spent = (slice_.pops != 0 && used_ >= slice_.pops) ||
+                         (timed && std::chrono::steady_clock::now() - start_ >= slice_.time);
+      if (spent) {
+        next_pool(ps.size());
+        switches_.fetch_add(1, std::memory_order_relaxed);
       }
-      if (u) {
+      if (weft::work_unit* u = ps[cur_]->pop()) {
         ++used_;
-        run_unit(u);
-        idle = 0;
-        // Stacked: hand control back to the parent as soon as the budget is spent.
-        if (stacked() && has_to_stop()) return;
-        if (++pops < freq) continue;
-        pops = 0;
-        if (check_events()) return;
-        continue;
+        return u;
       }
-      pops = 0;
-      if (check_events()) return;
-      if (wait_for_work(idle)) return;
+      next_pool(ps.size());  // empty: on to the next pool, with a fresh slice
     }
+    return nullptr;
   }
 
   /// Times a spent slice (not an empty pool) made it move on.
   std::size_t slice_switches() const noexcept { return switches_.load(std::memory_order_relaxed); }
 
  private:
-  void next_pool(std::size_t n) {
+  void next_pool(std::size_t n) noexcept {
     cur_ = (cur_ + 1) % n;
     used_ = 0;
     if (slice_.time.count() > 0) start_ = std::chrono::steady_clock::now();

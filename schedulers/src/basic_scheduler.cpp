@@ -8,8 +8,6 @@ namespace weft {
 basic_scheduler::basic_scheduler(std::vector<std::shared_ptr<pool>> pools, const idle_policy& idle)
     : scheduler(std::move(pools)) {
   set_idle_policy(idle);
-  // run() below is exactly "first non-empty pool in order": a yield may skip it.
-  set_direct_yield(true);
 }
 
 std::unique_ptr<basic_scheduler> basic_scheduler::with_new_pool(access_mode mode) {
@@ -24,29 +22,11 @@ std::unique_ptr<basic_wait_scheduler> basic_wait_scheduler::with_new_pool(access
   return std::make_unique<basic_wait_scheduler>(std::vector{make_fifo_pool(mode)});
 }
 
-void basic_scheduler::run() {
-  const unsigned freq = event_freq();
-  unsigned pops = 0;
-  unsigned idle = 0;
-  for (;;) {
-    work_unit* u = nullptr;
-    for (const auto& p : pools()) {
-      if ((u = p->pop())) break;
-    }
-    if (u) {
-      run_unit(u);
-      idle = 0;
-      // Stacked: hand control back to the parent as soon as the budget is spent.
-      if (stacked() && has_to_stop()) return;
-      if (++pops < freq) continue;
-      pops = 0;
-      if (check_events()) return;
-      continue;
-    }
-    pops = 0;
-    if (check_events()) return;
-    if (wait_for_work(idle)) return;
-  }
+work_unit* basic_scheduler::pick_after_yield(work_unit* self, pool& home) noexcept {
+  // The first pool is popped first: the requeued yielder is found there at the latest.
+  if (pools().front().get() == &home) [[likely]]
+    return push_pop_yielder(home, self);
+  return scheduler::pick_after_yield(self, home);
 }
 
 }  // namespace weft

@@ -58,42 +58,29 @@ void prio_scheduler::regroup() {
     groups_.push_back({i, j, 0});
     i = j;
   }
-  grouped_ = ps.size();
 }
 
-void prio_scheduler::run() {
-  const unsigned freq = event_freq();
-  unsigned pops = 0;
-  unsigned idle = 0;
-  for (;;) {
-    const auto& ps = pools();
-    if (ps.size() != grouped_) regroup();
-    work_unit* u = nullptr;
-    for (group& g : groups_) {
-      const std::size_t n = g.end - g.begin;
-      for (std::size_t k = 0; k < n; ++k) {
-        const std::size_t i = (g.next + k) % n;
-        if ((u = ps[g.begin + i]->pop())) {
-          g.next = (i + 1) % n;
-          break;
-        }
+void prio_scheduler::on_start() {
+  regroup();
+}
+
+void prio_scheduler::on_pools_changed() {
+  regroup();
+}
+
+work_unit* prio_scheduler::pick_next() noexcept {
+  const auto& ps = pools();
+  for (group& g : groups_) {
+    const std::size_t n = g.end - g.begin;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = (g.next + k) % n;
+      if (work_unit* u = ps[g.begin + i]->pop()) {
+        g.next = (i + 1) % n;
+        return u;
       }
-      if (u) break;
     }
-    if (u) {
-      run_unit(u);
-      idle = 0;
-      // Stacked: hand control back to the parent as soon as the budget is spent.
-      if (stacked() && has_to_stop()) return;
-      if (++pops < freq) continue;
-      pops = 0;
-      if (check_events()) return;
-      continue;
-    }
-    pops = 0;
-    if (check_events()) return;
-    if (wait_for_work(idle)) return;
   }
+  return nullptr;
 }
 
 }  // namespace weft

@@ -53,10 +53,6 @@ randws_scheduler::randws_scheduler(std::shared_ptr<randws_group> group, const id
       batch_(std::max<std::size_t>(steal_batch, 1)),
       rng_(reinterpret_cast<std::uintptr_t>(this) * 0x9E3779B97F4A7C15ull | 1) {
   set_idle_policy(idle);
-  // A yielding, blocking or ending ULT may make the loop's choice itself: its own pool (LIFO,
-  // then its lanes), then the other members' pools in order. run() starts its thefts at a random
-  // member instead; both take each victim's oldest units.
-  set_direct_yield(true);
   group_->enlist(own_);
 }
 
@@ -78,9 +74,8 @@ void randws_scheduler::sync() {
 work_unit* randws_scheduler::steal() {
   const auto& ps = pools();
   const std::size_t n = ps.size();
-  if (n <= 1) return nullptr;
-  for (std::size_t i = victims_.size(); i < n; ++i)  // pools() only grows while we run
-    victims_.push_back(dynamic_cast<ws_pool*>(ps[i].get()));
+  if (n <= 1 || victims_.size() != n) [[unlikely]]
+    return nullptr;  // indexed in on_pools_changed(), which follows every change of pools()
   // xorshift64
   rng_ ^= rng_ << 13;
   rng_ ^= rng_ >> 7;
@@ -103,36 +98,36 @@ work_unit* randws_scheduler::steal() {
   return nullptr;
 }
 
-void randws_scheduler::run() {
+work_unit* randws_scheduler::pick_next() noexcept {
+  if (work_unit* u = own_->pop()) return u;
+  return steal();
+}
+
+work_unit* randws_scheduler::pick_after_yield(work_unit* self, pool& home) noexcept {
+  if (&home == own_.get()) [[likely]]
+    return push_pop_yielder(home, self);
+  return scheduler::pick_after_yield(self, home);
+}
+
+void randws_scheduler::on_start() {
   own_->claim(stream());
-  victims_.clear();  // pools() may have changed between two runs (attachment, replacement)
   sync();
+  on_pools_changed();  // pools() may have changed between two runs (attachment, replacement)
+}
+
+void randws_scheduler::on_stop() noexcept {
   // Whatever ends the loop, yielders queued where only this stream looks become everyone's.
-  struct publish_on_exit {
-    ws_pool& own;
-    ~publish_on_exit() { own.publish_private(); }
-  } publish{*own_};
-  const unsigned freq = event_freq();
-  unsigned pops = 0;
-  unsigned idle = 0;
-  for (;;) {
-    work_unit* u = own_->pop();
-    if (!u) u = steal();
-    if (u) {
-      run_unit(u);
-      idle = 0;
-      // Stacked: hand control back to the parent as soon as the budget is spent.
-      if (stacked() && has_to_stop()) return;
-      if (++pops < freq) continue;
-      pops = 0;
-      if (check_events()) return;
-      continue;
-    }
-    pops = 0;
-    if (check_events()) return;
-    if (group_->version() != seen_version_) sync();
-    if (wait_for_work(idle)) return;
-  }
+  own_->publish_private();
+}
+
+void randws_scheduler::on_idle() {
+  if (group_->version() != seen_version_) sync();
+}
+
+void randws_scheduler::on_pools_changed() {
+  const auto& ps = pools();
+  victims_.resize(ps.size());
+  for (std::size_t i = 0; i < ps.size(); ++i) victims_[i] = dynamic_cast<ws_pool*>(ps[i].get());
 }
 
 }  // namespace weft

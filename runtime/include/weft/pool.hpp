@@ -98,7 +98,7 @@ class pool {
   /// other end. Called by the runtime wherever it would call do_push() for a yield.
   virtual void do_push_yield(work_unit* u) noexcept { do_push(u); }
   /// do_push_yield(u), then pop(), as one call: what a yield does when the scheduler lets the
-  /// yielding ULT choose its successor (scheduler::set_direct_yield). Called only by a
+  /// yielding ULT choose its successor (scheduler::push_pop_yielder). Called only by a
   /// single-consumer pool's consumer stream that is also its producer in single-producer modes,
   /// or by an owned pool's owner stream, so it races only with the pushes (and, for an owned
   /// pool, the thefts) of other streams that the mode allows. The default makes the two calls; a

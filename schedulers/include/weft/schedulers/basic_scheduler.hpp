@@ -9,7 +9,8 @@
 
 namespace weft {
 
-/// Pops from its pools in order (the first non-empty pool wins) and runs what it finds. When all
+/// Pops from its pools in order (the first non-empty pool wins): the default pick_next(). A
+/// yielding ULT whose home is the first pool requeues and pops in one pool call. When all
 /// pools are empty it follows its idle policy: by default it spins for config::idle_spin rounds,
 /// then gives its core away with sched_yield() between polls and never sleeps (Argobots' BASIC);
 /// with idle_policy{.park = true} it parks instead (that is basic_wait_scheduler).
@@ -19,7 +20,9 @@ class basic_scheduler : public scheduler {
                            const idle_policy& idle = {.spin = {}, .park = false});
   /// A basic scheduler over one fresh FIFO pool of access mode `mode`.
   static std::unique_ptr<basic_scheduler> with_new_pool(access_mode mode = access_mode::mpsc);
-  void run() override;
+  /// push_pop_yielder() when `home` is the first pool (which pick_next() pops first), else the
+  /// default.
+  work_unit* pick_after_yield(work_unit* self, pool& home) noexcept override;
 };
 
 /// basic with a sleeping idle loop (Argobots' BASIC_WAIT; the registry's "basic_wait"): after

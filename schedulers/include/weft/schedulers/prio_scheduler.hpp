@@ -39,7 +39,12 @@ class prio_scheduler final : public scheduler {
   static std::unique_ptr<prio_scheduler> with_new_pools(unsigned levels = 3,
                                                         access_mode mode = access_mode::mpsc);
 
-  void run() override;
+  /// The first unit of the highest non-empty priority, round robin among equal ones.
+  work_unit* pick_next() noexcept override;
+  /// Groups the pools by priority.
+  void on_start() override;
+  /// Groups the pools again (appended pools rank lowest).
+  void on_pools_changed() override;
   /// The priority of pools()[i] (INT_MIN for pools appended while running).
   int priority_of(std::size_t i) const noexcept {
     return i < priorities_.size() ? priorities_[i] : INT_MIN;
@@ -55,7 +60,6 @@ class prio_scheduler final : public scheduler {
 
   std::vector<int> priorities_;  // of the original pools, decreasing
   std::vector<group> groups_;    // runs of equal priority, over the current pools()
-  std::size_t grouped_ = 0;      // pools().size() when groups_ was built
 };
 
 }  // namespace weft

@@ -52,14 +52,16 @@ class randws_group {
 };
 
 /// Argobots' RANDWS with a work-stealing pool. pools()[0] is the scheduler's own ws_pool, the
-/// stream's main pool: units created on the stream go there (owner push, no atomic RMW). Loop:
-///  1. pop the own pool (FIFO);
+/// stream's main pool: units created on the stream go there (owner push, no atomic RMW). Its
+/// choice (pick_next(), for the loop and for ULTs that switch out alike):
+///  1. pop the own pool (its newest unit: depth first, see ws_pool);
 ///  2. if it is empty, try every other pool once, starting at a random one: a member's ws_pool
-///     is robbed of up to half its units (at most steal_batch(); the first runs now, the rest go
-///     into the own pool), any other pool (adopted after a replacement, say) is popped;
-///  3. check_events() every event_freq() units and on every empty round; when a whole round found
-///     nothing, follow the idle policy (default: spin idle().spin rounds, then park until a push
-///     into any member's pool, an inbox delivery or a request).
+///     is robbed of its oldest units, up to half of them and at most steal_batch() (the first
+///     runs now, the rest go into the own pool), any other pool (adopted after a replacement,
+///     say) is popped.
+/// When a round found nothing, it looks for members enlisted meanwhile, then follows the idle
+/// policy (default: spin idle().spin rounds, then park until a push into any member's pool, an
+/// inbox delivery or a request).
 /// A unit pinned to another stream is forwarded there by the runtime when stolen, so pinning
 /// and stealing mix. Joining a randws stream waits until every pool it serves (all members'
 /// pools) is empty.
@@ -71,7 +73,18 @@ class randws_scheduler final : public scheduler {
   /// A scheduler over a fresh ws_pool in randws_group::shared() (the registry's "randws").
   static std::unique_ptr<randws_scheduler> in_shared_group();
 
-  void run() override;
+  /// The own pool's newest unit, else a theft (see above).
+  work_unit* pick_next() noexcept override;
+  /// push_pop_yielder() into the own pool when the yielder lives there, else the default.
+  work_unit* pick_after_yield(work_unit* self, pool& home) noexcept override;
+  /// Claims the own pool for this stream and adds the members' pools.
+  void on_start() override;
+  /// Makes the yielders only this stream sees everyone's, and gives up the own pool.
+  void on_stop() noexcept override;
+  /// Adds the pools of members enlisted since the last look.
+  void on_idle() override;
+  /// Indexes the pools for stealing.
+  void on_pools_changed() override;
   /// The own pool. Called by the stream when it attaches the scheduler, which is when the
   /// scheduler claims the pool for that stream (so the stream's pushes take the owner's path
   /// before the scheduler first runs, e.g. on the primary stream).
@@ -93,7 +106,8 @@ class randws_scheduler final : public scheduler {
   std::shared_ptr<ws_pool> own_;
   std::size_t batch_;
   std::uint64_t seen_version_ = 0;
-  std::vector<ws_pool*> victims_;  // per index of pools(): the ws_pool, or nullptr
+  std::vector<ws_pool*>
+      victims_;  // per index of pools(): the ws_pool, or nullptr (not stolen from)
   std::uint64_t rng_;
   std::atomic<std::uint64_t> steals_{0};
 };

@@ -5,6 +5,7 @@
 #include "weft/barrier.hpp"
 #include "weft/channel.hpp"
 #include "weft/condition_variable.hpp"
+#include "weft/debug.hpp"
 #include "weft/config.hpp"
 #include "weft/error.hpp"
 #include "weft/eventual.hpp"

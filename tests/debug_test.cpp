@@ -236,6 +236,7 @@ TEST_F(DebugTest, FinalizeReportsUnitsItCannotFinish) {
   weft::finalize();
   capture.restore();
   const std::string text = capture.text();
+  if (std::getenv("DEBUG_TEST_PRINT")) std::fputs(text.c_str(), stdout);
   EXPECT_NE(text.find("weft: finalize: 1 unit could not finish and is abandoned"),
             std::string::npos)
       << text;

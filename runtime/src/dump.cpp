@@ -19,6 +19,7 @@
 
 #include "backtrace.hpp"
 #include "runtime_state.hpp"
+#include "sanitizer.hpp"
 #include "stream.hpp"
 #include "weft/debug.hpp"
 #include "weft/error.hpp"
@@ -202,6 +203,8 @@ void write_unit(std::ostream& out, const work_unit* u,
 }  // namespace
 
 void write_dump(std::ostream& out, runtime_state& r, const dump_options& what) {
+  // A snapshot of running streams: its reads race with the streams' writes by design.
+  const tsan_ignore_reads racy;
   if (what.streams) write_streams(out, r, what.wait_for_locks);
   if (!what.units) return;
   std::vector<const work_unit*> live;
@@ -215,6 +218,7 @@ void write_dump(std::ostream& out, runtime_state& r, const dump_options& what) {
 }
 
 std::size_t count_live_units(runtime_state& r, const work_unit* except) {
+  const tsan_ignore_reads racy;
   std::size_t n = 0;
   for_each_live(r, true, [&](work_unit* u) { n += u != except; });
   return n;
@@ -256,6 +260,7 @@ extern "C" {
 [[gnu::visibility("default"), gnu::used]] void* weft_debug_context(unsigned long long id) {
   weft::detail::runtime_state* r = weft::detail::g_runtime;
   if (!r) return nullptr;
+  const weft::detail::tsan_ignore_reads racy;
   for (const auto& [first, count] : r->units.slabs(false)) {
     for (std::size_t i = 0; i < count; ++i) {
       weft::work_unit* u = first + i;

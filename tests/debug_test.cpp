@@ -227,6 +227,7 @@ TEST_F(DebugTest, DumpSignalPrintsTheDumpToStderr) {
 TEST_F(DebugTest, FinalizeReportsUnitsItCannotFinish) {
   stderr_to_file capture;
   weft::init(test_config(1));
+  const weft::unit_id primary = weft::this_unit::id();
   auto* m = new weft::mutex;  // leaked: the abandoned unit still waits on it
   m->lock();
   weft::ult stuck = weft::ult::create([m] { lock_and_unlock(*m); });
@@ -240,6 +241,8 @@ TEST_F(DebugTest, FinalizeReportsUnitsItCannotFinish) {
   EXPECT_NE(text.find("weft: finalize: 1 unit could not finish and is abandoned"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("\n1 live unit\n"), std::string::npos) << text;
+  EXPECT_EQ(unit_block(text, primary), "") << text;  // finalize's caller is not abandoned
   EXPECT_NE(unit_block(text, id).find("blocked: mutex"), std::string::npos) << text;
   EXPECT_NE(unit_block(text, id).find("lock_and_unlock"), std::string::npos) << text;
 }

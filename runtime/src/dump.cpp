@@ -210,7 +210,7 @@ void write_dump(std::ostream& out, runtime_state& r, const dump_options& what) {
   std::vector<const work_unit*> live;
   std::unordered_map<const work_unit*, const work_unit*> joined_by;  // joiner -> joined
   for_each_live(r, what.wait_for_locks, [&](work_unit* u) {
-    live.push_back(u);
+    if (u != what.skip) live.push_back(u);
     if (const work_unit* j = joiner_of(u)) joined_by.emplace(j, u);
   });
   out << live.size() << (live.size() == 1 ? " live unit\n" : " live units\n");

@@ -20,6 +20,8 @@ struct dump_options {
   /// False for a debugger's call into a stopped process: locks a stopped thread may hold are
   /// tried, not waited for.
   bool wait_for_locks = true;
+  /// A unit left out (finalize's caller, which is not abandoned).
+  const work_unit* skip = nullptr;
 };
 
 /// Writes the streams and live units of `r`.

@@ -239,7 +239,7 @@ void finalize() {
     std::ostringstream out;
     out << "weft: finalize: " << left << (left == 1 ? " unit" : " units")
         << " could not finish and " << (left == 1 ? "is" : "are") << " abandoned:\n";
-    detail::write_dump(out, r, {false, true, true, true});
+    detail::write_dump(out, r, {false, true, true, true, p->primary_unit_});
     std::cerr << out.str() << std::flush;
   }
 

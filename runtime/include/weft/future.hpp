@@ -86,14 +86,16 @@ class future {
     check();
     if (s_->slot.ready()) return std::future_status::ready;
     const auto deadline = detail::deadline_after(d);
-    return s_->slot.wait(&deadline, wait_kind::future) ? std::future_status::ready : std::future_status::timeout;
+    return s_->slot.wait(&deadline, wait_kind::future) ? std::future_status::ready
+                                                       : std::future_status::timeout;
   }
   template <class Clock, class Duration>
   std::future_status wait_until(const std::chrono::time_point<Clock, Duration>& t) const {
     check();
     if (s_->slot.ready()) return std::future_status::ready;
     const auto deadline = detail::to_steady(t);
-    return s_->slot.wait(&deadline, wait_kind::future) ? std::future_status::ready : std::future_status::timeout;
+    return s_->slot.wait(&deadline, wait_kind::future) ? std::future_status::ready
+                                                       : std::future_status::timeout;
   }
 
  private:

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // README's hello example, built with a sanitizer against weft's matching variant.
-#include <weft/weft.hpp>
 #include <cstdio>
+#include <weft/weft.hpp>
 
 int main() {
   weft::runtime rt;  // init() here, finalize() at the end of the scope

@@ -84,7 +84,8 @@ bool write_saved_backtrace(std::ostream& out, void* fctx, const char* indent) {
   g[REG_RBX] = static_cast<greg_t>(frame_word(fctx, 0x28));
   g[REG_RBP] = static_cast<greg_t>(frame_word(fctx, 0x30));
   g[REG_RIP] = static_cast<greg_t>(frame_word(fctx, 0x38));
-  g[REG_RSP] = static_cast<greg_t>(reinterpret_cast<std::uintptr_t>(fctx) + 0x40);
+  const std::uintptr_t resumed_sp = reinterpret_cast<std::uintptr_t>(fctx) + 0x40;
+  g[REG_RSP] = static_cast<greg_t>(resumed_sp);
   unw_cursor_t cursor;
   if (w.init_local(&cursor, &ctx) < 0) {
     out << indent << "(no backtrace: libunwind refused the saved context)\n";

@@ -6,11 +6,15 @@
 #   <libdir>/libweft.so*, <libdir>/libweft.a               weft::weft, weft::weft_static
 #   <libdir>/cmake/weft/weft{Config,ConfigVersion,Targets*}.cmake
 #   <libdir>/pkgconfig/weft.pc
+#   <libdir>/libweft_{tsan,asan}.so*, <libdir>/pkgconfig/weft-{tsan,asan}.pc
+#                                                          weft::weft_tsan, weft::weft_asan
 #   include/abt.h, <libdir>/libweft-abt.{so*,a}, <libdir>/pkgconfig/weft-abt.pc
 #                                                          weft::abt, weft::abt_static (when built)
 #   include/weft/loops/*.hpp, <libdir>/libweft-loops.a, <libdir>/pkgconfig/weft-loops.pc
 #                                                          weft::loops (when apps/ is built)
 #   bin/weft-rm, bin/weft-align, bin/weft-elastic-demo     the programs (when built)
+#   share/weft/gdb/weft_gdb.py, share/gdb/auto-load/<full libdir>/libweft.so.<version>-gdb.py
+#                                                          the gdb extension
 # Nothing installed names an absolute path: the CMake files locate the prefix from
 # their own directory, the .pc files from ${pcfiledir}, and the programs find libweft.so
 # through a $ORIGIN-relative RPATH.
@@ -92,6 +96,35 @@ foreach(dir LIBDIR INCLUDEDIR)
 endforeach()
 configure_file("${CMAKE_CURRENT_LIST_DIR}/weft.pc.in" "${PROJECT_BINARY_DIR}/weft.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/weft.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+
+# --- sanitizer variants: weft::weft_tsan, weft::weft_asan, weft-tsan.pc, weft-asan.pc ----
+# (cmake/sanitizer_variants.cmake; built unless WEFT_SANITIZER_VARIANTS is OFF)
+if(WEFT_SANITIZER_VARIANT_TARGETS)
+  install(TARGETS ${WEFT_SANITIZER_VARIANT_TARGETS}
+    EXPORT weftTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  foreach(lib IN LISTS WEFT_SANITIZER_VARIANT_TARGETS)
+    string(REPLACE "weft_" "" WEFT_PC_VARIANT "${lib}")
+    get_target_property(WEFT_PC_VARIANT_FLAGS ${lib} INTERFACE_COMPILE_OPTIONS)
+    list(JOIN WEFT_PC_VARIANT_FLAGS " " WEFT_PC_VARIANT_FLAGS)
+    configure_file("${CMAKE_CURRENT_LIST_DIR}/weft-sanitizer.pc.in"
+      "${PROJECT_BINARY_DIR}/weft-${WEFT_PC_VARIANT}.pc" @ONLY)
+    install(FILES "${PROJECT_BINARY_DIR}/weft-${WEFT_PC_VARIANT}.pc"
+      DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+  endforeach()
+endif()
+
+# --- gdb extension: info weft-streams, info weft-units, weft-bt (tools/gdb) --------------
+# gdb auto-loads <its data directory>/auto-load/<real path of a library>-gdb.py when it loads
+# the library. The auto-load copy therefore names the library's absolute install path: gdb
+# finds it by itself when the prefix is gdb's own (/usr); for another prefix, add
+# `add-auto-load-scripts-directory <prefix>/share/gdb/auto-load` (and the same to
+# auto-load safe-path) to ~/.gdbinit, or `source <prefix>/share/weft/gdb/weft_gdb.py`.
+install(FILES "${PROJECT_SOURCE_DIR}/tools/gdb/weft_gdb.py"
+  DESTINATION "${CMAKE_INSTALL_DATADIR}/weft/gdb")
+install(FILES "${PROJECT_SOURCE_DIR}/tools/gdb/weft_gdb.py"
+  DESTINATION "${CMAKE_INSTALL_DATADIR}/gdb/auto-load${CMAKE_INSTALL_FULL_LIBDIR}"
+  RENAME "libweft.so.${PROJECT_VERSION}-gdb.py")
 
 # --- the Argobots-compatible C API: weft::abt, abt.h, weft-abt.pc -----------------------
 # abt.h goes straight into include/ (Argobots programs say #include <abt.h>); the libraries

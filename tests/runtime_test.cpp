@@ -188,8 +188,9 @@ TEST_P(RuntimeTest, PrintConfigNamesEveryKey) {
   std::ostringstream out;
   weft::print_config(out);
   const std::string text = out.str();
-  for (const char* line : {"num_streams = ", "stack_size = ", "affinity = ", "scheduler = ",
-                           "event_freq = ", "idle_spin = ", "park_limit_ms = ", "print = "}) {
+  for (const char* line :
+       {"num_streams = ", "stack_size = ", "affinity = ", "scheduler = ", "event_freq = ",
+        "idle_spin = ", "park_limit_ms = ", "print = ", "dump_signal = "}) {
     EXPECT_NE(text.find(line), std::string::npos) << "missing '" << line << "' in:\n" << text;
   }
   EXPECT_NE(text.find("num_streams = " + std::to_string(streams()) + "\n"), std::string::npos)
@@ -201,6 +202,7 @@ TEST_P(RuntimeTest, PrintConfigNamesEveryKey) {
   EXPECT_NE(text.find("idle_spin = 33\n"), std::string::npos) << text;
   EXPECT_NE(text.find("park_limit_ms = 250\n"), std::string::npos) << text;
   EXPECT_NE(text.find("print = 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("dump_signal = none\n"), std::string::npos) << text;
   EXPECT_EQ(text, weft::current_config().describe());
 }
 

@@ -79,6 +79,7 @@ int ABT_barrier_wait(ABT_barrier barrier) {
     return ABT_SUCCESS;
   }
   weft::waiter w;
+  w.kind = weft::wait_kind::barrier;
   const abt::tool_block_scope block(ABT_SYNC_EVENT_TYPE_BARRIER, b);
   try {
     weft::detail::wait_releasing(b->queue, b->lock, w);

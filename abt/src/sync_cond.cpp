@@ -49,6 +49,7 @@ int wait(cond_object& c, mutex_object& m,
   weft::wait_status st = weft::wait_status::notified;
   if (rc == ABT_SUCCESS) {
     weft::waiter w;
+    w.kind = weft::wait_kind::condition_variable;
     const abt::tool_block_scope block(ABT_SYNC_EVENT_TYPE_COND, &c);
     try {
       st = weft::detail::wait_releasing(c.queue, c.lock, w, deadline);

@@ -88,6 +88,7 @@ int ABT_eventual_wait(ABT_eventual eventual, void** value) {
       e->lock.unlock();
     } else {
       weft::waiter w;
+      w.kind = weft::wait_kind::eventual;
       const abt::tool_block_scope block(ABT_SYNC_EVENT_TYPE_EVENTUAL, e);
       try {
         // Woken only by set(), after `ready` was stored under the lock.

@@ -84,6 +84,7 @@ int ABT_future_wait(ABT_future future) {
     return ABT_SUCCESS;
   }
   weft::waiter w;
+  w.kind = weft::wait_kind::future;
   const abt::tool_block_scope block(ABT_SYNC_EVENT_TYPE_FUTURE, f);
   try {
     // Woken only by the last set(), after `ready` was stored under the lock.

@@ -386,6 +386,7 @@ bool team_barrier::wait(team& t, long spin) {
   while (gen_.load(std::memory_order_acquire) == gen &&
          !t.cancelled.load(std::memory_order_acquire)) {
     waiter self;
+    self.kind = weft::wait_kind::omp;
     waiters_.wait(lock_, self);  // releases the lock once blocked
     lock_.lock();
   }
@@ -465,6 +466,7 @@ void wait_region(region& r, long spin) {
   r.lock.lock();
   if (!r.done) {
     waiter self;
+    self.kind = weft::wait_kind::omp;
     r.waiter_q.wait(r.lock, self);
     r.lock.lock();  // the last member is past its unlock: r may go out of scope
   }
@@ -509,6 +511,7 @@ void hot_loop(unit_arg* a) noexcept {
       w->sleeping.store(true, std::memory_order_seq_cst);
       while ((g = w->gen.load(std::memory_order_seq_cst)) == seen) {
         waiter self;
+        self.kind = weft::wait_kind::omp;
         w->waiters.wait(w->lock, self);
         w->lock.lock();
       }

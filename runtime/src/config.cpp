@@ -2,6 +2,8 @@
 // Configuration: defaults, WEFT_* environment variables, validation, and the affinity syntax.
 #include "weft/config.hpp"
 
+#include <signal.h>
+
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -53,6 +55,39 @@ bool parse_bool(std::string_view origin, std::string_view text) {
   if (t == "1" || t == "true" || t == "yes" || t == "on") return true;
   if (t == "0" || t == "false" || t == "no" || t == "off") return false;
   bad_value(origin, text, "1/0, true/false, yes/no or on/off");
+}
+
+/// The signals WEFT_DUMP_SIGNAL accepts: ones a user sends on purpose and no part of weft uses
+/// (SIGQUIT is the conventional "dump your state" request, as in Go and the JVM).
+struct signal_name {
+  const char* name;
+  int number;
+};
+constexpr signal_name dump_signals[] = {{"HUP", SIGHUP},    {"INT", SIGINT},   {"QUIT", SIGQUIT},
+                                        {"USR1", SIGUSR1},  {"USR2", SIGUSR2}, {"TERM", SIGTERM},
+                                        {"WINCH", SIGWINCH}};
+constexpr const char* dump_signals_expected =
+    "none or one of SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGWINCH (a name or "
+    "its number)";
+
+const char* dump_signal_name(int sig) noexcept {
+  for (const signal_name& s : dump_signals)
+    if (s.number == sig) return s.name;
+  return nullptr;
+}
+
+int parse_signal(std::string_view origin, std::string_view text) {
+  std::string t(trim(text));
+  for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (t == "NONE" || t == "0" || t == "OFF") return 0;
+  if (t.rfind("SIG", 0) == 0) t.erase(0, 3);
+  for (const signal_name& s : dump_signals)
+    if (t == s.name) return s.number;
+  int number = 0;
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), number);
+  if (!t.empty() && ec == std::errc() && end == t.data() + t.size() && dump_signal_name(number))
+    return number;
+  bad_value(origin, text, dump_signals_expected);
 }
 
 const char* env(const char* name) {
@@ -254,6 +289,7 @@ void config::apply_environment() {
         static_cast<unsigned>(parse_integer("WEFT_PARK_LIMIT_MS", v, 1, max_park_limit_ms));
   }
   if (const char* v = env("WEFT_PRINT_CONFIG")) print = parse_bool("WEFT_PRINT_CONFIG", v);
+  if (const char* v = env("WEFT_DUMP_SIGNAL")) dump_signal = parse_signal("WEFT_DUMP_SIGNAL", v);
   const char* host = env("ABT_ENV_POWER_EVENT_HOSTNAME");
   const char* port = env("ABT_ENV_POWER_EVENT_PORT");
   if (host || port) {
@@ -296,6 +332,11 @@ void config::validate() const {
     throw error(errc::invalid_config, "weft: an explicit affinity needs at least one place");
   }
   if (!resource_manager.empty()) (void)rm::parse_address(resource_manager, "resource_manager");
+  if (dump_signal != 0 && !dump_signal_name(dump_signal)) {
+    throw error(errc::invalid_config, "weft: dump_signal " + std::to_string(dump_signal) +
+                                          " is not valid: expected 0 (none) or one of SIGHUP, "
+                                          "SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGWINCH");
+  }
 }
 
 std::string config::describe() const {
@@ -315,7 +356,10 @@ std::string config::describe() const {
       << "idle_spin = " << idle_spin << "\n"
       << "park_limit_ms = " << park_limit_ms << "\n"
       << "print = " << (print ? 1 : 0) << "\n"
-      << "resource_manager = " << (resource_manager.empty() ? "none" : resource_manager) << "\n";
+      << "resource_manager = " << (resource_manager.empty() ? "none" : resource_manager) << "\n"
+      << "dump_signal = "
+      << (dump_signal ? std::string("SIG") + dump_signal_name(dump_signal) : std::string("none"))
+      << "\n";
   return out.str();
 }
 

@@ -467,6 +467,7 @@ resize_result resize_request::wait() const {
   s_->lock.lock();
   if (!s_->done) {
     waiter w;
+    w.kind = wait_kind::resize;
     try {
       s_->waiters.wait(s_->lock, w);
     } catch (...) {
@@ -488,6 +489,7 @@ bool resize_request::wait_for(std::chrono::nanoseconds timeout) const {
     return true;
   }
   waiter w;
+  w.kind = wait_kind::resize;
   try {
     s_->waiters.wait_for(s_->lock, w, timeout);
   } catch (...) {

@@ -11,7 +11,9 @@
 #include <iostream>
 #include <mutex>
 #include <new>
+#include <sstream>
 
+#include "dump.hpp"
 #include "events.hpp"
 #include "overflow.hpp"
 #include "rm_client.hpp"
@@ -160,6 +162,7 @@ void init(const config& cfg_in) {
       r->rm = std::make_unique<detail::rm_client>(
           rm::parse_address(r->cfg.resource_manager, "resource_manager"));
     }
+    if (r->cfg.dump_signal != 0) detail::start_dump_signal(r->cfg.dump_signal);
   } catch (...) {
     if (detail::g_runtime) {
       for (detail::stream* s : r->streams) {
@@ -199,7 +202,9 @@ void finalize() {
   }
   lock.unlock();  // units still running may need to create streams or query the runtime
 
-  // 0. No new shrink/expand requests; the resource-manager connection closes.
+  // 0. No new shrink/expand requests; the resource-manager connection closes; no more dumps on
+  //    a signal.
+  detail::stop_dump_signal();
   detail::close_events();
   r.rm.reset();
 
@@ -226,6 +231,17 @@ void finalize() {
       [](work_unit*, void* s) { static_cast<detail::stream*>(s)->request(detail::request_join); },
       p};
   p->switch_to_scheduler(rec);
+
+  // 3. What is left can never run (blocked with nobody left to wake it, suspended, sleeping, or
+  //    queued in a pool no scheduler serves): say so, rather than drop it silently. Every stream
+  //    has stopped, so the dump reads the units undisturbed.
+  if (const std::size_t left = detail::count_live_units(r, p->primary_unit_); left > 0) {
+    std::ostringstream out;
+    out << "weft: finalize: " << left << (left == 1 ? " unit" : " units")
+        << " could not finish and " << (left == 1 ? "is" : "are") << " abandoned:\n";
+    detail::write_dump(out, r, {false, true, true, true, p->primary_unit_});
+    std::cerr << out.str() << std::flush;
+  }
 
   lock.lock();
   detail::g_runtime = nullptr;

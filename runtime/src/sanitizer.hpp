@@ -32,10 +32,30 @@ void* __tsan_get_current_fiber(void);
 void* __tsan_create_fiber(unsigned flags);
 void __tsan_destroy_fiber(void* fiber);
 void __tsan_switch_to_fiber(void* fiber, unsigned flags);
+void AnnotateIgnoreReadsBegin(const char* file, int line);
+void AnnotateIgnoreReadsEnd(const char* file, int line);
 #endif
 }
 
 namespace weft::detail {
+
+/// While alive, ThreadSanitizer ignores the calling thread's plain reads: for diagnostics that
+/// read other threads' state without synchronising on purpose (unit dumps). Nothing elsewhere.
+class tsan_ignore_reads {
+ public:
+#ifdef WEFT_TSAN
+  tsan_ignore_reads() noexcept {
+    AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+  }
+  ~tsan_ignore_reads() {
+    AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+  }
+#else
+  tsan_ignore_reads() noexcept = default;
+#endif
+  tsan_ignore_reads(const tsan_ignore_reads&) = delete;
+  tsan_ignore_reads& operator=(const tsan_ignore_reads&) = delete;
+};
 
 inline constexpr bool asan_enabled =
 #ifdef WEFT_ASAN

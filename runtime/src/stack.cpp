@@ -30,6 +30,7 @@
 
 #include "runtime_state.hpp"
 #include "sanitizer.hpp"
+#include "valgrind.hpp"
 #include "weft/error.hpp"
 
 namespace weft::detail {
@@ -120,6 +121,7 @@ struct arena {
   arena* newer = nullptr;
   bool idle = false;
   std::uint64_t idle_since = 0;
+  std::vector<unsigned> valgrind_ids;  // of the carved slots, under valgrind only
 
   bool has_room() const noexcept { return !free.empty() || carved < nslots; }
   bool unused() const noexcept { return free.size() == carved; }
@@ -292,6 +294,7 @@ arena* map_arena(depot& d, size_class& c) {
   }
   try {
     a->free.reserve(a->nslots);
+    if (on_valgrind()) a->valgrind_ids.reserve(a->nslots);
     d.by_address.emplace(reinterpret_cast<std::uintptr_t>(a->base), a);
   } catch (...) {
     munmap(a->base, a->bytes);
@@ -314,6 +317,8 @@ stack_region carve(arena& a) noexcept {
   s.size = static_cast<std::uint32_t>(a.owner->size);  // sizes are at most 2 GiB (allocate_unit)
   s.flags = stack_arena | (a.guarded ? stack_guarded : stack_canary);
   if (!a.guarded) write_canary(s.lo);
+  // Reserved for every slot in map_arena, so this cannot allocate.
+  if (const unsigned id = valgrind_register_stack(s.lo, s.size)) a.valgrind_ids.push_back(id);
   // No TSan fiber yet: a refill carves a batch, most of which may never run a ULT, and each
   // fiber costs TSan a thread context. prepare_first_run() creates it on first use.
   set_tsan_fiber(s, nullptr);
@@ -355,6 +360,7 @@ void unmap_arena(depot& d, arena* a) noexcept {
     d.guarded_slots -= a->nslots;
     d.guards_refused = false;
   }
+  for (const unsigned id : a->valgrind_ids) valgrind_deregister_stack(id);
   // Frames left by parked contexts are never unwound: the next mapping here must not inherit
   // their poison.
   asan_unpoison(a->base, a->bytes);
@@ -489,6 +495,38 @@ stack_arena_stats arena_stats() noexcept {
   return s;
 }
 
+namespace {
+
+/// Valgrind's ids of the stacks mapped one by one (map_stack), by their lo; used only under
+/// valgrind, where a lock and a map per stack cost nothing that matters.
+struct valgrind_stacks {
+  std::mutex lock;
+  std::map<const void*, unsigned> ids;
+};
+
+valgrind_stacks& the_valgrind_stacks() {
+  static auto* v = new valgrind_stacks;  // leaked: stacks are unmapped during exit
+  return *v;
+}
+
+void remember_valgrind_id(const void* lo, unsigned id) {
+  valgrind_stacks& v = the_valgrind_stacks();
+  std::lock_guard guard(v.lock);
+  v.ids[lo] = id;
+}
+
+unsigned forget_valgrind_id(const void* lo) noexcept {
+  valgrind_stacks& v = the_valgrind_stacks();
+  std::lock_guard guard(v.lock);
+  const auto it = v.ids.find(lo);
+  if (it == v.ids.end()) return 0;
+  const unsigned id = it->second;
+  v.ids.erase(it);
+  return id;
+}
+
+}  // namespace
+
 stack_region map_stack(std::size_t size) {
   const std::size_t page = page_size();
   size = round_to_pages(size);
@@ -518,6 +556,7 @@ stack_region map_stack(std::size_t size) {
     warn_no_guard(why);
   }
   set_tsan_fiber(s, tsan_create_fiber());
+  if (const unsigned id = valgrind_register_stack(s.lo, s.size)) remember_valgrind_id(s.lo, id);
   return s;
 }
 
@@ -569,6 +608,7 @@ void unmap_stack(const stack_region& s) noexcept {
     return;
   }
   tsan_destroy_fiber(tsan_fiber(s));
+  if (on_valgrind()) valgrind_deregister_stack(forget_valgrind_id(s.lo));
   asan_unpoison(s.lo, s.size);
   const std::size_t page = page_size();
   munmap(static_cast<char*>(s.lo) - page, s.size + page);

@@ -279,6 +279,7 @@ void stream::wait_terminated() {
         break;
       }
       waiter w;
+      w.kind = wait_kind::stream_join;
       terminated_waiters_.wait(terminated_lock_, w);
     } else {
       futex_wait(&state_, st);

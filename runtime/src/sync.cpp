@@ -60,6 +60,7 @@ bool mutex::lock_slow(const detail::sync_clock::time_point* deadline) {
       return true;
     }
     waiter w;
+    w.kind = wait_kind::mutex;
     if (detail::wait_releasing(queue_, lock_, w, deadline) == wait_status::timed_out) {
       return try_lock();
     }

@@ -62,6 +62,7 @@ std::optional<bool> barrier::arrive(const detail::sync_clock::time_point* deadli
   ++arrived_;
   const std::uint64_t generation = generation_;
   waiter w;
+  w.kind = wait_kind::barrier;
   if (detail::wait_releasing(queue_, lock_, w, deadline) == wait_status::notified) return false;
   lock_.lock();
   const bool completed = generation_ != generation;  // completed while we were timing out
@@ -86,6 +87,7 @@ bool semaphore_base::acquire_slow(const sync_clock::time_point* deadline) {
     return true;
   }
   waiter w;
+  w.kind = wait_kind::semaphore;
   // release() hands the unit over when it takes us: a notified acquirer owns it.
   return wait_releasing(queue_, lock_, w, deadline) == wait_status::notified;
 }
@@ -129,6 +131,7 @@ bool rwlock::lock_until(const detail::sync_clock::time_point* deadline) {
     return true;
   }
   waiter w;
+  w.kind = wait_kind::rwlock;
   if (detail::wait_releasing(writers_q_, lock_, w, deadline) == wait_status::notified) {
     return true;  // handed over: writer_ was set for us
   }
@@ -170,6 +173,7 @@ bool rwlock::lock_shared_until(const detail::sync_clock::time_point* deadline) {
     return true;
   }
   waiter w;
+  w.kind = wait_kind::rwlock;
   // Admitted readers are counted in readers_ by whoever woke them.
   return detail::wait_releasing(readers_q_, lock_, w, deadline) == wait_status::notified;
 }

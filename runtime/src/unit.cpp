@@ -250,6 +250,9 @@ work_unit* allocate_unit(unit_kind kind, std::size_t stack_size) {
 }
 
 void discard_unit(work_unit* u) noexcept {
+  // Never submitted: unit dumps, which take every descriptor not terminated for a live unit,
+  // must not list it.
+  u->state.store(unit_state::terminated, std::memory_order_relaxed);
   free_unit(u);
 }
 

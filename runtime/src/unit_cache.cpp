@@ -100,6 +100,19 @@ void unit_allocator::give(work_unit* first, work_unit* last) noexcept {
   chunks_ = first;
 }
 
+std::vector<std::pair<work_unit*, std::size_t>> unit_allocator::slabs(bool wait) const {
+  std::unique_lock lock(mutex_, std::defer_lock);
+  if (wait) {
+    lock.lock();
+  } else {
+    (void)lock.try_lock();
+  }
+  std::vector<std::pair<work_unit*, std::size_t>> out;
+  out.reserve(slabs_.size());
+  for (const slab& s : slabs_) out.emplace_back(static_cast<work_unit*>(s.memory), s.count);
+  return out;
+}
+
 std::size_t unit_allocator::allocated() const {
   std::lock_guard lock(mutex_);
   return allocated_;

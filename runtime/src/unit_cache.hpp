@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "weft/work_unit.hpp"
@@ -15,6 +16,19 @@ enum unit_flags : std::uint8_t {
   unit_primary = 1u << 0,    ///< The primary ULT (the thread that called init): native stack.
   unit_forwarded = 1u << 1,  ///< In a stream's inbox because it is pinned to that stream.
 };
+/// The bits of work_unit::flags above unit_flags: the wait_kind of a ULT blocked in a wait queue
+/// or a sleep (0 otherwise), for unit dumps. Written by the ULT itself, around its switch.
+inline constexpr unsigned unit_wait_shift = 2;
+
+/// Records what the calling ULT `u` is about to wait for (0: nothing).
+inline void set_wait_kind(work_unit* u, std::uint8_t kind) noexcept {
+  u->flags = static_cast<std::uint8_t>((u->flags & ((1u << unit_wait_shift) - 1)) |
+                                       (kind << unit_wait_shift));
+}
+/// What a blocked ULT waits for (a wait_kind value), 0 when it did not record it.
+inline std::uint8_t wait_kind_of(const work_unit* u) noexcept {
+  return static_cast<std::uint8_t>(u->flags >> unit_wait_shift);
+}
 
 /// Owns every descriptor slab of the runtime and a shared free list for streams whose cache ran
 /// dry or overflowed. All members lock; streams reach it once per `batch` units at most.
@@ -39,6 +53,11 @@ class unit_allocator {
   void give(work_unit* first, work_unit* last) noexcept;
   /// Descriptors allocated in slabs so far (for tests and statistics).
   std::size_t allocated() const;
+  /// Every slab as (first descriptor, count): every descriptor the runtime ever handed out lies
+  /// in one, so unit dumps find the live units here. `wait`: false when the caller cannot block
+  /// (a debugger's call into a stopped process, where a stopped thread may hold the lock): the
+  /// slabs are then read without it.
+  std::vector<std::pair<work_unit*, std::size_t>> slabs(bool wait = true) const;
 
   /// The size of the chunk headed by `head`.
   static std::size_t chunk_size(const work_unit* head) noexcept { return head->stack_size; }

@@ -52,14 +52,16 @@ void unlock_after_switch(work_unit*, void* lock) {
 }
 
 /// Switches the calling ULT out as blocked; `lock` (if any) is released once it is switched out,
-/// so whoever wakes it under that lock finds it resumable.
-void block(stream* s, work_unit* self, spinlock* lock) {
+/// so whoever wakes it under that lock finds it resumable. `kind`: what it waits for (dumps).
+void block(stream* s, work_unit* self, spinlock* lock, wait_kind kind) {
   switch_record rec{self, switch_action::block};
   if (lock) {
     rec.on_block = &unlock_after_switch;
     rec.arg = lock;
   }
+  set_wait_kind(self, static_cast<std::uint8_t>(kind));
   s->switch_out(rec);
+  set_wait_kind(self, 0);
 }
 
 /// Adds a timer for the calling ULT on its stream; returns it with two references.
@@ -163,7 +165,7 @@ wait_status wait_queue::wait(spinlock& lock, waiter& w) {
   w.own_state_.store(wait_pending, std::memory_order_relaxed);
   link(w);
   if (self) {
-    detail::block(s, self, &lock);
+    detail::block(s, self, &lock, w.kind);
     return wait_status::notified;
   }
   lock.unlock();
@@ -181,7 +183,7 @@ wait_status wait_queue::wait_until(spinlock& lock, waiter& w, clock::time_point 
     detail::timer_node* n = detail::arm(s, self, &w, deadline);
     w.state_ = &n->state;
     link(w);
-    detail::block(s, self, &lock);
+    detail::block(s, self, &lock, w.kind);
     const bool timed_out = n->state.load(std::memory_order_acquire) == wait_timed_out;
     detail::release(n);
     return timed_out ? wait_status::timed_out : wait_status::notified;
@@ -219,7 +221,7 @@ void sleep_until(std::chrono::steady_clock::time_point deadline) {
     return;
   }
   detail::timer_node* n = detail::arm(s, self, nullptr, deadline);
-  detail::block(s, self, nullptr);
+  detail::block(s, self, nullptr, wait_kind::sleep);
   detail::release(n);
 }
 

@@ -150,6 +150,7 @@ class channel {
         return false;
       }
       waiter w;
+      w.kind = wait_kind::channel;
       w.data = &v;
       const wait_status st = detail::wait_releasing(senders_, lock_, w, deadline);
       if (w.tag == done) return true;  // a receiver moved `v` out
@@ -190,6 +191,7 @@ class channel {
       }
       std::optional<T> slot;
       waiter w;
+      w.kind = wait_kind::channel;
       w.data = &slot;
       const wait_status st = detail::wait_releasing(receivers_, lock_, w, deadline);
       if (w.tag == done) return slot;

@@ -40,6 +40,7 @@ class cv_core {
     lock_.lock();
     waiters_.fetch_add(1, std::memory_order_seq_cst);
     waiter w;
+    w.kind = wait_kind::condition_variable;
     unlock_user();
     wait_status st;
     try {

@@ -61,6 +61,11 @@ struct config {
   /// none. WEFT_RM; Argobots' ABT_ENV_POWER_EVENT_HOSTNAME and ABT_ENV_POWER_EVENT_PORT are
   /// accepted too (WEFT_RM wins).
   std::string resource_manager;
+  /// A signal that prints a unit dump (weft/debug.hpp) to stderr, or 0 (the default) for none.
+  /// One of SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGWINCH; the handler is
+  /// installed at init and the previous one restored at finalize. WEFT_DUMP_SIGNAL, a name
+  /// ("SIGQUIT" or "QUIT", either case), a number, or "none".
+  int dump_signal = 0;
 
   /// Overrides the fields whose WEFT_* variable is set. Throws weft::error(errc::invalid_config)
   /// naming the variable and its value when one is malformed; nothing is ignored silently.

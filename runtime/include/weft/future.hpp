@@ -79,21 +79,23 @@ class future {
   }
   void wait() const {
     check();
-    s_->slot.wait(nullptr);
+    s_->slot.wait(nullptr, wait_kind::future);
   }
   template <class Rep, class Period>
   std::future_status wait_for(const std::chrono::duration<Rep, Period>& d) const {
     check();
     if (s_->slot.ready()) return std::future_status::ready;
     const auto deadline = detail::deadline_after(d);
-    return s_->slot.wait(&deadline) ? std::future_status::ready : std::future_status::timeout;
+    return s_->slot.wait(&deadline, wait_kind::future) ? std::future_status::ready
+                                                       : std::future_status::timeout;
   }
   template <class Clock, class Duration>
   std::future_status wait_until(const std::chrono::time_point<Clock, Duration>& t) const {
     check();
     if (s_->slot.ready()) return std::future_status::ready;
     const auto deadline = detail::to_steady(t);
-    return s_->slot.wait(&deadline) ? std::future_status::ready : std::future_status::timeout;
+    return s_->slot.wait(&deadline, wait_kind::future) ? std::future_status::ready
+                                                       : std::future_status::timeout;
   }
 
  private:

@@ -16,6 +16,24 @@ namespace weft {
 /// How a wait ended.
 enum class wait_status : std::uint8_t { notified, timed_out };
 
+/// What a blocked unit waits for, as unit dumps (weft/debug.hpp) name it. Primitives built on
+/// wait_queue label their waiters with it; `other` is what an unlabelled waiter reports.
+enum class wait_kind : std::uint8_t {
+  other = 1,
+  mutex,
+  condition_variable,
+  rwlock,
+  semaphore,
+  barrier,
+  channel,
+  eventual,
+  future,
+  sleep,        ///< this_unit::sleep_until/sleep_for (no waiter)
+  stream_join,  ///< execution_stream::join of a secondary stream
+  resize,       ///< resize_request::wait
+  omp,          ///< libweft-omp barriers, locks and tasks
+};
+
 class wait_queue;
 
 namespace detail {
@@ -32,6 +50,8 @@ class waiter {
   std::uintptr_t tag = 0;
   /// A hand-off slot (a channel passes a value's address here).
   void* data = nullptr;
+  /// What the waiter waits for, reported by unit dumps while it blocks.
+  wait_kind kind = wait_kind::other;
 
   waiter() noexcept = default;
   waiter(const waiter&) = delete;

@@ -6,6 +6,7 @@
 #include "weft/channel.hpp"
 #include "weft/condition_variable.hpp"
 #include "weft/config.hpp"
+#include "weft/debug.hpp"
 #include "weft/error.hpp"
 #include "weft/eventual.hpp"
 #include "weft/execution_stream.hpp"

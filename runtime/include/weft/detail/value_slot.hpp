@@ -61,8 +61,8 @@ class value_slot {
   }
 
   /// Blocks until ready or `deadline` (nullptr: none); returns ready(). A tasklet gets
-  /// errc::tasklet_cannot_block only when the slot is not ready.
-  bool wait(const sync_clock::time_point* deadline) {
+  /// errc::tasklet_cannot_block only when the slot is not ready. `kind` labels the wait in dumps.
+  bool wait(const sync_clock::time_point* deadline, wait_kind kind = wait_kind::eventual) {
     if (ready()) return true;
     lock_.lock();
     if (ready()) {
@@ -70,6 +70,7 @@ class value_slot {
       return true;
     }
     waiter w;
+    w.kind = kind;
     // Waiters are woken only by publish(), after the state is set: notified means ready.
     return wait_releasing(queue_, lock_, w, deadline) == wait_status::notified || ready();
   }

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: Apache-2.0
+// Unit dumps. The registry of live units is what the runtime keeps anyway: every descriptor lies
+// in a slab of the unit allocator, and a descriptor is live from its creation until it
+// terminates, so creating a unit costs nothing more for dumps to find it. What a blocked unit
+// waits for comes from its own record (wait_kind_of) or, for a join, from the joined unit's join
+// word, which points back at the joiner.
+#include "dump.hpp"
+
+#include <cxxabi.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <typeinfo>
+#include <unordered_map>
+
+#include "backtrace.hpp"
+#include "runtime_state.hpp"
+#include "sanitizer.hpp"
+#include "stream.hpp"
+#include "weft/debug.hpp"
+#include "weft/error.hpp"
+#include "weft/scheduler.hpp"
+#include "weft/wait_queue.hpp"
+
+namespace weft::detail {
+
+namespace {
+
+const char* kind_name(unit_kind k) noexcept {
+  return k == unit_kind::ult ? "ULT" : "tasklet";
+}
+
+const char* state_name(unit_state s) noexcept {
+  switch (s) {
+    case unit_state::ready:
+      return "ready";
+    case unit_state::running:
+      return "running";
+    case unit_state::blocked:
+      return "blocked";
+    case unit_state::terminated:
+      return "terminated";
+  }
+  return "?";
+}
+
+const char* stream_state_name(std::uint32_t s) noexcept {
+  switch (static_cast<stream_state>(s)) {
+    case stream_state::running:
+      return "running";
+    case stream_state::terminating:
+      return "terminating";
+    case stream_state::terminated:
+      return "terminated";
+  }
+  return "?";
+}
+
+const char* wait_kind_name(std::uint8_t k) noexcept {
+  switch (static_cast<wait_kind>(k)) {
+    case wait_kind::other:
+      return "a wait queue";
+    case wait_kind::mutex:
+      return "mutex";
+    case wait_kind::condition_variable:
+      return "condition variable";
+    case wait_kind::rwlock:
+      return "rwlock";
+    case wait_kind::semaphore:
+      return "semaphore";
+    case wait_kind::barrier:
+      return "barrier";
+    case wait_kind::channel:
+      return "channel";
+    case wait_kind::eventual:
+      return "eventual";
+    case wait_kind::future:
+      return "future";
+    case wait_kind::sleep:
+      return "sleep";
+    case wait_kind::stream_join:
+      return "join of an execution stream";
+    case wait_kind::resize:
+      return "resize request";
+    case wait_kind::omp:
+      return "OpenMP barrier, lock or task";
+  }
+  return nullptr;
+}
+
+/// The dynamic type of `obj`, demangled ("weft::fifo_pool").
+template <class T>
+std::string type_name(const T& obj) {
+  const char* mangled = typeid(obj).name();
+  int status = -1;
+  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string out = status == 0 && d ? d : mangled;
+  std::free(d);
+  return out;
+}
+
+std::string address(const void* p) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%p", p);
+  return buf;
+}
+
+/// Every descriptor of `r` that is live (handed out and not terminated).
+template <class F>
+void for_each_live(runtime_state& r, bool wait, F f) {
+  for (const auto& [first, count] : r.units.slabs(wait)) {
+    for (std::size_t i = 0; i < count; ++i) {
+      work_unit* u = first + i;
+      // Descriptors never handed out have id 0; freed ones are terminated.
+      if (u->id == 0 || u->state.load(std::memory_order_acquire) == unit_state::terminated)
+        continue;
+      f(u);
+    }
+  }
+}
+
+/// A join word that holds a ULT joiner (rather than a sentinel or a tagged external waiter).
+work_unit* joiner_of(const work_unit* u) noexcept {
+  const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+  if (w == join_none || w == join_done || w == join_detached) return nullptr;
+  if (w % alignof(work_unit) != 0) return nullptr;  // an external thread's waiter
+  return reinterpret_cast<work_unit*>(w);
+}
+
+bool external_joiner(const work_unit* u) noexcept {
+  const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+  return w != join_none && w != join_done && w != join_detached && w % alignof(work_unit) != 0;
+}
+
+void write_streams(std::ostream& out, runtime_state& r, bool wait) {
+  std::unique_lock lock(r.streams_mutex, std::defer_lock);
+  if (wait) {
+    lock.lock();
+  } else {
+    (void)lock.try_lock();
+  }
+  for (stream* s : r.streams) {
+    if (!s) continue;
+    out << "stream " << s->rank_ << (s->primary_ ? " (primary)" : "") << ": "
+        << stream_state_name(s->state_.load(std::memory_order_acquire));
+    if (s->is_parked()) out << ", parked";
+    if (const work_unit* c = s->current_) {
+      out << ", running unit " << c->id;
+    } else {
+      out << ", in its scheduler";
+    }
+    out << '\n';
+    if (scheduler* sc = s->sched_.get()) {
+      out << "  scheduler " << type_name(*sc) << '\n';
+      for (const auto& p : sc->pools()) {
+        out << "  pool " << address(p.get()) << " (" << type_name(*p) << "): " << p->size()
+            << " queued\n";
+      }
+    }
+  }
+}
+
+void write_unit(std::ostream& out, const work_unit* u,
+                const std::unordered_map<const work_unit*, const work_unit*>& joined_by,
+                bool backtraces) {
+  const unit_state st = u->state.load(std::memory_order_acquire);
+  out << "unit " << u->id << ' ' << kind_name(u->kind) << ' ' << state_name(st);
+  if (st == unit_state::blocked) {
+    out << ": ";
+    if (const auto it = joined_by.find(u); it != joined_by.end()) {
+      out << "join of unit " << it->second->id;
+    } else if (u->user_suspended.load(std::memory_order_acquire)) {
+      out << "suspended (this_unit::suspend)";
+    } else if (const char* what = wait_kind_name(wait_kind_of(u))) {
+      out << what;
+    } else {
+      out << "switched out";
+    }
+  }
+  if (external_joiner(u)) out << " (joined by a thread outside weft)";
+  out << '\n';
+  // Unit names (ult_attributes::name): printed here, as "  name <name>", once units carry one.
+  if (const pool* home = u->home.load(std::memory_order_relaxed))
+    out << "  pool " << address(home) << '\n';
+  if (const execution_stream* s = u->last_stream.load(std::memory_order_relaxed)) {
+    out << (st == unit_state::running ? "  on stream " : "  last ran on stream ") << impl(*s).rank_
+        << '\n';
+  } else if (st != unit_state::running) {
+    out << "  not started\n";
+  }
+  if (const execution_stream* pin = u->pinned_to.load(std::memory_order_relaxed))
+    out << "  pinned to stream " << impl(*pin).rank_ << '\n';
+  if (backtraces && u->kind == unit_kind::ult && st != unit_state::running && u->context) {
+    out << "  backtrace:\n";
+    write_saved_backtrace(out, u->context, "    ");
+  }
+}
+
+}  // namespace
+
+void write_dump(std::ostream& out, runtime_state& r, const dump_options& what) {
+  // A snapshot of running streams: its reads race with the streams' writes by design.
+  const tsan_ignore_reads racy;
+  if (what.streams) write_streams(out, r, what.wait_for_locks);
+  if (!what.units) return;
+  std::vector<const work_unit*> live;
+  std::unordered_map<const work_unit*, const work_unit*> joined_by;  // joiner -> joined
+  for_each_live(r, what.wait_for_locks, [&](work_unit* u) {
+    if (u != what.skip) live.push_back(u);
+    if (const work_unit* j = joiner_of(u)) joined_by.emplace(j, u);
+  });
+  out << live.size() << (live.size() == 1 ? " live unit\n" : " live units\n");
+  for (const work_unit* u : live) write_unit(out, u, joined_by, what.backtraces);
+}
+
+std::size_t count_live_units(runtime_state& r, const work_unit* except) {
+  const tsan_ignore_reads racy;
+  std::size_t n = 0;
+  for_each_live(r, true, [&](work_unit* u) { n += u != except; });
+  return n;
+}
+
+}  // namespace weft::detail
+
+namespace weft {
+
+void dump_units(std::ostream& out) {
+  detail::runtime_state& r = detail::rt();
+  std::ostringstream text;  // one write: a dump is not interleaved with other output
+  text << "weft: unit dump\n";
+  detail::write_dump(text, r, {});
+  out << text.str() << std::flush;
+}
+
+}  // namespace weft
+
+// Entry points for tools/gdb/weft_gdb.py, which calls them in a stopped process. C linkage:
+// gdb finds them without debug information.
+extern "C" {
+
+/// The dump as text (what: 1 streams, 2 units, 4 backtraces), valid until the next call; an
+/// empty string when weft is not initialised.
+[[gnu::visibility("default"), gnu::used]] const char* weft_debug_dump(int what) {
+  static std::string text;
+  text.clear();
+  if (weft::detail::runtime_state* r = weft::detail::g_runtime) {
+    std::ostringstream out;
+    weft::detail::write_dump(out, *r, {(what & 1) != 0, (what & 2) != 0, (what & 4) != 0, false});
+    text = out.str();
+  }
+  return text.c_str();
+}
+
+/// The saved context of the parked ULT `id` (nullptr when there is none: not a ULT, running,
+/// never started, or no such unit).
+[[gnu::visibility("default"), gnu::used]] void* weft_debug_context(unsigned long long id) {
+  weft::detail::runtime_state* r = weft::detail::g_runtime;
+  if (!r) return nullptr;
+  const weft::detail::tsan_ignore_reads racy;
+  for (const auto& [first, count] : r->units.slabs(false)) {
+    for (std::size_t i = 0; i < count; ++i) {
+      weft::work_unit* u = first + i;
+      if (u->id != id || u->kind != weft::unit_kind::ult) continue;
+      const auto st = u->state.load(std::memory_order_acquire);
+      if (st == weft::unit_state::running || st == weft::unit_state::terminated) return nullptr;
+      return u->context;
+    }
+  }
+  return nullptr;
+}
+
+}  // extern "C"

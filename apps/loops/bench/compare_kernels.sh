@@ -12,7 +12,8 @@
 # run, with its round) and compare.txt: per runtime, kernel and size the median over the rounds
 # of the per-run medians, the smallest minimum, and the ratios of both to libgomp's.
 # Environment: BUILD (default build), P (default 2), WEFT_LOOPS_TRIALS (default 40), KERNELS
-# (comma list, default all), ROUNDS.
+# (comma list, default all), ROUNDS; SUMMARY_ONLY=1 rewrites compare.txt from an existing
+# compare-raw.txt without running anything.
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,6 +39,7 @@ run() { # NAME ENV... -- ARGS...
   env ${envs[@]+"${envs[@]}"} "$bench" "$@" ${KERNELS:+"$KERNELS"} |
     awk -v r="$round" -v n="$name" '{ $1 = n; print r, $0 }'
 }
+if [[ ${SUMMARY_ONLY:-0} != 1 ]]; then
 {
   echo "# $(date -u '+%F %T UTC') P=$P trials=$WEFT_LOOPS_TRIALS rounds=$rounds; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# round impl kernel n p median_ms min_ms kept"
@@ -53,6 +55,7 @@ for ((round = 1; round <= rounds; round++)); do
   } | tee -a "$raw"
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"
+fi
 
 {
   head -1 "$raw"
@@ -76,7 +79,7 @@ echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"
         for (y = 1; y <= ni; y++) {
           i = is[y]; m = median(meds[i SUBSEP k])
           printf "%-14s %-10s %8s %10.4f %10.4f %8.2f %8.2f\n", i, kn[1], kn[2], m, mn[i SUBSEP k],
-                 g > 0 ? m / g : 0, gm > 0 ? mn[i SUBSEP k] / gm : 0
+                 (g > 0 ? m / g : 0), (gm > 0 ? mn[i SUBSEP k] / gm : 0)
         }
       }
     }' "$raw"

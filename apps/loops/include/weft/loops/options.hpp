@@ -28,9 +28,9 @@ enum class placement {
 /// reduce, reduce_array, single; the combine of a ULT team's parallel_reduce_array), as
 /// OMP_WAIT_POLICY does for OpenMP threads.
 enum class wait_policy {
-  /// Spin about 2^15 pause rounds (about 0.6 ms on current x86 cores) before blocking when the
-  /// team has one worker per stream (spread placement, no wider than the streams); block at once
-  /// in any other team, whose workers share streams.
+  /// Spin 300,000 pause rounds (libgomp's default spin count; about 6 ms on current x86 cores)
+  /// before blocking when the team has one worker per stream (spread placement, no wider than the
+  /// streams); block at once in any other team, whose workers share streams.
   automatic,
   /// Spin about 2^22 pause rounds (tenths of a second) before blocking, in any team; a spinning
   /// ULT yields whenever other units are queued on its stream.

@@ -66,7 +66,7 @@ inline long barrier_spin(const options& opt, int width, bool spread) {
     case wait_policy::automatic:
       break;
   }
-  return spread && width <= stream_count() ? 1l << 15 : 0;
+  return spread && width <= stream_count() ? 300000 : 0;
 }
 
 /// A value on its own cache line (per-worker partial results).

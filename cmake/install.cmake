@@ -12,6 +12,8 @@
 #                                                          weft::abt, weft::abt_static (when built)
 #   include/weft/loops/*.hpp, <libdir>/libweft-loops.a, <libdir>/pkgconfig/weft-loops.pc
 #                                                          weft::loops (when apps/ is built)
+#   <libdir>/libweft-omp.so*, <libdir>/weft-omp/libgomp.so.1, <libdir>/pkgconfig/weft-omp.pc
+#                                                          weft::omp, the drop-in libgomp
 #   bin/weft-rm, bin/weft-align, bin/weft-elastic-demo     the programs (when built)
 #   share/weft/gdb/weft_gdb.py, share/gdb/auto-load/<full libdir>/libweft.so.<version>-gdb.py
 #                                                          the gdb extension
@@ -154,6 +156,21 @@ if(TARGET weft_loops)
       PATTERN "mpi.hpp" EXCLUDE)
   configure_file("${CMAKE_CURRENT_LIST_DIR}/weft-loops.pc.in" "${PROJECT_BINARY_DIR}/weft-loops.pc" @ONLY)
   install(FILES "${PROJECT_BINARY_DIR}/weft-loops.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+endif()
+
+# --- weft::omp: libweft-omp, the libgomp-compatible OpenMP runtime (omp/), component "omp" ------
+# No header: programs include the compiler's own omp.h. The shared library joins weft's export set
+# (its link to libweft.so is private: found through its $ORIGIN RUNPATH); the drop-in libgomp.so.1
+# goes into a directory of its own, so that LD_LIBRARY_PATH=PREFIX/lib/weft-omp replaces libgomp
+# and nothing else.
+if(TARGET weft_omp)
+  install(TARGETS weft_omp
+    EXPORT weftTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(TARGETS weft_omp_dropin
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/weft-omp NAMELINK_SKIP)
+  configure_file("${CMAKE_CURRENT_LIST_DIR}/weft-omp.pc.in" "${PROJECT_BINARY_DIR}/weft-omp.pc" @ONLY)
+  install(FILES "${PROJECT_BINARY_DIR}/weft-omp.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
 endif()
 
 # --- programs ---------------------------------------------------------------------------------------

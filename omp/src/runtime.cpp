@@ -212,9 +212,11 @@ globals read_environment() {
       fatal(std::string("WEFT_OMP_INNER='") + v + "': expected ult or tasklet");
     }
   }
-  // Waiting members spin this many pause rounds before blocking: long enough to cover a
-  // barrier's skew between streams; passive blocks at once.
-  g.spin = g.wait == wait_policy::passive ? 0 : g.wait == wait_policy::active ? 1l << 22 : 1l << 15;
+  // Waiting members spin this many pause rounds before blocking: by default libgomp's default
+  // GOMP_SPINCOUNT (about 6 ms here), long enough to cover a barrier's skew between streams even
+  // when another process takes a core for a while (blocking, then waking a parked stream, costs a
+  // futex wake-up that such a process delays by its time slice); passive blocks at once.
+  g.spin = g.wait == wait_policy::passive ? 0 : g.wait == wait_policy::active ? 1l << 22 : 300000;
   if (const char* v = env("OMP_DISPLAY_ENV")) {
     const std::string s = lower(v);
     if (s == "true" || s == "verbose") display_env(g);

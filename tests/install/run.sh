@@ -16,7 +16,12 @@
 #     find_package(weft CONFIG REQUIRED COMPONENTS loops) and runs consumer_loops (weft::loops);
 #     the same program links with pkg-config weft-loops; find_package(weft COMPONENTS <unknown>)
 #     fails with a message naming the component, and as an optional component it does not fail.
-#  7. every program the build installed (--programs) is in the moved prefix's bin/, has a
+#  7. with --expect-omp 1 (weft::omp was built): consumer/ also asks for the component "omp" and
+#     runs consumer_omp (an OpenMP C program linked to weft::omp: NEEDED libweft-omp.so, not
+#     libgomp); the same program compiled with pkg-config weft-omp's Cflags and linked with its
+#     Libs; and built with plain -fopenmp (libgomp) then run with LD_LIBRARY_PATH on the
+#     installed drop-in directory. Each run checks that its omp_* calls reach libweft-omp.
+#  8. every program the build installed (--programs) is in the moved prefix's bin/, has a
 #     $ORIGIN-relative RUNPATH, resolves libweft.so without LD_LIBRARY_PATH, and weft-rm and
 #     weft-align run their --help from another working directory.
 #
@@ -29,14 +34,15 @@ usage() {
   cat >&2 <<USAGE
 usage: $0 --build-dir DIR --consumer-dir DIR [--work-dir DIR] [--config CFG]
           [--cmake CMAKE] [--generator GEN] [--cxx CXX] [--cc CC] [--pkg-config PKGCONFIG]
-          [--version X.Y.Z] [--expect-abt 0|1] [--expect-loops 0|1] [--programs "NAME..."]
+          [--version X.Y.Z] [--expect-abt 0|1] [--expect-loops 0|1] [--expect-omp 0|1]
+          [--programs "NAME..."]
 USAGE
   exit 2
 }
 
 build_dir='' consumer_dir='' work_parent="${TMPDIR:-/tmp}" config=''
 cmake_bin=cmake generator='' cxx="${CXX:-g++}" cc="${CC:-gcc}" pkg_config=pkg-config version=''
-expect_abt=0 expect_loops=0 programs=''
+expect_abt=0 expect_loops=0 expect_omp=0 programs=''
 while (($#)); do
   (($# >= 2)) || usage
   case "$1" in
@@ -50,6 +56,7 @@ while (($#)); do
     --cc) cc=$2 ;;
     --expect-abt) expect_abt=$2 ;;
     --expect-loops) expect_loops=$2 ;;
+    --expect-omp) expect_omp=$2 ;;
     --programs) programs=$2 ;;
     --pkg-config) pkg_config=$2 ;;
     --version) version=$2 ;;
@@ -154,6 +161,7 @@ cmake_args=(-S "$consumer_dir" -B "$cbuild"
             -DCMAKE_C_COMPILER="$cc"
             -DWEFT_EXPECT_ABT="$expect_abt"
             -DWEFT_EXPECT_LOOPS="$expect_loops"
+            -DWEFT_EXPECT_OMP="$expect_omp"
             -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
             -DWEFT_EXPECTED_VERSION="$version")
 [[ -n $generator ]] && cmake_args+=(-G "$generator")
@@ -315,6 +323,57 @@ if ((expect_loops)); then
   run_consumer env LD_LIBRARY_PATH="$pc_libdir" "$pcbuild/consumer_loops"
 fi
 
+# --- 7. weft::omp: the component, libweft-omp, weft-omp.pc and the drop-in libgomp.so.1 ----------
+if ((expect_omp)); then
+  expect_omp_runtime() { # $1 executable: links libweft-omp.so and not libgomp
+    needed_libs "$1" | grep -q '^libweft-omp\.so' ||
+      { echo "error: $1 does not depend on libweft-omp.so" >&2; return 1; }
+    if needed_libs "$1" | grep -q '^libgomp'; then
+      echo "error: $1 links libgomp too" >&2; return 1
+    fi
+  }
+  begin "check the installed omp files"
+  dropin_dir="$libdir/weft-omp"
+  for f in "$libdir/libweft-omp.so" "$dropin_dir/libgomp.so.1" "$pc_dir/weft-omp.pc"; do
+    [[ -e $f ]] || { echo "error: $f was not installed" >&2; exit 1; }
+    echo "ok: ${f#"$prefix"/}"
+  done
+  for lib in "$libdir/libweft-omp.so" "$dropin_dir/libgomp.so.1"; do
+    resolved=$(env -u LD_LIBRARY_PATH ldd "$lib")
+    loaded=$(sed -n 's/^[[:space:]]*libweft\.so[^ ]* => \([^ ]*\) .*/\1/p' <<<"$resolved")
+    if [[ -z $loaded || ! $loaded -ef $(ls "$libdir"/libweft.so.* | head -n 1) ]]; then
+      echo "$resolved" >&2
+      echo "error: $lib does not load the moved prefix's libweft.so" >&2; exit 1
+    fi
+    echo "ok: ${lib#"$prefix"/} loads ${loaded#"$prefix"/}"
+  done
+
+  begin "run consumer_omp (find_package(weft COMPONENTS omp), weft::omp)"
+  omp_exe=$(exe consumer_omp)
+  expect_omp_runtime "$omp_exe"
+  run_consumer env -u LD_LIBRARY_PATH "$omp_exe"
+
+  begin "pkg-config weft-omp: compile with its Cflags, link with its Libs, run"
+  run "$pkg_config" --print-errors --validate weft-omp
+  read -ra omp_cflags <<<"$("$pkg_config" --cflags weft-omp)"
+  read -ra omp_libs <<<"$("$pkg_config" --libs weft-omp)"
+  echo "cflags: ${omp_cflags[*]}"
+  echo "libs: ${omp_libs[*]}"
+  pc_dropin=$("$pkg_config" --variable=dropindir weft-omp)
+  [[ $pc_dropin -ef $dropin_dir ]] ||
+    { echo "error: weft-omp.pc dropindir $pc_dropin is not $dropin_dir" >&2; exit 1; }
+  run "$cc" -Wall -Wextra -Werror "${omp_cflags[@]}" -c "$consumer_dir/omp_main.c" -o "$pcbuild/omp_main.o"
+  run "$cc" "$pcbuild/omp_main.o" "${omp_libs[@]}" -o "$pcbuild/consumer_omp"
+  expect_omp_runtime "$pcbuild/consumer_omp"
+  run_consumer env LD_LIBRARY_PATH="$pc_libdir" "$pcbuild/consumer_omp"
+
+  begin "a program built against libgomp runs on the installed drop-in (LD_LIBRARY_PATH)"
+  run "$cc" -fopenmp "$consumer_dir/omp_main.c" -o "$pcbuild/consumer_libgomp"
+  needed_libs "$pcbuild/consumer_libgomp" | grep -q '^libgomp\.so\.1' ||
+    { echo "error: $pcbuild/consumer_libgomp does not depend on libgomp.so.1" >&2; exit 1; }
+  run_consumer env LD_LIBRARY_PATH="$dropin_dir" "$pcbuild/consumer_libgomp"
+fi
+
 # find_package with components: an unknown required one fails naming it; as an optional
 # component it is reported not found and the package still loads.
 probe_components() { # DIR REQUIRED_COMPONENTS OPTIONAL_COMPONENTS
@@ -350,7 +409,7 @@ cat "$work/probe-optional/log"
 grep -q 'weft_no_such_component_FOUND=FALSE' "$work/probe-optional/log" ||
   { echo "error: weft_no_such_component_FOUND is not FALSE" >&2; exit 1; }
 
-# --- 7. installed programs run from the moved prefix -------------------------------------------
+# --- 8. installed programs run from the moved prefix -------------------------------------------
 if [[ -n $programs ]]; then
   begin "installed programs find libweft.so from the moved prefix"
   elsewhere="$work/elsewhere"

@@ -3,7 +3,8 @@
 //   weft_loops_kernels_bench omp|weft P [KERNELS]
 // P workers (OpenMP threads, or weft ULTs over WEFT_NUM_STREAMS streams); KERNELS a comma list
 // of kernel names (default: all). Each kernel runs with n = 1 (8 B) and its large n; trials:
-// WEFT_LOOPS_TRIALS (default 100; mat-mat large: a third of it, at least 11).
+// WEFT_LOOPS_TRIALS (default 100; mat-mat large: a third of it, at least 11); the weft team waits
+// under WEFT_LOOPS_WAIT (active, passive; unset: the layer's default policy).
 // Prints: impl kernel n p median_ms min_ms kept.
 #include "kernels_run.hpp"
 

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
 
 namespace loops_kernels {
 namespace {
@@ -80,6 +83,17 @@ void trial(const problem& pr, data& d, wl::worker_context& c, std::vector<double
   }
 }
 
+// The team's wait policy: WEFT_LOOPS_WAIT=active|passive, else the layer's default.
+wl::wait_policy wait_from_environment() {
+  const char* v = std::getenv("WEFT_LOOPS_WAIT");
+  const std::string_view w = v ? v : "";
+  if (w.empty()) return wl::wait_policy::automatic;
+  if (w == "active") return wl::wait_policy::active;
+  if (w == "passive") return wl::wait_policy::passive;
+  std::fprintf(stderr, "WEFT_LOOPS_WAIT='%s': expected active or passive\n", v);
+  std::exit(2);
+}
+
 std::size_t scratch_size(const problem& pr) {
   if (pr.k == kernel::matvec) return static_cast<std::size_t>(pr.n);
   if (pr.k == kernel::matmat) return static_cast<std::size_t>(pr.n * pr.n);
@@ -111,7 +125,10 @@ run_result run_weft(const problem& pr, int trials) {
           c.barrier();
         }
       },
-      {.num_workers = pr.p, .units = wl::unit_type::ult, .place = wl::placement::spread});
+      {.num_workers = pr.p,
+       .units = wl::unit_type::ult,
+       .place = wl::placement::spread,
+       .wait = wait_from_environment()});
   run_result r;
   r.times.assign(static_cast<std::size_t>(trials), 0.0);
   for (const auto& l : local) {

@@ -194,6 +194,37 @@ TEST(loops_streams, region_barrier_for_loop_and_reductions) {
   }
 }
 
+// Every wait policy, in teams with one worker per stream (the default spins there) and in
+// teams wider than the streams (a spinning worker must yield to the team-mates queued behind it
+// on its stream): no worker leaves round k of a barrier before every worker arrived in it.
+TEST(loops_streams, barrier_rounds_under_every_wait_policy) {
+  for (int streams : {1, 2}) {
+    weft::runtime rt(with_streams(streams));
+    for (auto policy :
+         {wl::wait_policy::automatic, wl::wait_policy::active, wl::wait_policy::passive}) {
+      for (int width : {streams, 5}) {
+        const int rounds = 300;
+        std::atomic<int> arrived{0};
+        std::atomic<int> early{0};
+        wl::parallel(
+            [&](wl::worker_context& c) {
+              for (int k = 0; k < rounds; ++k) {
+                arrived.fetch_add(1);
+                c.barrier();
+                if (arrived.load() < width * (k + 1)) early++;
+                c.barrier();  // nobody arrives in round k + 1 before every worker checked round k
+              }
+            },
+            {.num_workers = width, .wait = policy});
+        EXPECT_EQ(arrived.load(), width * rounds)
+            << "streams " << streams << " width " << width << " policy " << int(policy);
+        EXPECT_EQ(early.load(), 0)
+            << "streams " << streams << " width " << width << " policy " << int(policy);
+      }
+    }
+  }
+}
+
 TEST(loops_streams, nested_every_inner_iteration_once) {
   for (int streams : {1, 2, 4}) {  // one process for the three stream counts
     weft::runtime rt(with_streams(streams));
@@ -408,6 +439,35 @@ TEST(loops_errors, exception_in_worker_releases_the_team) {
     EXPECT_STREQ(e.what(), "worker 2 failed");
   }
   EXPECT_EQ(released.load(), 3);
+}
+
+// Team-mates spinning in a barrier (active policy: they would spin for tenths of a second) are
+// released as soon as a worker throws, and so are those that blocked (passive).
+TEST(loops_errors, exception_releases_spinning_and_blocked_team_mates) {
+  weft::runtime rt(with_streams(2));
+  for (auto policy : {wl::wait_policy::active, wl::wait_policy::passive}) {
+    for (int width : {2, 4}) {
+      std::atomic<int> released{0};
+      try {
+        wl::parallel(
+            [&](wl::worker_context& c) {
+              for (int k = 0; k < 20; ++k) c.barrier();
+              if (c.thread_num() == width - 1) throw std::runtime_error("last worker failed");
+              try {
+                c.barrier();
+              } catch (const wl::team_aborted&) {
+                released++;
+                throw;
+              }
+            },
+            {.num_workers = width, .wait = policy});
+        FAIL() << "no exception";
+      } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "last worker failed");
+      }
+      EXPECT_EQ(released.load(), width - 1) << "width " << width << " policy " << int(policy);
+    }
+  }
 }
 
 }  // namespace

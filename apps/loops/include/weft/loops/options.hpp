@@ -24,6 +24,21 @@ enum class placement {
   local,      ///< every worker in the caller's stream's main pool: no cross-stream traffic
 };
 
+/// How a worker waits for its team-mates in a team-wide call (barrier, the end of for_loop,
+/// reduce, reduce_array, single; the combine of a ULT team's parallel_reduce_array), as
+/// OMP_WAIT_POLICY does for OpenMP threads.
+enum class wait_policy {
+  /// Spin 300,000 pause rounds (libgomp's default spin count; about 6 ms on current x86 cores)
+  /// before blocking when the team has one worker per stream (spread placement, no wider than the
+  /// streams); block at once in any other team, whose workers share streams.
+  automatic,
+  /// Spin about 2^22 pause rounds (tenths of a second) before blocking, in any team; a spinning
+  /// ULT yields whenever other units are queued on its stream.
+  active,
+  /// Block at once: the worker's stream runs other units or parks.
+  passive,
+};
+
 /// Options of parallel(), parallel_for() and the reductions. Zero means "the layer's default".
 struct options {
   /// Workers in the team, the caller included. 0: default_team_width() (streams at the
@@ -35,6 +50,8 @@ struct options {
   placement place = placement::automatic;
   /// The loop schedule (parallel_for and the reductions; worker_context::for_loop takes its own).
   schedule sched = {};
+  /// How workers wait for each other (parallel() and a ULT team's parallel_reduce_array).
+  wait_policy wait = wait_policy::automatic;
 };
 
 }  // namespace weft::loops

@@ -54,6 +54,21 @@ inline int loop_width(const options& opt, std::int64_t begin, std::int64_t end, 
   return trip < width ? static_cast<int>(trip > 0 ? trip : 1) : width;
 }
 
+/// Pause rounds a waiting worker of a team spins before blocking, under opt.wait: by default
+/// only a team with one worker per stream spins, since team-mates sharing a stream would wait for
+/// the spinner's yields.
+inline long barrier_spin(const options& opt, int width, bool spread) {
+  switch (opt.wait) {
+    case wait_policy::passive:
+      return 0;
+    case wait_policy::active:
+      return 1l << 22;
+    case wait_policy::automatic:
+      break;
+  }
+  return spread && width <= stream_count() ? 300000 : 0;
+}
+
 /// A value on its own cache line (per-worker partial results).
 template <class T>
 struct alignas(64) padded {
@@ -70,13 +85,14 @@ void parallel(Body&& body, const options& opt = {}) {
   require_blocking_caller("parallel()");
   const nesting_frame& outer = current_frame();
   const int width = detail::team_width(opt, outer, "parallel()");
-  detail::team t(width, opt.units);
+  const bool spread = detail::spreads(opt.place, outer);
+  detail::team t(width, opt.units, detail::barrier_spin(opt, width, spread));
   const int level = outer.level + 1;
   auto work = [&](int w) {
     worker_context ctx(t, w, level);
     body(ctx);
   };
-  detail::launch(width, opt.units, detail::spreads(opt.place, outer), outer, work, &t.barrier);
+  detail::launch(width, opt.units, spread, outer, work, &t.barrier);
 }
 
 /// Parallel loop: body(i) runs exactly once for each i in [begin, end), dealt to the team's
@@ -127,7 +143,9 @@ void parallel_reduce_array(std::int64_t begin, std::int64_t end, std::span<T> ou
   detail::loop_state st(begin, end, opt.sched, width);
   std::vector<std::vector<T>> mine(static_cast<std::size_t>(width));
   const bool combine_in_team = opt.units == unit_type::ult;
-  team_barrier bar(width);
+  const nesting_frame& outer = current_frame();
+  const bool spread = detail::spreads(opt.place, outer);
+  team_barrier bar(width, detail::barrier_spin(opt, width, spread));
   const std::int64_t len = static_cast<std::int64_t>(out.size());
   auto work = [&](int w) {
     std::vector<T>& acc = mine[static_cast<std::size_t>(w)];
@@ -143,9 +161,7 @@ void parallel_reduce_array(std::int64_t begin, std::int64_t end, std::span<T> ou
       for (std::int64_t j = r.begin; j < r.end; ++j) out[j] = combine(out[j], src[j]);
     }
   };
-  const nesting_frame& outer = current_frame();
-  detail::launch(width, opt.units, detail::spreads(opt.place, outer), outer, work,
-                 combine_in_team ? &bar : nullptr);
+  detail::launch(width, opt.units, spread, outer, work, combine_in_team ? &bar : nullptr);
   if (combine_in_team) return;
   for (int t = 0; t < width; ++t) {
     const T* src = mine[static_cast<std::size_t>(t)].data();

@@ -26,7 +26,8 @@ namespace detail {
 
 /// What the workers of one region share.
 struct team {
-  team(int w, unit_type u) : width(w), units(u), barrier(w), slots(static_cast<std::size_t>(w)) {}
+  team(int w, unit_type u, long spin)
+      : width(w), units(u), barrier(w, spin), slots(static_cast<std::size_t>(w)) {}
   int width;
   unit_type units;
   team_barrier barrier;

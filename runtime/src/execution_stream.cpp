@@ -167,11 +167,18 @@ void execution_stream::free() {
   detail::stream& s = impl(*this);
   if (s.primary_)
     throw error(errc::primary_stream, "weft: the primary stream is freed by finalize");
+  {
+    // Room in the parking list first: out of memory, free() then fails with nothing done.
+    std::lock_guard lock(rt().streams_mutex);
+    auto& parked = rt().freed_streams;
+    if (parked.size() == parked.capacity())
+      parked.reserve(std::max<std::size_t>(8, 2 * parked.size()));
+  }
   if (s.state() != stream_state::terminated || s.thread_started_) join();
   s.release_resources();
   std::lock_guard lock(rt().streams_mutex);
   rt().streams[static_cast<std::size_t>(s.rank_)] = nullptr;
-  rt().freed_streams.push_back(&s);
+  rt().freed_streams.push_back(&s);  // cannot fail: room was made above
 }
 
 void execution_stream::set_main_scheduler(std::unique_ptr<scheduler> next) {

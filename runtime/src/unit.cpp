@@ -423,6 +423,11 @@ void join_unit_noexcept(work_unit* u) noexcept {
   }
 }
 
+std::exception_ptr unit_error(const work_unit* u) noexcept {
+  const unit_extras* x = extras_of(u);
+  return x ? x->error : nullptr;
+}
+
 void detach_unit(work_unit* u) noexcept {
   const std::uintptr_t prev = u->join_word.exchange(join_detached, std::memory_order_acq_rel);
   if (prev == join_done) {

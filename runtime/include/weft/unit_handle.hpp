@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -61,6 +62,9 @@ void wait_unit_in_place(work_unit* u);
 /// Throws if the caller may not join `u` (a unit joining itself; a tasklet joining a unit that
 /// has not finished).
 void check_join(work_unit* u);
+/// The exception that escaped the terminated unit `u` (null if none), left in place for its
+/// join; for layers whose join does not rethrow (the Argobots C API).
+std::exception_ptr unit_error(const work_unit* u) noexcept;
 /// Lets `u` free itself when it terminates.
 void detach_unit(work_unit* u) noexcept;
 /// The common case of a join: if `u` has terminated and no exception escaped it, frees it and

@@ -3,6 +3,7 @@
 // unit handle or a task group made under the old runtime throws errc::invalid_state without
 // touching the memory its unit had, and never reaches a unit of the new runtime. Wait queues
 // forget the ULTs a finalized runtime abandoned in them.
+#include <abt.h>
 #include <weft/condition_variable.hpp>
 #include <weft/eventual.hpp>
 #include <weft/mutex.hpp>
@@ -185,6 +186,25 @@ TEST_F(StaleHandleTest, EventualAndConditionVariableForgetAbandonedWaiters) {
   EXPECT_EQ(ev.wait(), 7);  // an external thread's wait on a set eventual returns at once
   cv.notify_all();
   std::unique_lock lock(m);  // the abandoned ULT had released it inside wait()
+}
+
+void abt_noop(void*) {}
+
+// The C API: Argobots answers a handle used after ABT_finalize with ABT_ERR_UNINITIALIZED, and so
+// does weft's layer, before it looks at the handle.
+TEST_F(StaleHandleTest, AbtHandlesAfterFinalizeReturnUninitialized) {
+  ASSERT_EQ(ABT_init(0, nullptr), ABT_SUCCESS);
+  ABT_xstream self = ABT_XSTREAM_NULL;
+  ABT_pool pool = ABT_POOL_NULL;
+  ASSERT_EQ(ABT_xstream_self(&self), ABT_SUCCESS);
+  ASSERT_EQ(ABT_xstream_get_main_pools(self, 1, &pool), ABT_SUCCESS);
+  ABT_thread t = ABT_THREAD_NULL;
+  ASSERT_EQ(ABT_thread_create(pool, abt_noop, nullptr, ABT_THREAD_ATTR_NULL, &t), ABT_SUCCESS);
+  ASSERT_EQ(ABT_finalize(), ABT_SUCCESS);  // runs the ULT; its handle is not freed
+  EXPECT_EQ(ABT_thread_join(t), ABT_ERR_UNINITIALIZED);
+  EXPECT_EQ(ABT_thread_free(&t), ABT_ERR_UNINITIALIZED);
+  EXPECT_EQ(ABT_xstream_join(self), ABT_ERR_UNINITIALIZED);
+  EXPECT_FALSE(weft::initialized());
 }
 
 }  // namespace

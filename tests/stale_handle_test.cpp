@@ -7,6 +7,7 @@
 #include <weft/condition_variable.hpp>
 #include <weft/eventual.hpp>
 #include <weft/mutex.hpp>
+#include <weft/schedulers/fifo_pool.hpp>
 #include <weft/task_group.hpp>
 
 #include "test_support.hpp"
@@ -46,8 +47,8 @@ TEST_F(StaleHandleTest, UltHandleAfterFinalizeThrowsInvalidState) {
   expect_stale(u);
   EXPECT_NE(what_of([&] { u.join(); }).find("finalized"), std::string::npos)
       << what_of([&] { u.join(); });
-  auto& pool = *static_cast<weft::pool*>(nullptr);  // never touched: the check comes first
-  EXPECT_WEFT_ERRC(u.migrate_to(pool), weft::errc::invalid_state);
+  std::shared_ptr<weft::pool> pool = weft::make_fifo_pool();
+  EXPECT_WEFT_ERRC(u.migrate_to(*pool), weft::errc::invalid_state);
   EXPECT_WEFT_ERRC(u.resume(), weft::errc::invalid_state);
   EXPECT_WEFT_ERRC(u.pin_to(nullptr), weft::errc::invalid_state);
   EXPECT_NE(drop(u).find("outlived the runtime"), std::string::npos);

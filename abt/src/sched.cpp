@@ -175,14 +175,14 @@ std::vector<std::shared_ptr<weft::pool>> weft_pools(std::vector<ABT_pool>& pools
 }
 
 ABT_sched new_handle(std::vector<ABT_pool> pools, bool automatic) {
-  auto* h = new ABT_sched_opaque;
+  auto h = std::make_unique<ABT_sched_opaque>();  // owned here until registered
   h->pools = std::move(pools);
   h->automatic = automatic;
-  for (ABT_pool p : h->pools) p->sched_refs.fetch_add(1, std::memory_order_acq_rel);
   layer_state& st = state();
   std::lock_guard lock(st.mutex);
-  st.scheds.push_back(h);
-  return h;
+  st.scheds.push_back(h.get());  // may run out of memory: nothing registered or counted then
+  for (ABT_pool p : h->pools) p->sched_refs.fetch_add(1, std::memory_order_acq_rel);
+  return h.release();
 }
 
 bool config_int(ABT_sched_config config, int idx, int& out) {

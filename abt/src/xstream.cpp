@@ -34,15 +34,15 @@ void drop_xstream(ABT_xstream h) {
 }
 
 ABT_xstream new_xstream(weft::execution_stream& s, ABT_sched sched) {
-  auto* h = new ABT_xstream_opaque;
+  auto h = std::make_unique<ABT_xstream_opaque>();  // owned here until registered
   h->stream = &s;
   h->rank = s.rank();
   h->primary = s.is_primary();
   h->main_sched = sched;
   h->cpus = s.cpus();
-  if (sched) sched->xstream = h;
-  put_xstream(h);
-  return h;
+  put_xstream(h.get());  // may run out of memory: nothing registered then
+  if (sched) sched->xstream = h.get();
+  return h.release();
 }
 
 /// The CPUs of `set`, in ascending order.

@@ -46,9 +46,10 @@ execution_stream& execution_stream::create(std::unique_ptr<scheduler> main_sched
     }
     std::vector<int> cpus = detail::place_of(rank);
     const int node = detail::topology::numa_node_of(cpus);
-    s = new detail::stream(rank, false, std::move(main_scheduler), std::move(cpus), node);
+    // The slot first: out of memory, no stream object is left without an owner.
     if (rank >= static_cast<int>(r.streams.size()))
       r.streams.resize(static_cast<std::size_t>(rank) + 1, nullptr);
+    s = new detail::stream(rank, false, std::move(main_scheduler), std::move(cpus), node);
     r.streams[static_cast<std::size_t>(rank)] = s;
   }
   s->attach_pools();

@@ -72,8 +72,9 @@ void bind_primary(runtime_state& r, const std::vector<int>& cpus) {
 void start_primary(runtime_state& r) {
   std::vector<int> cpus = place_of(0);
   const int node = topology::numa_node_of(cpus);
+  r.streams.push_back(nullptr);  // the slot first: out of memory, nothing is left unowned
   auto* p = new stream(0, true, make_scheduler(r.cfg.scheduler), cpus, node);
-  r.streams.push_back(p);
+  r.streams.back() = p;
   r.primary = p;
   set_current_stream(p);
   bind_primary(r, cpus);

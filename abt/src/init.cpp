@@ -123,7 +123,18 @@ int ABT_init(int, char**) {
     st.default_stack_size = cfg.stack_size;
     st.event_freq = cfg.event_freq;
     st.primary_unit.store(weft::this_unit::current(), std::memory_order_release);
-    register_existing_streams();
+    try {
+      register_existing_streams();
+    } catch (...) {
+      // Out of memory registering the handles: undo everything, weft's init included, so that
+      // a failed ABT_init leaves nothing initialised (as Argobots).
+      try {
+        release_all_objects(st.owns_runtime);
+      } catch (...) {
+        if (st.owns_runtime && weft::initialized()) weft::finalize();
+      }
+      throw;
+    }
     st.init_count.store(1, std::memory_order_release);
     return ABT_SUCCESS;
   });
@@ -145,11 +156,15 @@ int ABT_finalize(void) {
                                                              : ABT_ERR_INV_THREAD;
   }
   if (st.init_count.fetch_sub(1, std::memory_order_acq_rel) > 1) return ABT_SUCCESS;
-  return guarded(ABT_ERR_OTHER, [&] {
+  const int rc = guarded(ABT_ERR_OTHER, [&] {
     release_all_objects(st.owns_runtime);
     st.primary_unit.store(nullptr, std::memory_order_release);
     return ABT_SUCCESS;
   });
+  // release_all_objects fails (out of memory) only before it has released anything: the layer
+  // is still initialised, and a later ABT_finalize can succeed.
+  if (rc != ABT_SUCCESS) st.init_count.fetch_add(1, std::memory_order_acq_rel);
+  return rc;
 }
 
 int ABT_initialized(void) {

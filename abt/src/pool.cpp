@@ -59,16 +59,16 @@ bool in_use(ABT_pool p) noexcept {
 
 ABT_pool register_pool(std::shared_ptr<weft::pool> p, ABT_pool_access access, bool automatic,
                        bool user_defined) {
-  auto* h = new ABT_pool_opaque;
+  auto h = std::make_unique<ABT_pool_opaque>();  // owned here until registered
   h->pool = std::move(p);
   h->access = access;
   h->automatic = automatic;
   h->user_defined = user_defined;
   layer_state& st = state();
   std::lock_guard lock(st.mutex);
+  st.pools.push_back(h.get());  // may run out of memory: nothing registered then
   h->id = st.next_pool_id++;
-  st.pools.push_back(h);
-  return h;
+  return h.release();
 }
 
 ABT_pool find_pool(const weft::pool* p) noexcept {

@@ -151,14 +151,14 @@ std::vector<std::shared_ptr<weft::pool>> weft_pools(std::vector<ABT_pool>& pools
 }
 
 ABT_sched new_handle(std::vector<ABT_pool> pools, bool automatic) {
-  auto* h = new ABT_sched_opaque;
+  auto h = std::make_unique<ABT_sched_opaque>();  // owned here until registered
   h->pools = std::move(pools);
   h->automatic = automatic;
-  for (ABT_pool p : h->pools) p->sched_refs.fetch_add(1, std::memory_order_acq_rel);
   layer_state& st = state();
   std::lock_guard lock(st.mutex);
-  st.scheds.push_back(h);
-  return h;
+  st.scheds.push_back(h.get());  // may run out of memory: nothing registered or counted then
+  for (ABT_pool p : h->pools) p->sched_refs.fetch_add(1, std::memory_order_acq_rel);
+  return h.release();
 }
 
 bool config_int(ABT_sched_config config, int idx, int& out) {
@@ -238,19 +238,22 @@ void delete_sched_handle(ABT_sched s) noexcept {
   if (!s) return;
   if (s->def.run && s->def.free) s->def.free(s);
   s->owned.reset();  // a user scheduler's destructor reports back through sched_released
-  std::vector<ABT_pool> free_now;
+  // The automatic pools to free are moved to the front of s->pools (which goes with s): no list
+  // to allocate, as this runs in free calls that must not fail.
+  std::size_t free_now = 0;
   {
     layer_state& st = state();
     std::lock_guard lock(st.mutex);
     auto it = std::find(st.scheds.begin(), st.scheds.end(), s);
     if (it != st.scheds.end()) st.scheds.erase(it);
-    for (ABT_pool p : s->pools) {
+    for (std::size_t i = 0; i < s->pools.size(); ++i) {
+      ABT_pool p = s->pools[i];
       if (p->sched_refs.fetch_sub(1, std::memory_order_acq_rel) == 1 && p->automatic &&
           p->pool->attached_schedulers() == 0)
-        free_now.push_back(p);
+        std::swap(s->pools[i], s->pools[free_now++]);
     }
   }
-  for (ABT_pool p : free_now) delete_pool_handle(p);
+  for (std::size_t i = 0; i < free_now; ++i) delete_pool_handle(s->pools[i]);
   delete s;
 }
 

@@ -154,6 +154,21 @@ int not_a_ult_code() noexcept {
   return c == context::tasklet ? ABT_ERR_INV_THREAD : ABT_ERR_INV_XSTREAM;
 }
 
+/// ABT_ERR_MEM for a terminated ULT that never ran because no stack could be allocated for it
+/// (weft recorded a resource error), ABT_SUCCESS otherwise: a C caller learns that its ULT was
+/// not run rather than losing it silently.
+static int never_ran_code(const weft::work_unit* u) noexcept {
+  const std::exception_ptr e = weft::detail::unit_error(u);
+  if (!e) return ABT_SUCCESS;
+  try {
+    std::rethrow_exception(e);
+  } catch (const weft::error& x) {
+    if (x.condition() == weft::errc::resource) return ABT_ERR_MEM;
+  } catch (...) {
+  }
+  return ABT_SUCCESS;
+}
+
 int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
   if (!u) return invalid_code;
   // Fast path: a finished unit (the caller, the primary ULT and a detached unit never are).
@@ -161,11 +176,12 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
     if (thread_ext* e = ext_of(u); e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed))
       return invalid_code;
     if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_JOIN);
+    const int rc = never_ran_code(u);
     if (then_free) {
       if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
       weft::detail::discard_unit(u);
     }
-    return ABT_SUCCESS;
+    return rc;
   }
   weft::work_unit* self = weft::this_unit::current();
   if (u == self) return invalid_code;
@@ -196,11 +212,12 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
     }
     // Argobots reports the join once the unit has terminated.
     if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_JOIN);
+    const int rc = never_ran_code(u);
     if (then_free) {
       if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
       weft::detail::discard_unit(u);
     }
-    return ABT_SUCCESS;
+    return rc;
   });
 }
 

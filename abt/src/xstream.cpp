@@ -34,15 +34,15 @@ void drop_xstream(ABT_xstream h) {
 }
 
 ABT_xstream new_xstream(weft::execution_stream& s, ABT_sched sched) {
-  auto* h = new ABT_xstream_opaque;
+  auto h = std::make_unique<ABT_xstream_opaque>();  // owned here until registered
   h->stream = &s;
   h->rank = s.rank();
   h->primary = s.is_primary();
   h->main_sched = sched;
   h->cpus = s.cpus();
-  if (sched) sched->xstream = h;
-  put_xstream(h);
-  return h;
+  put_xstream(h.get());  // may run out of memory: nothing registered then
+  if (sched) sched->xstream = h.get();
+  return h.release();
 }
 
 /// The CPUs of `set`, in ascending order.
@@ -135,11 +135,14 @@ void release_all_objects(bool finalize_runtime) {
     if (auto sp = s->stacked.lock()) sp->finish();
   }
   if (finalize_runtime) weft::finalize();
+  // From here on nothing allocates (the lists are swapped out, not copied), so that the
+  // layer is either left as it was (the copy above failed) or released entirely.
   std::vector<ABT_xstream> xs;
   {
     std::lock_guard lock(st.mutex);
     xs.swap(st.xstreams);
-    scheds = st.scheds;
+    scheds.clear();
+    scheds.swap(st.scheds);
   }
   for (ABT_xstream h : xs) delete h;
   for (ABT_sched s : scheds) {
@@ -149,7 +152,7 @@ void release_all_objects(bool finalize_runtime) {
   std::vector<ABT_pool> pools;
   {
     std::lock_guard lock(st.mutex);
-    pools = st.pools;
+    pools.swap(st.pools);
   }
   for (ABT_pool p : pools) delete_pool_handle(p);
 }

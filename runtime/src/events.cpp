@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "runtime_state.hpp"
@@ -25,16 +26,33 @@ int live_streams() {
   return execution_stream::count();
 }
 
-void answer(const std::shared_ptr<resize_state>& s, bool ok, std::string message) {
-  std::vector<wakeup> wake;
+void answer(const std::shared_ptr<resize_state>& s, bool ok, std::string_view message) noexcept {
+  // Allocation-free but for the message: out of memory, a failed request says just that (short
+  // enough for the string's inline buffer) and a request that succeeded loses nothing.
+  std::string text;
+  try {
+    text.assign(message);
+  } catch (...) {
+    text = ok ? "" : "out of memory";
+  }
   s->lock.lock();
   s->result.ok = ok;
   s->result.streams = initialized() ? live_streams() : 0;
-  s->result.message = std::move(message);
+  s->result.message.swap(text);
   s->done = true;
-  while (wakeup w = s->waiters.take()) wake.push_back(w);
+  // Woken under the lock (no list to allocate); `s` is kept alive by the caller's reference.
+  while (wakeup w = s->waiters.take()) w();
   s->lock.unlock();
-  for (auto& w : wake) w();
+}
+
+/// Appends why freeing stream `t` failed to `failure`; out of memory, says only that (which fits
+/// the string's inline buffer, so it cannot fail), never leaving `failure` empty.
+void note_free_failure(std::string& failure, const stream* t, const char* what) noexcept {
+  try {
+    failure += "freeing stream " + std::to_string(t->rank_) + ": " + what + "; ";
+  } catch (...) {
+    failure = "out of memory";
+  }
 }
 
 /// The request being handled, once it has been started. Guarded by runtime_state::events_mutex;
@@ -63,8 +81,8 @@ void end_event_locked(runtime_state& r) {
 }
 
 /// Ends the request in progress with the given outcome.
-void finish_event(const std::shared_ptr<resize_state>& s, bool ok, std::string message) {
-  answer(s, ok, std::move(message));
+void finish_event(const std::shared_ptr<resize_state>& s, bool ok, std::string_view message) {
+  answer(s, ok, message);
   runtime_state& r = rt();
   std::lock_guard lock(r.events_mutex);
   end_event_locked(r);
@@ -205,31 +223,39 @@ void shrink(stream& here, const std::shared_ptr<resize_state>& req, std::vector<
 /// target whose thread has ended (a join that returns at once) and answers once none is left.
 /// Called with `lock` held on events_mutex; releases it while joining and freeing.
 void advance_shrink(runtime_state& r, std::unique_lock<std::mutex>& lock) {
-  std::vector<stream*> ended;
+  // One ended target at a time, taken off the list under the lock: nothing to allocate (this
+  // runs in a scheduler's event check, which must not fail out of memory).
   auto& stopping = g_flight.stopping;
-  for (auto it = stopping.begin(); it != stopping.end();) {
-    if ((*it)->state() == stream_state::terminated) {
-      ended.push_back(*it);
-      it = stopping.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  if (ended.empty()) return;
+  auto take_ended = [&stopping]() -> stream* {
+    auto it = std::find_if(stopping.begin(), stopping.end(),
+                           [](stream* t) { return t->state() == stream_state::terminated; });
+    if (it == stopping.end()) return nullptr;
+    stream* t = *it;
+    stopping.erase(it);
+    return t;
+  };
+  stream* t = take_ended();
+  if (!t) return;
   // Claimed: close_events() waits for us rather than joining these streams a second time.
   g_flight.claimed = true;
-  lock.unlock();
   std::string failure;
-  for (stream* t : ended) {
+  for (; t; t = take_ended()) {
+    lock.unlock();
     try {
       static_cast<execution_stream*>(t)->free();
     } catch (const std::exception& e) {
-      failure += "freeing stream " + std::to_string(t->rank_) + ": " + e.what() + "; ";
+      note_free_failure(failure, t, e.what());
+    }
+    lock.lock();
+  }
+  g_flight.claimed = false;
+  if (!failure.empty()) {
+    try {
+      g_flight.failure += failure;
+    } catch (...) {
+      g_flight.failure = "out of memory";  // fits the inline buffer: the request still fails
     }
   }
-  lock.lock();
-  g_flight.claimed = false;
-  g_flight.failure += failure;
   if (!g_flight.stopping.empty() || !g_flight.req) return;
   // Answered under the lock, before the next request can start, so that the count it reports
   // is this request's outcome.
@@ -365,13 +391,12 @@ void handle_events(stream& here) noexcept {
 
 void close_events() noexcept {
   runtime_state& r = rt();
-  std::deque<std::shared_ptr<resize_state>> left;
+  // Nothing here allocates: finalize must close the events even out of memory.
   std::shared_ptr<resize_state> req;
   std::vector<stream*> stopping;
   std::string failure;
   std::unique_lock lock(r.events_mutex);
   r.events_closed = true;
-  left.swap(r.events);
   // A request being started elsewhere finishes its start first (it never blocks), and a stream
   // freeing shrink targets finishes that; we are the primary ULT, so yielding lets them run.
   while (r.event_in_progress && (!g_flight.req || g_flight.claimed)) {
@@ -393,11 +418,19 @@ void close_events() noexcept {
     try {
       static_cast<execution_stream*>(t)->free();
     } catch (const std::exception& e) {
-      failure += "freeing stream " + std::to_string(t->rank_) + ": " + e.what() + "; ";
+      note_free_failure(failure, t, e.what());
     }
   }
   if (req) answer(req, failure.empty(), failure);
-  for (auto& s : left) answer(s, false, "the runtime is finalizing");
+  // Queued requests: closed, so nobody adds any; answered one at a time outside the lock.
+  for (;;) {
+    lock.lock();
+    if (r.events.empty()) break;
+    std::shared_ptr<resize_state> s = std::move(r.events.front());
+    r.events.pop_front();
+    lock.unlock();
+    answer(s, false, "the runtime is finalizing");
+  }
 }
 
 resize_request post_resize(resize_op op, int value) {

@@ -46,9 +46,10 @@ execution_stream& execution_stream::create(std::unique_ptr<scheduler> main_sched
     }
     std::vector<int> cpus = detail::place_of(rank);
     const int node = detail::topology::numa_node_of(cpus);
-    s = new detail::stream(rank, false, std::move(main_scheduler), std::move(cpus), node);
+    // The slot first: out of memory, no stream object is left without an owner.
     if (rank >= static_cast<int>(r.streams.size()))
       r.streams.resize(static_cast<std::size_t>(rank) + 1, nullptr);
+    s = new detail::stream(rank, false, std::move(main_scheduler), std::move(cpus), node);
     r.streams[static_cast<std::size_t>(rank)] = s;
   }
   s->attach_pools();
@@ -167,11 +168,18 @@ void execution_stream::free() {
   detail::stream& s = impl(*this);
   if (s.primary_)
     throw error(errc::primary_stream, "weft: the primary stream is freed by finalize");
+  {
+    // Room in the parking list first: out of memory, free() then fails with nothing done.
+    std::lock_guard lock(rt().streams_mutex);
+    auto& parked = rt().freed_streams;
+    if (parked.size() == parked.capacity())
+      parked.reserve(std::max<std::size_t>(8, 2 * parked.size()));
+  }
   if (s.state() != stream_state::terminated || s.thread_started_) join();
   s.release_resources();
   std::lock_guard lock(rt().streams_mutex);
   rt().streams[static_cast<std::size_t>(s.rank_)] = nullptr;
-  rt().freed_streams.push_back(&s);
+  rt().freed_streams.push_back(&s);  // cannot fail: room was made above
 }
 
 void execution_stream::set_main_scheduler(std::unique_ptr<scheduler> next) {

@@ -112,7 +112,12 @@ bool rm_client::pause(int ms) noexcept {
 }
 
 void rm_client::run() noexcept {
-  const std::string where = address_.to_string();
+  std::string where;
+  try {
+    where = address_.to_string();
+  } catch (const std::bad_alloc&) {
+    where = "the manager";  // fits the string's inline buffer
+  }
   bool reported = false;
   while (!stopping_.load(std::memory_order_acquire)) {
     const int fd = connect_to(endpoint_, wake_fd_);
@@ -127,14 +132,19 @@ void rm_client::run() noexcept {
       continue;
     }
     reported = false;
-    const bool again = serve(fd);
+    bool again = true;
+    try {
+      again = serve(fd);
+    } catch (const std::exception&) {  // out of memory in the session: drop it, reconnect later
+      std::fprintf(stderr, "weft: rm: out of memory; reconnecting to %s\n", where.c_str());
+    }
     ::close(fd);
     if (!again) break;
     if (!pause(1000)) break;
   }
 }
 
-bool rm_client::serve(int fd) noexcept {
+bool rm_client::serve(int fd) {
   rm::hello h;
   h.pid = ::getpid();
   h.streams = execution_stream::count();
@@ -184,7 +194,7 @@ bool rm_client::serve(int fd) noexcept {
   }
 }
 
-std::string rm_client::answer(std::string_view line, bool& quit) noexcept {
+std::string rm_client::answer(std::string_view line, bool& quit) {
   try {
     std::string why;
     auto cmd = rm::parse_command(line, why);

@@ -26,10 +26,12 @@ class rm_client {
 
  private:
   void run() noexcept;
-  /// One session over a connected socket; returns false when the manager said quit.
-  bool serve(int fd) noexcept;
+  /// One session over a connected socket; returns false when the manager said quit. Throws
+  /// std::bad_alloc out of memory (run() then drops the connection and reconnects).
+  bool serve(int fd);
   /// Handles one line; returns the reply, or an empty string for quit's after-reply close.
-  std::string answer(std::string_view line, bool& quit) noexcept;
+  /// Throws std::bad_alloc only when not even an error reply can be formatted.
+  std::string answer(std::string_view line, bool& quit);
   /// Sleeps up to `ms` unless woken for shutdown; returns false when shutting down.
   bool pause(int ms) noexcept;
 

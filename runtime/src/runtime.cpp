@@ -24,6 +24,7 @@
 #include "unit.hpp"
 #include "weft/error.hpp"
 #include "weft/scheduler.hpp"
+#include "weft/unit_handle.hpp"
 
 namespace weft {
 namespace detail {
@@ -34,6 +35,7 @@ std::atomic<unit_id> next_id_block{0};
 namespace {
 
 std::mutex init_mutex;
+std::uint64_t last_epoch = 0;  // the epoch of the last runtime init() started; under init_mutex
 std::unique_ptr<alt_signal_stack> primary_alt_stack;
 
 /// The primary stream's scheduler runs on a stack of its own, since the primary thread's stack
@@ -72,8 +74,9 @@ void bind_primary(runtime_state& r, const std::vector<int>& cpus) {
 void start_primary(runtime_state& r) {
   std::vector<int> cpus = place_of(0);
   const int node = topology::numa_node_of(cpus);
+  r.streams.push_back(nullptr);  // the slot first: out of memory, nothing is left unowned
   auto* p = new stream(0, true, make_scheduler(r.cfg.scheduler), cpus, node);
-  r.streams.push_back(p);
+  r.streams.back() = p;
   r.primary = p;
   set_current_stream(p);
   bind_primary(r, cpus);
@@ -107,7 +110,7 @@ void teardown(runtime_state* r) {
     unmap_stack(p->sched_stack_);
     work_unit* u = p->primary_unit_;
     p->current_ = nullptr;
-    free_unit(u);
+    if (u) free_unit(u);  // null when init failed before the primary ULT was set up
     set_current_stream(nullptr);
     delete p;
   }
@@ -155,6 +158,7 @@ void init(const config& cfg_in) {
     r->init_count = 1;
     r->primary_thread = pthread_self();
     detail::g_runtime = r;
+    detail::runtime_epoch.store(++detail::last_epoch, std::memory_order_relaxed);
     detail::install_overflow_handler();
     detail::start_primary(*r);
     for (int i = 1; i < r->cfg.num_streams; ++i) execution_stream::create();
@@ -176,6 +180,7 @@ void init(const config& cfg_in) {
       delete r;
     }
     detail::g_runtime = nullptr;
+    detail::runtime_epoch.store(0, std::memory_order_relaxed);
     try {
       throw;
     } catch (const std::bad_alloc&) {
@@ -212,16 +217,23 @@ void finalize() {
   //    while it waits (wait_terminated yields). Units still sleeping or in a timed wait are
   //    abandoned as blocked ones are: a one-hour sleep must not hold finalize up for an hour.
   r.finalizing.store(true, std::memory_order_release);
-  std::vector<detail::stream*> others;
-  {
+  // By index and without allocating, so that finalize works out of memory: a stream object
+  // stays valid until teardown (freed ones are parked), the lock is held only to read the slot.
+  auto secondary = [&r](std::size_t i, bool& end) -> detail::stream* {
     std::lock_guard streams_lock(r.streams_mutex);
-    for (detail::stream* s : r.streams)
-      if (s && !s->primary_) others.push_back(s);
+    end = i >= r.streams.size();
+    detail::stream* s = end ? nullptr : r.streams[i];
+    return s && !s->primary_ ? s : nullptr;
+  };
+  bool end = false;
+  for (std::size_t i = 0; !end; ++i) {
+    detail::stream* s = secondary(i, end);
+    if (s && s->state() != stream_state::terminated) s->request(detail::request_join);
   }
-  for (detail::stream* s : others) {
-    if (s->state() != stream_state::terminated) s->request(detail::request_join);
+  end = false;
+  for (std::size_t i = 0; !end; ++i) {
+    if (detail::stream* s = secondary(i, end)) s->wait_terminated();
   }
-  for (detail::stream* s : others) s->wait_terminated();
 
   // 2. The primary takes over pools orphaned by stopped streams, runs everything left, and its
   //    scheduler returns; primary_scheduler_entry then switches back here for good.
@@ -245,6 +257,7 @@ void finalize() {
 
   lock.lock();
   detail::g_runtime = nullptr;
+  detail::runtime_epoch.store(0, std::memory_order_relaxed);
   detail::teardown(&r);
 }
 

@@ -25,6 +25,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -240,7 +241,9 @@ bool protect_guards(const arena& a) noexcept {
 
 arena* map_arena(depot& d, size_class& c) {
   const std::size_t page = page_size();
-  auto* a = new arena;
+  // Out of memory is a resource failure like a refused mapping: the ULT's join reports it.
+  auto* a = new (std::nothrow) arena;
+  if (!a) throw error(errc::resource, "weft: cannot allocate a ULT stack arena: out of memory");
   a->owner = &c;
   const std::size_t limit = guard_limit();
   const std::size_t guarded_slots =
@@ -299,7 +302,7 @@ arena* map_arena(depot& d, size_class& c) {
   } catch (...) {
     munmap(a->base, a->bytes);
     delete a;
-    throw;
+    throw error(errc::resource, "weft: cannot record a ULT stack arena: out of memory");
   }
   ++d.arenas;
   if (a->guarded) {

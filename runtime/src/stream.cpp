@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "events.hpp"
 #include "futex.hpp"
@@ -25,6 +26,24 @@ namespace weft::detail {
 
 namespace {
 constexpr unit_id id_block = 1024;
+
+/// Runs `f` (a container insertion with the strong guarantee) until it does not run out of
+/// memory. For a stream that is ending: dropping the pool or timers it hands on would lose
+/// units, so it waits for memory instead (a millisecond between tries).
+template <class F>
+void until_allocated(F&& f) noexcept {
+  for (;;) {
+    try {
+      f();
+      return;
+    } catch (const std::bad_alloc&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+}
+/// The longest an idle stream sleeps between safety-net checks (unless config::park_limit_ms
+/// is longer): 1,000 idle streams then wake about 1,000 times a second in all.
+constexpr std::chrono::milliseconds max_idle_park{1000};
 
 std::string cpu_list(const std::vector<int>& cpus) {
   std::string out;
@@ -193,7 +212,7 @@ void stream::shut_down_scheduling() {
   std::lock_guard lock(rt().orphan_mutex);
   if (!timers_.empty()) {
     // ULTs in timed waits that started here must still time out: hand the deadlines on.
-    timers_.move_into(rt().orphan_timers);
+    until_allocated([&] { timers_.move_into(rt().orphan_timers); });
     rt().has_orphan_timers.store(true, std::memory_order_relaxed);
     if (rt().primary && rt().primary != this) rt().primary->unpark();
   }
@@ -202,7 +221,7 @@ void stream::shut_down_scheduling() {
       pool_access::producer(*p).store(orphaned_producer, std::memory_order_release);
     }
     if (pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      rt().orphans.push_back(p);
+      until_allocated([&] { rt().orphans.push_back(p); });
       rt().has_orphans.store(true, std::memory_order_relaxed);
       // Orphans are served at check_events(); the primary never stops, so make sure it looks
       // (a parked primary would otherwise wait for its park limit).
@@ -229,12 +248,14 @@ bool stream::adopt_orphans_locked(bool busy_only) {
       ++it;
       continue;
     }
+    // The push first (it may run out of memory: it then waits, as the pool must not be lost),
+    // then the bookkeeping that makes the pool this stream's.
+    until_allocated([&] { sched_->pools_.push_back(p); });
     pool_access::attached(*p).fetch_add(1, std::memory_order_acq_rel);
     if (single_consumer(p->access()))
       pool_access::consumer(*p).store(this, std::memory_order_release);
     if (single_producer(p->access()))
       pool_access::producer(*p).store(this, std::memory_order_release);
-    sched_->pools_.push_back(p);
     it = orphans.erase(it);
     adopted = true;
   }
@@ -340,12 +361,35 @@ void stream::park(std::chrono::nanoseconds limit) {
   }
   // Pairs with the fence in pool::push and the seq_cst accesses in inbox_push() and request().
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!timers_.empty()) {
-    limit = std::min(limit, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                timers_.next() - std::chrono::steady_clock::now()));
+  // A stream idle for a while stretches its safety-net limit, doubling it per idle park up to
+  // max_idle_park (or `limit` when that is longer): what wakes it for real still does at once.
+  if (idle_parks_ != 0) {
+    const auto cap = std::max(limit, std::chrono::nanoseconds(max_idle_park));
+    const unsigned shift = std::min(idle_parks_, 20u);
+    limit = limit.count() > (cap.count() >> shift) ? cap : limit * (std::int64_t{1} << shift);
   }
-  if (limit > std::chrono::nanoseconds::zero() && !has_work()) futex_wait(&park_seq_, seen, limit);
+  bool timer_bound = false;
+  if (!timers_.empty()) {
+    const auto due = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        timers_.next() - std::chrono::steady_clock::now());
+    if (due <= limit) {
+      limit = due;
+      timer_bound = true;
+    }
+  }
+  bool idle = !timer_bound;
+  if (limit > std::chrono::nanoseconds::zero() && !has_work()) {
+    futex_wait(&park_seq_, seen, limit);
+  } else {
+    idle = false;
+  }
   parked_.store(false, std::memory_order_relaxed);
+  // Woken (unpark bumped the word) or work found anyway (a missed wake-up): back to the base limit.
+  if (idle && park_seq_.load(std::memory_order_relaxed) == seen && !has_work()) {
+    ++idle_parks_;
+  } else {
+    idle_parks_ = 0;
+  }
   for (std::size_t i = 0; i < pools.size(); ++i) pool_access::unpark(*pools[i], park_entries_[i]);
 }
 

@@ -163,7 +163,8 @@ class alignas(64) stream final : public execution_stream {
 
   // --- idling (stream.cpp) ---
   /// Sleeps until work may have arrived: a push into one of the main scheduler's pools, an inbox
-  /// delivery, a request, a due timer; at most `limit`. Called by the scheduler when idle.
+  /// delivery, a request, a due timer; at most `limit`, stretched (see idle_parks_) while parks
+  /// keep ending with nothing to do. Called by the scheduler when idle.
   void park(std::chrono::nanoseconds limit);
   /// Wakes the stream from park() (or makes its next park() return at once). Any thread.
   void unpark() noexcept;
@@ -234,7 +235,11 @@ class alignas(64) stream final : public execution_stream {
   std::atomic<work_unit*> inbox_{nullptr};
   std::atomic<std::uint32_t> park_seq_{0};  // futex word of park(); bumped by unpark()
   std::atomic<bool> parked_{false};
-  std::atomic<std::uint64_t> parks_{0};   // park() calls; written by the stream only
+  std::atomic<std::uint64_t> parks_{0};  // park() calls; written by the stream only
+  // Parks in a row that ran to their limit and found nothing to do. The limit is a safety net
+  // against missed wake-ups; each such park doubles it (up to max_idle_park), so that many idle
+  // streams do not wake ten times a second each for nothing. Any sign of work resets it.
+  unsigned idle_parks_ = 0;
   std::vector<park_entry> park_entries_;  // one per pool of the main scheduler, while parked
   timer_heap timers_;                     // deadlines of ULTs that wait here
   work_unit* pinned_head_ = nullptr;      // units pinned here, forwarded from other streams

@@ -63,9 +63,15 @@ std::optional<bool> barrier::arrive(const detail::sync_clock::time_point* deadli
   const std::uint64_t generation = generation_;
   waiter w;
   w.kind = wait_kind::barrier;
-  if (detail::wait_releasing(queue_, lock_, w, deadline) == wait_status::notified) return false;
+  std::exception_ptr failed;  // no timer for the deadline (out of memory): we did not wait
+  try {
+    if (detail::wait_releasing(queue_, lock_, w, deadline) == wait_status::notified) return false;
+  } catch (...) {
+    failed = std::current_exception();
+  }
   lock_.lock();
-  const bool completed = generation_ != generation;  // completed while we were timing out
+  // Completed while we were timing out (or failing): the round counted us, and we are through.
+  const bool completed = generation_ != generation;
   if (completed) {
     --stragglers_;
   } else {
@@ -73,6 +79,7 @@ std::optional<bool> barrier::arrive(const detail::sync_clock::time_point* deadli
   }
   lock_.unlock();
   if (completed) return false;
+  if (failed) std::rethrow_exception(failed);
   return std::nullopt;
 }
 

@@ -10,6 +10,10 @@ namespace weft {
 
 task_group::~task_group() {
   if (count_ == 0 && !error_) return;
+  if (count_ != 0 && !detail::epoch_is_live(epoch_)) {
+    detail::report_stale_handle();  // its ULTs were abandoned with their runtime
+    return;
+  }
   if (count_ != 0) cancel();
   try {
     wait();
@@ -22,6 +26,13 @@ task_group::~task_group() {
 }
 
 void task_group::add(work_unit* u) {
+  if (count_ == 0) {
+    epoch_ = detail::runtime_epoch.load(std::memory_order_relaxed);
+  } else if (!detail::epoch_is_live(epoch_)) [[unlikely]] {
+    unit_handle h(u);  // u runs already: wait for it rather than lose it, then report
+    h.join();
+    detail::throw_stale_handle("task_group::run", epoch_);
+  }
   if (count_ < inline_units) {
     inline_[count_++] = u;
     return;
@@ -50,6 +61,8 @@ void task_group::wait() {
   // another stream) and blocks; the stream then runs the rest newest first, each ending ULT
   // starting the next on its own stack, and the later joins find them finished. A group of one
   // (the fork-join recursion) is joined by taking that ULT back and running it at once.
+  if (count_ != 0 && !detail::epoch_is_live(epoch_)) [[unlikely]]
+    detail::throw_stale_handle("task_group::wait", epoch_);
   std::size_t done = 0;
   auto unit_at = [this](std::size_t i) -> work_unit*& {
     return i < inline_units ? inline_[i] : more_[i - inline_units];

@@ -393,9 +393,24 @@ void wait_unit_as(work_unit* u, stream* s, work_unit* self, bool help) {
 
 }  // namespace
 
+std::atomic<std::uint64_t> runtime_epoch{0};
+
+void throw_stale_handle(const char* what, std::uint64_t epoch) {
+  const std::uint64_t live = runtime_epoch.load(std::memory_order_relaxed);
+  throw error(errc::invalid_state,
+              std::string("weft: ") + what + " on a handle whose runtime was finalized (runtime " +
+                  std::to_string(epoch) + "; " +
+                  (live ? "the live runtime is " + std::to_string(live) : "none is initialised") +
+                  "): its unit was abandoned with it");
+}
+
+void report_stale_handle() noexcept {
+  std::fprintf(stderr, "weft: a unit handle outlived the runtime; its unit was lost\n");
+}
+
 void join_unit_noexcept(work_unit* u) noexcept {
   if (!g_runtime) {
-    std::fprintf(stderr, "weft: a unit handle outlived the runtime; its unit was lost\n");
+    report_stale_handle();
     return;
   }
   try {
@@ -411,6 +426,11 @@ void join_unit_noexcept(work_unit* u) noexcept {
   }
 }
 
+std::exception_ptr unit_error(const work_unit* u) noexcept {
+  const unit_extras* x = extras_of(u);
+  return x ? x->error : nullptr;
+}
+
 void detach_unit(work_unit* u) noexcept {
   const std::uintptr_t prev = u->join_word.exchange(join_detached, std::memory_order_acq_rel);
   if (prev == join_done) {
@@ -421,16 +441,16 @@ void detach_unit(work_unit* u) noexcept {
 
 }  // namespace detail
 
-unit_state unit_handle::state() const noexcept {
-  return u_ ? u_->state.load(std::memory_order_acquire) : unit_state::terminated;
+unit_state unit_handle::state() const {
+  return u_ ? live_unit("state")->state.load(std::memory_order_acquire) : unit_state::terminated;
 }
 
-execution_stream* unit_handle::last_stream() const noexcept {
-  return u_ ? u_->last_stream.load(std::memory_order_relaxed) : nullptr;
+execution_stream* unit_handle::last_stream() const {
+  return u_ ? live_unit("last_stream")->last_stream.load(std::memory_order_relaxed) : nullptr;
 }
 
-pool* unit_handle::last_pool() const noexcept {
-  return u_ ? u_->home.load(std::memory_order_relaxed) : nullptr;
+pool* unit_handle::last_pool() const {
+  return u_ ? live_unit("last_pool")->home.load(std::memory_order_relaxed) : nullptr;
 }
 
 work_unit* unit_handle::release_or_throw() {
@@ -457,7 +477,7 @@ void resume(work_unit* u) {
 
 void ult::resume() const {
   if (!u_) throw error(errc::not_joinable, "weft: resume on an empty handle");
-  weft::resume(u_);
+  weft::resume(live_unit("resume"));
 }
 
 namespace {
@@ -483,16 +503,16 @@ void request_migration(work_unit* u, pool& p) {
 }  // namespace
 
 void ult::migrate_to(pool& p) const {
-  request_migration(u_, p);
+  request_migration(u_ ? live_unit("migrate_to") : nullptr, p);
 }
 
 void tasklet::migrate_to(pool& p) const {
-  request_migration(u_, p);
+  request_migration(u_ ? live_unit("migrate_to") : nullptr, p);
 }
 
 void ult::pin_to(execution_stream* s) const {
   if (!u_) throw error(errc::not_joinable, "weft: pin_to on an empty handle");
-  u_->pinned_to.store(s, std::memory_order_relaxed);
+  live_unit("pin_to")->pinned_to.store(s, std::memory_order_relaxed);
 }
 
 }  // namespace weft

@@ -14,6 +14,7 @@
 #include "unit.hpp"
 #include "weft/error.hpp"
 #include "weft/this_unit.hpp"
+#include "weft/unit_handle.hpp"
 #include "weft/wait_queue.hpp"
 
 namespace weft {
@@ -122,6 +123,7 @@ void wait_queue::link(waiter& w) noexcept {
   w.queue_ = this;
   w.linked_ = true;
   ++size_;
+  if (w.unit_) epoch_ = detail::runtime_epoch.load(std::memory_order_relaxed);
 }
 
 void wait_queue::unlink(waiter& w) noexcept {
@@ -129,10 +131,20 @@ void wait_queue::unlink(waiter& w) noexcept {
   (w.next_ ? w.next_->prev_ : tail_) = w.prev_;
   w.next_ = w.prev_ = nullptr;
   w.linked_ = false;
-  --size_;
+  if (--size_ == 0) epoch_ = 0;
+}
+
+void wait_queue::forget_abandoned() noexcept {
+  // The ULTs queued here belong to a finalized runtime: they were abandoned with it and their
+  // stacks unmapped, so the waiter records on those stacks cannot even be unlinked.
+  head_ = tail_ = nullptr;
+  size_ = 0;
+  epoch_ = 0;
 }
 
 waiter* wait_queue::front() noexcept {
+  if (epoch_ != 0 && !detail::epoch_is_live(epoch_)) [[unlikely]]
+    forget_abandoned();
   while (head_ && head_->state_->load(std::memory_order_acquire) == wait_timed_out) {
     unlink(*head_);  // its timer or its thread will find it unlinked
   }

@@ -49,10 +49,10 @@ struct config {
   /// Spin iterations an idle stock scheduler makes before it starts to yield its core.
   /// WEFT_IDLE_SPIN.
   unsigned idle_spin = 256;
-  /// Longest a parked stream sleeps before it looks at its pools again, in milliseconds
-  /// (1 to 3,600,000). Pushes, deliveries, requests and due timers wake it at once; the limit is
-  /// a safety net for what wakes nobody (a user pool that breaks pool::size()'s contract, a
-  /// shared pool that another stream empties while this one waits to join). WEFT_PARK_LIMIT_MS.
+  /// Longest a parked stream sleeps before it looks at its pools again, in ms (1 to 3,600,000;
+  /// a stream idle for long doubles it per idle park, up to 1 s). Pushes, deliveries, requests and
+  /// due timers wake it at once; the limit is a safety net for what wakes nobody (a user pool that
+  /// breaks pool::size()'s contract, a shared pool emptied by another). WEFT_PARK_LIMIT_MS.
   unsigned park_limit_ms = 100;
   /// Print the effective configuration to stderr at init. WEFT_PRINT_CONFIG=1.
   bool print = false;

@@ -46,9 +46,9 @@ class execution_stream {
   /// True while the stream sleeps waiting for work (its scheduler's idle policy parked it). A
   /// diagnostic for monitoring and tests: it may be stale by the time the caller reads it.
   bool is_parked() const noexcept;
-  /// How many times the stream has parked since it was created (revivals included). A stream
-  /// with no work, requests or timers parks once per config::park_limit_ms; anything more is a
-  /// wake-up. A diagnostic for monitoring and tests; any thread.
+  /// How many times the stream has parked since it was created (revivals included). An idle
+  /// stream parks once per config::park_limit_ms, then ever less often (to once a second);
+  /// anything more is a wake-up. A diagnostic for monitoring and tests; any thread.
   std::uint64_t times_parked() const noexcept;
   /// The CPUs this stream is bound to (empty when unbound).
   const std::vector<int>& cpus() const noexcept;

@@ -36,7 +36,9 @@ namespace weft {
 /// (a body may create and wait on groups of its own, which is how recursion is written). wait()
 /// blocks the calling ULT (from an external thread it sleeps); a tasklet cannot wait on a group
 /// whose ULTs have not finished (errc::tasklet_cannot_block). Destroying a group that was not
-/// waited for cancels it and waits; an exception left is then reported on stderr.
+/// waited for cancels it and waits; an exception left is then reported on stderr. A group holding
+/// ULTs of a runtime that has been finalized throws errc::invalid_state from run() and wait(), and
+/// reports the lost ULTs on stderr when destroyed.
 class task_group {
  public:
   /// A group whose ULTs go to the calling stream's main pool (as ult::create(f)).
@@ -83,6 +85,7 @@ class task_group {
   std::atomic<bool> error_lock_{false};
   std::exception_ptr error_;  // the first exception, under error_lock_
   std::size_t count_ = 0;
+  std::uint64_t epoch_ = 0;  // detail::runtime_epoch when the first of the count_ ULTs was added
   std::array<work_unit*, inline_units> inline_{};  // the first units
   std::vector<work_unit*> more_;                   // the others
 };

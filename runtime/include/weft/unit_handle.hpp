@@ -2,7 +2,10 @@
 // What ULT and tasklet handles have in common: join, detach, identity, introspection.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <exception>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -15,6 +18,21 @@ class pool;
 class execution_stream;
 
 namespace detail {
+
+/// The live runtime's epoch: init() numbers every runtime it starts (1, 2, ...; never reused) and
+/// the last finalize() sets it back to 0. Handles record it, so that one outliving its runtime is
+/// recognised without touching the memory its unit had.
+extern std::atomic<std::uint64_t> runtime_epoch;
+/// True when a handle made under runtime `epoch` belongs to the live runtime.
+inline bool epoch_is_live(std::uint64_t epoch) noexcept {
+  return epoch == runtime_epoch.load(std::memory_order_relaxed);
+}
+/// Throws errc::invalid_state for a handle made under runtime `epoch`, which has been finalized;
+/// `what` names the operation.
+[[noreturn]] void throw_stale_handle(const char* what, std::uint64_t epoch);
+/// Reports on stderr that a handle owning a unit outlived its runtime (its destructor cannot
+/// throw); the unit was abandoned with the runtime.
+void report_stale_handle() noexcept;
 
 /// Takes a descriptor from the calling stream's cache (no lock, no syscall once warm).
 work_unit* allocate_unit(unit_kind kind, std::size_t stack_size);
@@ -44,6 +62,9 @@ void wait_unit_in_place(work_unit* u);
 /// Throws if the caller may not join `u` (a unit joining itself; a tasklet joining a unit that
 /// has not finished).
 void check_join(work_unit* u);
+/// The exception that escaped the terminated unit `u` (null if none), left in place for its
+/// join; for layers whose join does not rethrow (the Argobots C API).
+std::exception_ptr unit_error(const work_unit* u) noexcept;
 /// Lets `u` free itself when it terminates.
 void detach_unit(work_unit* u) noexcept;
 /// The common case of a join: if `u` has terminated and no exception escaped it, frees it and
@@ -120,15 +141,22 @@ work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(v
 /// Owns a work unit until it is joined or detached. Move-only. Like std::jthread, destroying a
 /// handle that still owns a unit joins it (an exception that escaped the unit is then reported on
 /// stderr, since a destructor cannot rethrow it).
+///
+/// A handle belongs to the runtime it was made under: once that runtime is finalized, every
+/// operation that needs the unit throws errc::invalid_state, also after a later init() (the
+/// handle never reaches a unit of the new runtime), and destroying it reports the lost unit on
+/// stderr.
 class unit_handle {
  public:
   unit_handle() noexcept = default;
-  explicit unit_handle(work_unit* u) noexcept : u_(u) {}
-  unit_handle(unit_handle&& o) noexcept : u_(std::exchange(o.u_, nullptr)) {}
+  explicit unit_handle(work_unit* u) noexcept
+      : u_(u), epoch_(detail::runtime_epoch.load(std::memory_order_relaxed)) {}
+  unit_handle(unit_handle&& o) noexcept : u_(std::exchange(o.u_, nullptr)), epoch_(o.epoch_) {}
   unit_handle& operator=(unit_handle&& o) noexcept {
     if (this != &o) {
       reset();
       u_ = std::exchange(o.u_, nullptr);
+      epoch_ = o.epoch_;
     }
     return *this;
   }
@@ -138,39 +166,63 @@ class unit_handle {
   /// From a ULT the wait suspends only the caller; from a tasklet it is an error
   /// (errc::tasklet_cannot_block); from an external thread it sleeps on a futex.
   void join() {
-    if (u_ && detail::reap_if_done(u_)) [[likely]] {
+    if (u_ && detail::epoch_is_live(epoch_) && detail::reap_if_done(u_)) [[likely]] {
       u_ = nullptr;
       return;
     }
-    if (!u_) release_or_throw();  // throws: the handle owns no unit
-    detail::join_handle(u_);
+    detail::join_handle(live_unit_or_throw("join"));
   }
   /// Lets the unit free itself when it terminates. An exception escaping it is reported on stderr.
-  void detach() { detail::detach_unit(release_or_throw()); }
-  /// True while the handle owns a unit.
+  void detach() {
+    live_unit_or_throw("detach");
+    detail::detach_unit(release_or_throw());
+  }
+  /// True while the handle owns a unit (also after its runtime was finalized: join() then
+  /// throws errc::invalid_state).
   bool joinable() const noexcept { return u_ != nullptr; }
 
   /// The unit's id (0 for an empty handle).
-  unit_id id() const noexcept { return u_ ? u_->id : 0; }
-  /// The unit's state.
-  unit_state state() const noexcept;
+  unit_id id() const { return u_ ? live_unit("id")->id : 0; }
+  /// The unit's state (terminated for an empty handle).
+  unit_state state() const;
   /// The stream the unit last ran on (nullptr before it first ran).
-  execution_stream* last_stream() const noexcept;
+  execution_stream* last_stream() const;
   /// The pool the unit returns to when it becomes ready.
-  pool* last_pool() const noexcept;
+  pool* last_pool() const;
   /// The C entry point it was created with, or nullptr for a C++ callable.
-  void (*function() const noexcept)(void*) { return u_ ? u_->entry_fn : nullptr; }
+  void (*function() const)(void*) { return u_ ? live_unit("function")->entry_fn : nullptr; }
   /// The argument it was created with (for a C++ callable: the stored callable's address).
-  void* argument() const noexcept { return u_ ? u_->entry_arg : nullptr; }
-  /// The descriptor, for schedulers and the C layer.
+  void* argument() const { return u_ ? live_unit("argument")->entry_arg : nullptr; }
+  /// The descriptor, for schedulers and the C layer (not checked: it dangles once the handle's
+  /// runtime is finalized).
   work_unit* native_handle() const noexcept { return u_; }
 
  protected:
   work_unit* release_or_throw();
+  /// u_, which is not null, after checking that its runtime is the live one.
+  work_unit* live_unit(const char* what) const {
+    if (!detail::epoch_is_live(epoch_)) [[unlikely]]
+      detail::throw_stale_handle(what, epoch_);
+    return u_;
+  }
+  /// The slot of a unit this handle owns under the live runtime; throws errc::not_joinable for
+  /// an empty handle and errc::invalid_state for a stale one.
+  work_unit*& live_unit_or_throw(const char* what) {
+    if (!u_) release_or_throw();  // throws: the handle owns no unit
+    live_unit(what);
+    return u_;
+  }
   void reset() noexcept {
-    if (u_) detail::join_unit_noexcept(std::exchange(u_, nullptr));
+    if (!u_) return;
+    if (detail::epoch_is_live(epoch_)) [[likely]] {
+      detail::join_unit_noexcept(std::exchange(u_, nullptr));
+    } else {
+      u_ = nullptr;
+      detail::report_stale_handle();
+    }
   }
   work_unit* u_ = nullptr;
+  std::uint64_t epoch_ = 0;  // runtime_epoch when the unit was created
 };
 
 }  // namespace weft

@@ -122,7 +122,9 @@ class wait_queue {
     return wait_until(lock, w, clock::now() + std::chrono::ceil<clock::duration>(timeout));
   }
 
-  /// The first waiter that has not timed out, or nullptr. It stays queued.
+  /// The first waiter that has not timed out, or nullptr. It stays queued. ULTs a finalized
+  /// runtime abandoned while they waited here are forgotten, never touched (their stacks are
+  /// gone): for the queue they are no longer waiting.
   waiter* front() noexcept;
   /// Removes the first waiter that has not timed out and marks it notified. Returns what wakes
   /// it (empty when the queue holds nobody). Its wait() returns `notified`.
@@ -136,10 +138,13 @@ class wait_queue {
   friend struct detail::wait_access;
   void link(waiter& w) noexcept;
   void unlink(waiter& w) noexcept;
+  void forget_abandoned() noexcept;
 
   waiter* head_ = nullptr;
   waiter* tail_ = nullptr;
   std::size_t size_ = 0;
+  // The runtime epoch (detail::runtime_epoch) of the ULTs queued here; 0 while none is.
+  std::uint64_t epoch_ = 0;
 };
 
 }  // namespace weft

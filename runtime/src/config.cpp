@@ -254,6 +254,11 @@ void config::apply_environment() {
         static_cast<unsigned>(parse_integer("WEFT_PARK_LIMIT_MS", v, 1, max_park_limit_ms));
   }
   if (const char* v = env("WEFT_PRINT_CONFIG")) print = parse_bool("WEFT_PRINT_CONFIG", v);
+  if (const char* v = env("WEFT_TRACE")) {
+    trace = std::string(trim(v));
+    if (trace.empty()) bad_value("WEFT_TRACE", v, "the path of the trace file to write");
+  }
+  if (const char* v = env("WEFT_STATS")) stats = parse_bool("WEFT_STATS", v);
   const char* host = env("ABT_ENV_POWER_EVENT_HOSTNAME");
   const char* port = env("ABT_ENV_POWER_EVENT_PORT");
   if (host || port) {
@@ -315,7 +320,9 @@ std::string config::describe() const {
       << "idle_spin = " << idle_spin << "\n"
       << "park_limit_ms = " << park_limit_ms << "\n"
       << "print = " << (print ? 1 : 0) << "\n"
-      << "resource_manager = " << (resource_manager.empty() ? "none" : resource_manager) << "\n";
+      << "resource_manager = " << (resource_manager.empty() ? "none" : resource_manager) << "\n"
+      << "trace = " << (trace.empty() ? "none" : trace) << "\n"
+      << "stats = " << (stats ? 1 : 0) << "\n";
   return out.str();
 }
 

@@ -19,6 +19,7 @@
 #include "sanitizer.hpp"
 #include "stream.hpp"
 #include "timer.hpp"
+#include "trace_buffer.hpp"
 #include "unit.hpp"
 #include "weft/error.hpp"
 #include "weft/scheduler.hpp"
@@ -101,6 +102,7 @@ void teardown(runtime_state* r) {
     delete s;
   }
   for (stream* s : r->freed_streams) delete s;
+  observation_at_teardown();
   if (stream* p = r->primary) {
     unmap_stack(p->sched_stack_);
     work_unit* u = p->primary_unit_;
@@ -160,6 +162,7 @@ void init(const config& cfg_in) {
       r->rm = std::make_unique<detail::rm_client>(
           rm::parse_address(r->cfg.resource_manager, "resource_manager"));
     }
+    detail::observation_at_init(*r);
   } catch (...) {
     if (detail::g_runtime) {
       for (detail::stream* s : r->streams) {
@@ -226,6 +229,7 @@ void finalize() {
       [](work_unit*, void* s) { static_cast<detail::stream*>(s)->request(detail::request_join); },
       p};
   p->switch_to_scheduler(rec);
+  detail::observation_at_finalize(r);
 
   lock.lock();
   detail::g_runtime = nullptr;

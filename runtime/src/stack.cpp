@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "observe.hpp"
 #include "runtime_state.hpp"
 #include "sanitizer.hpp"
 #include "weft/error.hpp"
@@ -298,6 +299,7 @@ arena* map_arena(depot& d, size_class& c) {
     delete a;
     throw;
   }
+  obs::mapped_stacks(a->nslots);
   ++d.arenas;
   if (a->guarded) {
     ++d.guarded_arenas;
@@ -502,6 +504,7 @@ stack_region map_stack(std::size_t size) {
     throw error(errc::resource,
                 std::string("weft: cannot map a ULT stack: ") + std::strerror(errno));
   }
+  obs::mapped_stacks(1);
   stack_region s;
   s.lo = static_cast<char*>(base) + page;
   s.size = static_cast<std::uint32_t>(size);

@@ -61,6 +61,11 @@ struct config {
   /// none. WEFT_RM; Argobots' ABT_ENV_POWER_EVENT_HOSTNAME and ABT_ENV_POWER_EVENT_PORT are
   /// accepted too (WEFT_RM wins).
   std::string resource_manager;
+  /// Records a trace of the whole run (weft/trace.hpp) and writes it to this file at finalize, in
+  /// the Chrome trace event format; empty (the default) means none. WEFT_TRACE.
+  std::string trace;
+  /// Print each stream's counters (weft::stats()) to stderr at finalize. WEFT_STATS=1.
+  bool stats = false;
 
   /// Overrides the fields whose WEFT_* variable is set. Throws weft::error(errc::invalid_config)
   /// naming the variable and its value when one is malformed; nothing is ignored silently.

@@ -6,6 +6,7 @@
 // run_begin/run_end records into complete ("X") slices on the stream's track, and pairs each
 // creation and each wake-up with the first run of the unit that follows it (a flow "s" on the
 // source's track, "f" on the run's), so that the hot path records no flow ids.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,7 +16,9 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,16 +52,55 @@ session_state& session() {
   return *s;
 }
 
+/// Chunks of ended sessions kept for the next one (already faulted in), up to `keep_chunks`.
+struct chunk_pool {
+  static constexpr std::size_t keep_chunks = 128;  // 256 MiB
+  std::mutex mutex;
+  std::vector<trace_chunk*> free;
+};
+
+chunk_pool& chunks() {
+  static auto* p = new chunk_pool;
+  return *p;
+}
+
+constexpr std::align_val_t chunk_alignment{trace_chunk::bytes};
+
+void delete_chunk(trace_chunk* c) noexcept {
+  c->~trace_chunk();
+  ::operator delete(static_cast<void*>(c), chunk_alignment);
+}
+
+/// Gives the chunks of `v`'s buffers back to the pool (or frees them) and frees the buffers.
 void free_buffers(std::vector<trace_buffer*>& v) noexcept {
+  chunk_pool& p = chunks();
+  std::lock_guard lock(p.mutex);
   for (trace_buffer* b : v) {
     for (trace_chunk* c = b->head; c;) {
       trace_chunk* next = c->next.load(std::memory_order_acquire);
-      delete c;
+      bool kept = false;
+      if (p.free.size() < chunk_pool::keep_chunks) {
+        try {
+          p.free.push_back(c);
+          kept = true;
+        } catch (...) {
+        }
+      }
+      if (!kept) delete_chunk(c);
       c = next;
     }
     delete b;
   }
   v.clear();
+}
+
+/// Frees every pooled chunk (teardown).
+void drain_chunks() noexcept {
+  chunk_pool& p = chunks();
+  std::lock_guard lock(p.mutex);
+  for (trace_chunk* c : p.free) delete_chunk(c);
+  p.free.clear();
+  p.free.shrink_to_fit();
 }
 
 /// The records of one buffer as they were at one moment.
@@ -89,7 +131,7 @@ snapshot take_snapshot(const trace_buffer& b) {
 /// Buffered output with the few formatting primitives the events need.
 class json_out {
  public:
-  explicit json_out(std::FILE* f) : f_(f) { buf_.reserve(cap); }
+  explicit json_out(std::FILE* f) : f_(f), buf_(new char[cap]) {}
   ~json_out() { flush(); }
   json_out(const json_out&) = delete;
   json_out& operator=(const json_out&) = delete;
@@ -137,29 +179,50 @@ class json_out {
     return raw("\"", 1);
   }
   json_out& raw(const char* s, std::size_t n) {
-    if (buf_.size() + n > cap) flush();
-    buf_.append(s, n);
+    if (used_ + n > cap) [[unlikely]] {
+      flush();
+      if (n > cap) {
+        if (std::fwrite(s, 1, n, f_) != n) failed_ = true;
+        return *this;
+      }
+    }
+    std::memcpy(buf_.get() + used_, s, n);
+    used_ += n;
     return *this;
   }
   void flush() {
-    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
-      failed_ = true;
-    buf_.clear();
+    if (used_ && std::fwrite(buf_.get(), 1, used_, f_) != used_) failed_ = true;
+    used_ = 0;
   }
   bool failed() const { return failed_; }
 
  private:
   static constexpr std::size_t cap = std::size_t{1} << 20;
   std::FILE* f_;
-  std::string buf_;
+  std::unique_ptr<char[]> buf_;
+  std::size_t used_ = 0;
   bool failed_ = false;
 };
 
-/// A run's beginning, for pairing flows with it.
-struct run_ref {
+/// A run's beginning, a creation or a wake-up, for pairing flows with runs: 16 bytes, sorted by
+/// (unit, time). `tag` packs the time since the session began (above bit 13), the stream's rank
+/// (bits 1-12) and whether it is a wake-up (bit 0).
+struct flow_ref {
   std::uint64_t id;
-  std::uint64_t ts;
-  int rank;
+  std::uint64_t tag;
+
+  static constexpr int rank_bits = 12;
+  static flow_ref make(std::uint64_t id, std::uint64_t ts, std::uint64_t ticks0, int rank,
+                       bool wake) {
+    const std::uint64_t t = ts > ticks0 ? ts - ticks0 : 0;
+    return {id, t << (rank_bits + 1) | static_cast<std::uint64_t>(rank) << 1 | (wake ? 1 : 0)};
+  }
+  std::uint64_t ts(std::uint64_t ticks0) const { return (tag >> (rank_bits + 1)) + ticks0; }
+  int rank() const { return static_cast<int>((tag >> 1) & ((1u << rank_bits) - 1)); }
+  bool wake() const { return tag & 1; }
+  friend bool operator<(const flow_ref& x, const flow_ref& y) {
+    return x.id != y.id ? x.id < y.id : x.tag < y.tag;
+  }
 };
 
 const char* kind_name(std::uint8_t kind) {
@@ -203,7 +266,7 @@ void write_trace(const std::string& path, const std::vector<snapshot>& snaps, st
     }
 
     // Slices and instants, stream by stream.
-    std::vector<run_ref> runs;
+    std::vector<flow_ref> runs;
     for (const snapshot& s : snaps) {
       struct open_run {
         bool open = false;
@@ -223,8 +286,7 @@ void write_trace(const std::string& path, const std::vector<snapshot>& snaps, st
         } else {
           out << "\"" << kind_name(cur.kind) << " " << cur.id << "\"";
         }
-        out << ",\"args\":{\"id\":" << cur.id << ",\"kind\":\"" << kind_name(cur.kind)
-            << "\",\"pool\":";
+        out << ",\"args\":{\"id\":" << cur.id << ",\"pool\":";
         out.hex(cur.pool) << "}}";
       };
       const auto instant = [&](const trace_record& r, const char* name) -> json_out& {
@@ -236,7 +298,7 @@ void write_trace(const std::string& path, const std::vector<snapshot>& snaps, st
           case trace_kind::run_begin:
             close(r.ts);
             cur = {true, r.a, r.ts, r.b, r.kind, nullptr};
-            runs.push_back({r.a, r.ts, s.rank});
+            runs.push_back(flow_ref::make(r.a, r.ts, ticks0, s.rank, false));
             break;
           case trace_kind::run_name:
             if (cur.open && cur.id == r.a) cur.name = reinterpret_cast<const char*>(r.b);
@@ -284,27 +346,36 @@ void write_trace(const std::string& path, const std::vector<snapshot>& snaps, st
       close(end_ticks);  // still running when the snapshot was taken
     }
 
-    // Flows: each creation or wake-up to the first run of its unit at or after it.
-    std::sort(runs.begin(), runs.end(), [](const run_ref& x, const run_ref& y) {
-      return x.id != y.id ? x.id < y.id : x.ts < y.ts;
-    });
-    std::uint64_t flow = 0;
+    // Flows: each creation or wake-up to the first run of its unit at or after it. Both lists
+    // sorted by (unit, time) and walked together: one pass, no search per flow.
+    std::vector<flow_ref> sources;
     for (const snapshot& s : snaps) {
       s.for_each([&](const trace_record& r) {
-        if (r.what != trace_kind::create && r.what != trace_kind::wake) return;
-        auto it = std::lower_bound(runs.begin(), runs.end(), run_ref{r.a, r.ts, 0},
-                                   [](const run_ref& x, const run_ref& y) {
-                                     return x.id != y.id ? x.id < y.id : x.ts < y.ts;
-                                   });
-        if (it == runs.end() || it->id != r.a) return;  // not run (yet) while recording
-        const char* name = r.what == trace_kind::create ? "create" : "wake";
-        ++flow;
-        begin_event("s", s.rank, r.ts)
-            << ",\"cat\":\"" << name << "\",\"name\":\"" << name << "\",\"id\":" << flow
-            << ",\"args\":{\"unit\":" << r.a << ",\"by\":" << r.b << "}}";
-        begin_event("f", it->rank, it->ts) << ",\"bp\":\"e\",\"cat\":\"" << name << "\",\"name\":\""
-                                           << name << "\",\"id\":" << flow << "}";
+        if (r.what == trace_kind::create || r.what == trace_kind::wake)
+          sources.push_back(flow_ref::make(r.a, r.ts, ticks0, s.rank, r.what == trace_kind::wake));
       });
+    }
+    std::sort(runs.begin(), runs.end());
+    std::sort(sources.begin(), sources.end());
+    std::uint64_t flow = 0;
+    auto it = runs.begin();
+    for (const flow_ref& src : sources) {
+      // The first run of the unit at or after the source (a run's tag has bit 0 clear, so a run
+      // at the very same tick as a wake-up sorts before it: compare the times alone).
+      const std::uint64_t at = src.tag >> (flow_ref::rank_bits + 1);
+      while (it != runs.end() &&
+             (it->id < src.id || (it->id == src.id && (it->tag >> (flow_ref::rank_bits + 1)) < at)))
+        ++it;
+      if (it == runs.end()) break;
+      if (it->id != src.id) continue;  // not run (yet) while recording
+      const char* name = src.wake() ? "wake" : "create";
+      ++flow;
+      begin_event("s", src.rank(), src.ts(ticks0))
+          << ",\"cat\":\"" << name << "\",\"name\":\"" << name << "\",\"id\":" << flow
+          << ",\"args\":{\"unit\":" << src.id << "}}";
+      begin_event("f", it->rank(), it->ts(ticks0))
+          << ",\"bp\":\"e\",\"cat\":\"" << name << "\",\"name\":\"" << name << "\",\"id\":" << flow
+          << "}";
     }
     out << "\n],\"otherData\":{\"dropped_records\":" << dropped << "}}\n";
     out.flush();
@@ -339,6 +410,24 @@ void write_session(session_state& ss, const std::vector<trace_buffer*>& buffers)
 
 }  // namespace
 
+trace_chunk* new_trace_chunk() noexcept {
+  {
+    chunk_pool& p = chunks();
+    std::lock_guard lock(p.mutex);
+    if (!p.free.empty()) {
+      trace_chunk* c = p.free.back();
+      p.free.pop_back();
+      c->n.store(0, std::memory_order_relaxed);
+      c->next.store(nullptr, std::memory_order_relaxed);
+      return c;
+    }
+  }
+  void* mem = ::operator new(trace_chunk::bytes, chunk_alignment, std::nothrow);
+  if (!mem) return nullptr;
+  madvise(mem, trace_chunk::bytes, MADV_HUGEPAGE);  // a hint: without it, 4 KiB pages
+  return ::new (mem) trace_chunk;
+}
+
 trace_buffer* attach_trace_buffer(stream& s, std::uint32_t gen) noexcept {
   session_state& ss = session();
   std::lock_guard lock(ss.mutex);
@@ -347,10 +436,9 @@ trace_buffer* attach_trace_buffer(stream& s, std::uint32_t gen) noexcept {
   s.obs_.trace_gen = gen;
   if (g_trace_gen.load(std::memory_order_relaxed) != gen) return nullptr;
   auto* b = new (std::nothrow) trace_buffer;
-  auto* c = new (std::nothrow) trace_chunk;
-  if (!b || !c) {
+  trace_chunk* c = b ? new_trace_chunk() : nullptr;
+  if (!c) {
     delete b;
-    delete c;
     return nullptr;
   }
   b->head = b->tail = c;
@@ -359,7 +447,7 @@ trace_buffer* attach_trace_buffer(stream& s, std::uint32_t gen) noexcept {
     ss.buffers.push_back(b);
   } catch (...) {
     delete b;
-    delete c;
+    delete_chunk(c);
     return nullptr;
   }
   s.obs_.trace = b;
@@ -391,6 +479,7 @@ void observation_at_teardown() noexcept {
   session_state& ss = session();
   std::lock_guard lock(ss.mutex);
   free_buffers(ss.retired);
+  drain_chunks();
 }
 
 }  // namespace weft::detail

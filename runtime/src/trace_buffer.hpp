@@ -21,6 +21,9 @@ extern std::atomic<std::uint32_t> g_trace_gen;
 /// memory ran out. Called by s's thread only.
 trace_buffer* attach_trace_buffer(stream& s, std::uint32_t gen) noexcept;
 
+/// A fresh chunk (recycled from an ended session when one is free); nullptr without memory.
+trace_chunk* new_trace_chunk() noexcept;
+
 /// s's buffer in the session recording now, or nullptr. Called by s's thread only.
 inline trace_buffer* trace_buffer_of(stream& s) noexcept {
   const std::uint32_t gen = g_trace_gen.load(std::memory_order_acquire);
@@ -36,7 +39,7 @@ inline void trace_append(trace_buffer& b, const trace_record& r) noexcept {
   trace_chunk* c = b.tail;
   std::size_t n = c->n.load(std::memory_order_relaxed);
   if (n == trace_chunk::capacity) [[unlikely]] {
-    auto* fresh = new (std::nothrow) trace_chunk;
+    trace_chunk* fresh = new_trace_chunk();
     if (!fresh) {
       b.dropped.store(b.dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       return;

@@ -5,6 +5,11 @@
 //
 //   weft_trace_bench [--json=FILE] [--min=25] [--max=30] [--units=1000000] [--streams=1]
 //                    [--trials=5] [--dir=/tmp]
+//   weft_trace_bench --demo=FILE [--demo-fib=9] [--demo-leaf-us=0] [--streams=N]
+//
+// --demo writes the trace of one fork-join fib(--demo-fib) run, whose leaves compute for
+// --demo-leaf-us microseconds each, to FILE and exits (the trace drawn in docs/tracing.md, with
+// scripts/trace-timeline).
 //
 // Each fib row is the median of --trials trials after one untimed warm-up; a traced trial times
 // the run only (start() before, the run, then stop() outside the timing), and its trace is
@@ -41,6 +46,22 @@ long fib_ult(int n) {
   return a + b;
 }
 
+/// fib_ult() whose leaves each compute for `leaf_us` microseconds (the demo: runs wide enough to
+/// see on a timeline).
+long fib_work(int n, int leaf_us) {
+  if (n < 2) {
+    const auto until = clock_type::now() + std::chrono::microseconds(leaf_us);
+    while (clock_type::now() < until) {
+    }
+    return n;
+  }
+  long a = 0;
+  weft::ult h = weft::ult::create([&a, n, leaf_us] { a = fib_work(n - 1, leaf_us); });
+  const long b = fib_work(n - 2, leaf_us);
+  h.join();
+  return a + b;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -69,7 +90,8 @@ struct result {
 int main(int argc, char** argv) {
   int lo = 25, hi = 30, streams = 1, trials = 5;
   long units = 1000000;
-  std::string json, dir = "/tmp";
+  std::string json, dir = "/tmp", demo;
+  int demo_fib = 9, demo_leaf_us = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     const auto value = [&](std::string_view key) -> const char* {
@@ -89,10 +111,16 @@ int main(int argc, char** argv) {
       trials = std::max(1, std::atoi(v));
     } else if (const char* v = value("--dir=")) {
       dir = v;
+    } else if (const char* v = value("--demo=")) {
+      demo = v;
+    } else if (const char* v = value("--demo-fib=")) {
+      demo_fib = std::atoi(v);
+    } else if (const char* v = value("--demo-leaf-us=")) {
+      demo_leaf_us = std::atoi(v);
     } else {
       std::fprintf(stderr,
                    "usage: %s [--json=FILE] [--min=N] [--max=N] [--units=N] [--streams=N] "
-                   "[--trials=N] [--dir=DIR]\n",
+                   "[--trials=N] [--dir=DIR] [--demo=FILE [--demo-fib=N] [--demo-leaf-us=N]]\n",
                    argv[0]);
       return 2;
     }
@@ -101,6 +129,13 @@ int main(int argc, char** argv) {
   weft::config cfg;
   cfg.num_streams = streams;
   weft::runtime rt(cfg);
+  if (!demo.empty()) {
+    weft::trace::start(demo);
+    const long value = fib_work(demo_fib, demo_leaf_us);
+    weft::trace::stop();
+    std::printf("fib(%d) = %ld, trace in %s\n", demo_fib, value, demo.c_str());
+    return 0;
+  }
   std::vector<result> results;
 
   std::printf("%-12s %12s %12s %8s %12s %14s\n", "fork-join", "untraced ms", "traced ms", "ratio",

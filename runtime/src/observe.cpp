@@ -13,7 +13,7 @@
 
 namespace weft::detail {
 
-constinit std::atomic<std::uint8_t> g_watch{0};
+[[gnu::visibility("hidden")]] constinit std::atomic<std::uint8_t> g_watch{0};
 
 namespace {
 

@@ -25,7 +25,8 @@ inline constexpr std::uint8_t watch_trace = 1u << 0;  // a trace is being record
 inline constexpr std::uint8_t watch_tool = 1u << 1;   // a unit-event hook is installed
 
 /// Nonzero while anything observes; read (relaxed) by every observation point.
-extern constinit std::atomic<std::uint8_t> g_watch;
+/// Hidden: read without a GOT indirection from inside the library.
+[[gnu::visibility("hidden")]] extern constinit std::atomic<std::uint8_t> g_watch;
 
 /// Unit events reported to the hook (the Argobots tool interface's thread events).
 enum class unit_event : std::uint8_t { create, run, yield, suspend, resume, finish, join, free };
@@ -72,8 +73,7 @@ inline void created(work_unit* u) noexcept {
 }
 /// `u` starts (or resumes) running on `s`; `switched`: through a context switch.
 inline void run_begin(stream& s, work_unit* u, bool switched) noexcept {
-  s.obs_.units_run.add();
-  if (switched) s.obs_.context_switches.add();
+  (switched ? s.obs_.runs_switched : s.obs_.runs_direct).add();
   if (watching()) [[unlikely]]
     run_begin_slow(s, u);
 }
@@ -85,7 +85,7 @@ inline void run_end(stream& s) noexcept {
 }
 /// A ULT on `s` jumps to the scheduler context.
 inline void to_scheduler(stream& s) noexcept {
-  s.obs_.context_switches.add();
+  s.obs_.to_scheduler.add();
 }
 /// `u` finished running its callable (before its joiner is woken).
 inline void finished(work_unit* u) noexcept {

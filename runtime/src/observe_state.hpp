@@ -75,13 +75,18 @@ struct trace_buffer {
 /// Per-stream observation state: counters that are always kept, and the trace buffer while a
 /// trace is being recorded.
 struct stream_observer {
-  stream_counter units_run;         // runs begun (a unit resumed three times counts three)
-  stream_counter context_switches;  // jumps between contexts (into a unit, or to the scheduler)
-  stream_counter steals;            // units taken from other streams' pools
-  stream_counter steal_attempts;    // tries to take some
-  stream_counter parked_ns;         // time spent in park()
-  stream_counter migrations;        // units that moved to another pool here
-  stream_counter stacks_mapped;     // ULT stacks mapped for this stream (arena slots or single)
+  // Runs begun (a unit resumed three times counts three), by how they began: through a context
+  // switch, or without one (a tasklet, or a ULT on the stack of one that just ended). Jumps back
+  // to the scheduler are counted apart. One increment per run: units run = the two run counts,
+  // context switches = switched runs + returns to the scheduler.
+  stream_counter runs_switched;
+  stream_counter runs_direct;
+  stream_counter to_scheduler;
+  stream_counter steals;          // units taken from other streams' pools
+  stream_counter steal_attempts;  // tries to take some
+  stream_counter parked_ns;       // time spent in park()
+  stream_counter migrations;      // units that moved to another pool here
+  stream_counter stacks_mapped;   // ULT stacks mapped for this stream (arena slots or single)
   // The stream's buffer in the trace being recorded, valid while trace_gen equals the session's
   // generation (trace.cpp); only the stream's thread reads or writes these two.
   trace_buffer* trace = nullptr;

@@ -19,8 +19,9 @@ stream_stats read(const detail::stream& s) {
   const detail::stream_observer& o = s.obs_;
   stream_stats r;
   r.rank = s.rank_;
-  r.units_run = o.units_run.get();
-  r.context_switches = o.context_switches.get();
+  const std::uint64_t switched = o.runs_switched.get();
+  r.units_run = switched + o.runs_direct.get();
+  r.context_switches = switched + o.to_scheduler.get();
   r.steals = o.steals.get();
   r.steal_attempts = o.steal_attempts.get();
   r.parks = s.parks_.load(std::memory_order_relaxed);

@@ -390,6 +390,13 @@ void write_trace(const std::string& path, const std::vector<snapshot>& snaps, st
 
 /// Writes the session's buffers as they are now. Under the session's mutex.
 void write_session(session_state& ss, const std::vector<trace_buffer*>& buffers) {
+  // Runs still open end here, before the wait below.
+  const std::uint64_t stop_ticks = trace_now();
+  std::vector<snapshot> snaps;
+  snaps.reserve(buffers.size());
+  for (const trace_buffer* b : buffers) snaps.push_back(take_snapshot(*b));
+  std::sort(snaps.begin(), snaps.end(),
+            [](const snapshot& x, const snapshot& y) { return x.rank < y.rank; });
   // The conversion from ticks to time is measured over the session; a short one is stretched to
   // 20 ms so that the ratio is precise.
   constexpr auto min_span = std::chrono::milliseconds(20);
@@ -400,12 +407,14 @@ void write_session(session_state& ss, const std::vector<trace_buffer*>& buffers)
   const double ns_span = std::chrono::duration<double, std::nano>(time1 - ss.time0).count();
   const double ns_per_tick =
       ticks1 > ss.ticks0 ? ns_span / static_cast<double>(ticks1 - ss.ticks0) : 1.0;
-  std::vector<snapshot> snaps;
-  snaps.reserve(buffers.size());
-  for (const trace_buffer* b : buffers) snaps.push_back(take_snapshot(*b));
-  std::sort(snaps.begin(), snaps.end(),
-            [](const snapshot& x, const snapshot& y) { return x.rank < y.rank; });
-  write_trace(ss.path, snaps, ss.ticks0, ns_per_tick, ticks1);
+  // Time 0 is the first event recorded (the first buffer of a session may take a while to
+  // appear: its memory is faulted in then).
+  std::uint64_t origin = stop_ticks;
+  for (const snapshot& s : snaps)
+    if (!s.parts.empty() && s.parts.front().second > 0)
+      origin = std::min(origin, s.parts.front().first[0].ts);
+  origin = std::max(origin, ss.ticks0);
+  write_trace(ss.path, snaps, origin, ns_per_tick, std::max(stop_ticks, origin));
 }
 
 }  // namespace

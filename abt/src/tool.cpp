@@ -2,6 +2,7 @@
 // ABT_tool_*: one registered callback for work-unit events, and the queries it may make.
 #include <atomic>
 
+#include "observe.hpp"
 #include "units.hpp"
 
 namespace abt {
@@ -32,14 +33,58 @@ struct ABT_tool_context_opaque {
 
 namespace abt {
 
-void tool_event(weft::work_unit* u, std::uint64_t event, ABT_sync_event_type sync_type,
-                void* sync_object) noexcept {
+namespace {
+
+/// Calls the registered callback for `u`.
+void emit(weft::work_unit* u, std::uint64_t event, ABT_sync_event_type sync_type,
+          void* sync_object) noexcept {
   if (!(g_tool.mask.load(std::memory_order_acquire) & event)) return;
   ABT_tool_thread_callback_fn cb = g_tool.cb.load(std::memory_order_acquire);
   if (!cb || !u) return;
   ABT_tool_context_opaque ctx{u, event, weft::this_unit::current(), sync_type, sync_object};
   cb(handle_of(u), xstream_handle(weft::this_unit::stream()), event, &ctx,
      g_tool.arg.load(std::memory_order_acquire));
+}
+
+/// True for the units whose events this layer reports from its own calls: those created through
+/// ABT_ calls, and the primary ULT. The runtime reports every other unit's (C++ units).
+bool reported_by_layer(weft::work_unit* u) noexcept {
+  return ext_of(u) || u == primary_unit();
+}
+
+/// The runtime's observation points, for units created through weft's C++ API: the same events
+/// in the same order as for ULTs and tasklets created through ABT_ calls.
+void runtime_event(weft::work_unit* u, weft::detail::unit_event e) noexcept {
+  if (!u || reported_by_layer(u)) return;
+  using weft::detail::unit_event;
+  switch (e) {
+    case unit_event::create:
+      return emit(u, ABT_TOOL_EVENT_THREAD_CREATE, ABT_SYNC_EVENT_TYPE_UNKNOWN, nullptr);
+    case unit_event::run:
+      return emit(u, ABT_TOOL_EVENT_THREAD_RUN, ABT_SYNC_EVENT_TYPE_UNKNOWN, nullptr);
+    case unit_event::yield:
+      return emit(u, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER, nullptr);
+    case unit_event::suspend:
+      return emit(u, ABT_TOOL_EVENT_THREAD_SUSPEND, ABT_SYNC_EVENT_TYPE_UNKNOWN, nullptr);
+    case unit_event::resume:
+      return emit(u, ABT_TOOL_EVENT_THREAD_RESUME, ABT_SYNC_EVENT_TYPE_UNKNOWN, nullptr);
+    case unit_event::finish:
+      return emit(u, ABT_TOOL_EVENT_THREAD_FINISH, ABT_SYNC_EVENT_TYPE_UNKNOWN, nullptr);
+    case unit_event::join:
+      return emit(u, ABT_TOOL_EVENT_THREAD_JOIN, ABT_SYNC_EVENT_TYPE_UNKNOWN, nullptr);
+    case unit_event::free:
+      return emit(u, ABT_TOOL_EVENT_THREAD_FREE, ABT_SYNC_EVENT_TYPE_UNKNOWN, nullptr);
+  }
+}
+
+}  // namespace
+
+void tool_event(weft::work_unit* u, std::uint64_t event, ABT_sync_event_type sync_type,
+                void* sync_object) noexcept {
+  // A C++ unit that calls into this layer (ABT_thread_yield, an ABT_mutex) has its events
+  // reported by the runtime's observation points already.
+  if (!u || !reported_by_layer(u)) return;
+  emit(u, event, sync_type, sync_object);
 }
 
 }  // namespace abt
@@ -57,6 +102,8 @@ int ABT_tool_register_thread_callback(ABT_tool_thread_callback_fn cb_func, uint6
   g_tool.arg.store(user_arg, std::memory_order_release);
   g_tool.mask.store(cb_func ? (event_mask & ABT_TOOL_EVENT_THREAD_ALL) : 0,
                     std::memory_order_release);
+  weft::detail::set_unit_event_hook(g_tool.mask.load(std::memory_order_relaxed) ? &runtime_event
+                                                                                : nullptr);
   return ABT_SUCCESS;
 }
 

@@ -290,6 +290,11 @@ void config::apply_environment() {
   }
   if (const char* v = env("WEFT_PRINT_CONFIG")) print = parse_bool("WEFT_PRINT_CONFIG", v);
   if (const char* v = env("WEFT_DUMP_SIGNAL")) dump_signal = parse_signal("WEFT_DUMP_SIGNAL", v);
+  if (const char* v = env("WEFT_TRACE")) {
+    trace = std::string(trim(v));
+    if (trace.empty()) bad_value("WEFT_TRACE", v, "the path of the trace file to write");
+  }
+  if (const char* v = env("WEFT_STATS")) stats = parse_bool("WEFT_STATS", v);
   const char* host = env("ABT_ENV_POWER_EVENT_HOSTNAME");
   const char* port = env("ABT_ENV_POWER_EVENT_PORT");
   if (host || port) {
@@ -359,7 +364,9 @@ std::string config::describe() const {
       << "resource_manager = " << (resource_manager.empty() ? "none" : resource_manager) << "\n"
       << "dump_signal = "
       << (dump_signal ? std::string("SIG") + dump_signal_name(dump_signal) : std::string("none"))
-      << "\n";
+      << "\n"
+      << "trace = " << (trace.empty() ? "none" : trace) << "\n"
+      << "stats = " << (stats ? 1 : 0) << "\n";
   return out.str();
 }
 

@@ -5,6 +5,7 @@
 // race-free: a ULT is published as blocked (or pushed back to a pool) only when it no longer runs.
 #include <boost/context/detail/fcontext.hpp>
 
+#include "observe.hpp"
 #include "overflow.hpp"
 #include "sanitizer.hpp"
 #include "stream.hpp"
@@ -98,6 +99,7 @@ bool stream::pass_stack(const stack_region& stack, work_unit* next) noexcept {
   current_ = next;
   next->last_stream.store(this, std::memory_order_relaxed);
   next->state.store(unit_state::running, std::memory_order_relaxed);
+  obs::run_begin(*this, next, false);
   return true;
 }
 
@@ -120,6 +122,7 @@ template <bool inline_requeued>
   current_ = target;
   target->last_stream.store(this, std::memory_order_relaxed);
   target->state.store(unit_state::running, std::memory_order_relaxed);
+  obs::run_begin(*this, target, true);
   rec.on_stream = this;
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, target->stack.lo, target->stack.size);
@@ -150,6 +153,7 @@ void stream::resume_unit(work_unit* u) {
   current_ = u;
   u->last_stream.store(this, std::memory_order_relaxed);
   u->state.store(unit_state::running, std::memory_order_relaxed);
+  obs::run_begin(*this, u, true);
   switch_record rec;  // from = nullptr: the scheduler
   rec.on_stream = this;
   void* fake_stack = nullptr;
@@ -163,6 +167,7 @@ void stream::resume_unit(work_unit* u) {
     sched_stack_ = outer_stack;
     direct_ = outer_direct;
   }
+  obs::run_end(*this);
   land(t);
 }
 
@@ -234,6 +239,7 @@ bool stream::yield_directly(work_unit* self) {
 }
 
 void stream::switch_to_scheduler(switch_record& rec) {
+  obs::to_scheduler(*this);
   rec.on_stream = this;
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, sched_stack_.lo, sched_stack_.size);
@@ -276,6 +282,7 @@ void stream::land(transfer t) {
       make_ready_yielded(from);
       break;
     case switch_action::migrate:
+      obs::migrated(from, rec->target);
       from->context = t.fctx;
       from->home.store(rec->target, std::memory_order_relaxed);
       make_ready(from);

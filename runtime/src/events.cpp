@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "observe.hpp"
 #include "runtime_state.hpp"
 #include "stream.hpp"
 #include "weft/error.hpp"
@@ -198,6 +199,7 @@ void shrink(stream& here, const std::shared_ptr<resize_state>& req, std::vector<
     if (!why.empty()) return finish_event(req, false, why);
   }
   // (3) mark, (4) notify.
+  obs::resized(&here, true, targets.size());
   for (stream* t : targets) {
     t->state_.store(static_cast<std::uint32_t>(stream_state::terminating),
                     std::memory_order_release);
@@ -272,6 +274,7 @@ void expand(const std::shared_ptr<resize_state>& req, int n) {
     std::string why = ask_all(event_kind::add_stream, rank);
     if (!why.empty()) return finish_event(req, false, why);
   }
+  obs::resized(current_stream_no_switch(), false, ranks.size());
   int made = 0;
   std::string failure;
   try {

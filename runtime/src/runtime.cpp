@@ -21,6 +21,7 @@
 #include "sanitizer.hpp"
 #include "stream.hpp"
 #include "timer.hpp"
+#include "trace_buffer.hpp"
 #include "unit.hpp"
 #include "weft/error.hpp"
 #include "weft/scheduler.hpp"
@@ -106,6 +107,7 @@ void teardown(runtime_state* r) {
     delete s;
   }
   for (stream* s : r->freed_streams) delete s;
+  observation_at_teardown();
   if (stream* p = r->primary) {
     unmap_stack(p->sched_stack_);
     work_unit* u = p->primary_unit_;
@@ -167,6 +169,7 @@ void init(const config& cfg_in) {
           rm::parse_address(r->cfg.resource_manager, "resource_manager"));
     }
     if (r->cfg.dump_signal != 0) detail::start_dump_signal(r->cfg.dump_signal);
+    detail::observation_at_init(*r);
   } catch (...) {
     if (detail::g_runtime) {
       for (detail::stream* s : r->streams) {
@@ -243,6 +246,7 @@ void finalize() {
       [](work_unit*, void* s) { static_cast<detail::stream*>(s)->request(detail::request_join); },
       p};
   p->switch_to_scheduler(rec);
+  detail::observation_at_finalize(r);
 
   // 3. What is left can never run (blocked with nobody left to wake it, suspended, sleeping, or
   //    queued in a pool no scheduler serves): say so, rather than drop it silently. Every stream

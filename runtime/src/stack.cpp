@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "observe.hpp"
 #include "runtime_state.hpp"
 #include "sanitizer.hpp"
 #include "valgrind.hpp"
@@ -304,6 +305,7 @@ arena* map_arena(depot& d, size_class& c) {
     delete a;
     throw error(errc::resource, "weft: cannot record a ULT stack arena: out of memory");
   }
+  obs::mapped_stacks(a->nslots);
   ++d.arenas;
   if (a->guarded) {
     ++d.guarded_arenas;
@@ -543,6 +545,7 @@ stack_region map_stack(std::size_t size) {
     throw error(errc::resource,
                 std::string("weft: cannot map a ULT stack: ") + std::strerror(errno));
   }
+  obs::mapped_stacks(1);
   stack_region s;
   s.lo = static_cast<char*>(base) + page;
   s.size = static_cast<std::uint32_t>(size);

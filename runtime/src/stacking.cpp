@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "observe.hpp"
 #include "pool_access.hpp"
 #include "runtime_state.hpp"
 #include "stream.hpp"
@@ -23,6 +24,7 @@ struct detail_stacking {
         attach(*child, *here, attached);
         attached = true;
         enter(*child, *here);
+        detail::obs::stacked(*here, true);
         try {
           detail::run_scheduler(*child);
         } catch (...) {
@@ -30,6 +32,7 @@ struct detail_stacking {
           throw;
         }
         leave(*child);
+        detail::obs::stacked(*detail::current_stream(), false);
         if (finished(*child, *here)) break;
         this_unit::yield();  // back to the parent's pool; its scheduler decides when we run again
       }

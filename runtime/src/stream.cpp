@@ -11,6 +11,7 @@
 
 #include "events.hpp"
 #include "futex.hpp"
+#include "observe.hpp"
 #include "overflow.hpp"
 #include "pool_access.hpp"
 #include "runtime_state.hpp"
@@ -350,6 +351,7 @@ bool stream::inbox_push(work_unit* u) noexcept {
 }
 
 void stream::park(std::chrono::nanoseconds limit) {
+  const auto parked_at = obs::park_begin(*this);
   const auto& pools = sched_->pools();
   if (park_entries_.size() < pools.size()) park_entries_.resize(pools.size());  // none linked
   const std::uint32_t seen = park_seq_.load(std::memory_order_acquire);
@@ -391,6 +393,7 @@ void stream::park(std::chrono::nanoseconds limit) {
     idle_parks_ = 0;
   }
   for (std::size_t i = 0; i < pools.size(); ++i) pool_access::unpark(*pools[i], park_entries_[i]);
+  obs::park_end(*this, parked_at);
 }
 
 void stream::unpark() noexcept {
@@ -439,6 +442,7 @@ void stream::run_one(work_unit* u) {
   }
   if (u->migrate_to.load(std::memory_order_relaxed)) [[unlikely]] {
     if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel)) {
+      obs::migrated(u, m);
       u->home.store(m, std::memory_order_relaxed);
       route(u);
       return;
@@ -449,8 +453,10 @@ void stream::run_one(work_unit* u) {
     current_ = u;
     u->last_stream.store(this, std::memory_order_relaxed);
     u->state.store(unit_state::running, std::memory_order_relaxed);
+    obs::run_begin(*this, u, false);
     run_callable(u);
     current_ = outer;
+    obs::run_end(*this);
     complete(u);
   } else {
     resume_unit(u);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "jump.hpp"
+#include "observe_state.hpp"
 #include "stack.hpp"
 #include "timer.hpp"
 #include "unit_cache.hpp"
@@ -255,6 +256,8 @@ class alignas(64) stream final : public execution_stream {
   pthread_t thread_{};
   bool thread_started_ = false;
   work_unit* primary_unit_ = nullptr;  // primary stream only: the primary ULT
+
+  stream_observer obs_;  // counters and trace buffer (observe.hpp)
 };
 
 inline work_unit* const inbox_closed = reinterpret_cast<work_unit*>(std::uintptr_t{1});

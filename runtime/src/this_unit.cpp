@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "observe.hpp"
 #include "pool_access.hpp"
 #include "stream.hpp"
 #include "unit.hpp"
@@ -62,6 +63,7 @@ execution_stream* stream() noexcept {
 
 void yield() {
   auto [s, self] = calling_ult("yield");
+  detail::obs::yielded(self);
   if (s->direct_ && s->yield_directly(self)) return;
   detail::switch_record rec{self, detail::switch_action::yield};
   s->switch_to_scheduler(rec);
@@ -81,6 +83,7 @@ bool yield_to(work_unit* target) {
     yield();
     return false;
   }
+  detail::obs::yielded(self);
   detail::switch_record rec{self, detail::switch_action::yield};
   s->switch_to_unit(target, rec);
   return true;
@@ -92,6 +95,7 @@ bool yield_to(const ult& target) {
 
 void suspend() {
   auto [s, self] = calling_ult("suspend");
+  detail::obs::blocked(self);
   detail::switch_record rec{self, detail::switch_action::suspend};
   s->switch_out(rec);
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "futex.hpp"
+#include "observe.hpp"
 #include "pool_access.hpp"
 #include "runtime_state.hpp"
 #include "spinlock.hpp"
@@ -72,6 +73,7 @@ bool help_join(stream* s, work_unit* self, work_unit* u) {
   // after the landing has saved the joiner and marked it blocked.
   u->join_word.store(reinterpret_cast<std::uintptr_t>(self), std::memory_order_release);
   switch_record rec{self, switch_action::block};
+  obs::blocked(self);
   s->switch_directly(u, rec);
   return true;
 }
@@ -132,6 +134,7 @@ void complete(work_unit* u) noexcept {
 }
 
 work_unit* complete_to_joiner(work_unit* u, stream* here) noexcept {
+  obs::finished(u);
   u->state.store(unit_state::terminated, std::memory_order_release);
   // A detached unit has no handle, so nothing can change its join word any more: no race to
   // settle, and no locked instruction (units created detached never take one). Neither can
@@ -157,6 +160,7 @@ work_unit* complete_to_joiner(work_unit* u, stream* here) noexcept {
     return nullptr;
   }
   auto* joiner = reinterpret_cast<work_unit*>(prev);
+  obs::woken(joiner);
   // The joiner can run next here, without the trip through its pool, when that pool is one this
   // stream owns: there it would be the newest unit, the first popped.
   if (here) {
@@ -187,6 +191,7 @@ void run_callable(work_unit* u) noexcept {
 }
 
 void free_unit(work_unit* u) noexcept {
+  obs::freed(u);
   if (u->extras) [[unlikely]]
     (void)take_error(u);  // nobody will join it now; init_unit relies on extras being empty
   if (stream* s = current_stream_no_switch()) {
@@ -258,6 +263,7 @@ void discard_unit(work_unit* u) noexcept {
 
 void submit_unit(work_unit* u, pool& p) {
   u->home.store(&p, std::memory_order_relaxed);
+  obs::created(u);
   route(u);
 }
 
@@ -304,6 +310,7 @@ bool reap_if_done(work_unit* u) noexcept {
   // Acquire: everything the unit did happens before the caller goes on (as in wait_unit).
   // extras (an error, or values set from outside after the end) take the full join.
   if (u->join_word.load(std::memory_order_acquire) != join_done || u->extras) return false;
+  obs::reaped(u);
   if (stream* s = current_stream_no_switch()) [[likely]] {
     s->units_.push(u);
   } else {
@@ -323,6 +330,7 @@ void reap(work_unit* u) {
   std::exception_ptr e;
   if (u->extras) [[unlikely]]
     e = take_error(u);
+  obs::joined(u);
   free_unit(u);
   if (e) std::rethrow_exception(e);
 }
@@ -375,6 +383,7 @@ void wait_unit_as(work_unit* u, stream* s, work_unit* self, bool help) {
     if (self) {
       if (!help || !help_join(s, self, u)) {
         switch_record rec{self, switch_action::block, &register_joiner, u};
+        obs::blocked(self);
         s->switch_out(rec);
       }
     } else {
@@ -472,6 +481,7 @@ void resume(work_unit* u) {
   // The suspending side publishes user_suspended just before state = blocked: wait out that
   // window (a few instructions on the landing stream) so the unit is never made ready twice.
   while (u->state.load(std::memory_order_acquire) != unit_state::blocked) detail::cpu_relax();
+  detail::obs::woken(u);
   detail::make_ready(u);
 }
 
@@ -495,8 +505,10 @@ void request_migration(work_unit* u, pool& p) {
   pool* home = u->home.load(std::memory_order_relaxed);
   if (u->state.load(std::memory_order_acquire) == unit_state::ready && home &&
       detail::may_remove_from(*home, detail::current_stream()) && home->remove(u)) {
-    if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel))
+    if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel)) {
+      detail::obs::migrated(u, m);
       u->home.store(m, std::memory_order_relaxed);
+    }
     detail::route(u);
   }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // What few units need, kept out of the descriptor: the exception that escaped a unit and its
-// ULT-local values. A fan-out of 10^6 units is bound by descriptor bytes, so these 16 bytes live
+// ULT-local values. A fan-out of 10^6 units is bound by descriptor bytes, so these few bytes live
 // in a block allocated on first need and hung on work_unit::extras.
 #pragma once
 
@@ -18,6 +18,7 @@ struct local_table;  // unit_local.cpp
 struct unit_extras {
   std::exception_ptr error;       // what escaped the unit, rethrown by join
   local_table* locals = nullptr;  // its ULT-local values (unit_local.cpp)
+  const char* name = nullptr;     // the name it was given (interned: never freed), for traces
 };
 
 /// u's block, or nullptr if it has none.
@@ -33,7 +34,7 @@ inline bool has_error(const work_unit* u) noexcept {
   return x && x->error;
 }
 /// Records the exception being handled as u's error (call in a catch block). Aborts with a
-/// message if even the block's 16 bytes cannot be allocated: an exception must not be lost.
+/// message if even the small block cannot be allocated: an exception must not be lost.
 void capture_error(work_unit* u) noexcept;
 /// Called once u's callable is gone: runs the destructors of u's local values and frees the block
 /// unless it holds an error, which keeps it until the join.

@@ -9,6 +9,7 @@
 
 #include "events.hpp"
 #include "futex.hpp"
+#include "observe.hpp"
 #include "stream.hpp"
 #include "timer.hpp"
 #include "unit.hpp"
@@ -56,6 +57,7 @@ void unlock_after_switch(work_unit*, void* lock) {
 /// so whoever wakes it under that lock finds it resumable. `kind`: what it waits for (dumps).
 void block(stream* s, work_unit* self, spinlock* lock, wait_kind kind) {
   switch_record rec{self, switch_action::block};
+  obs::blocked(self);
   if (lock) {
     rec.on_block = &unlock_after_switch;
     rec.arg = lock;
@@ -92,6 +94,7 @@ void fire(timer_node* n) noexcept {
       wait_access::unlink_if_linked(*w);
       lock->unlock();
     }
+    obs::woken(n->unit);
     make_ready(n->unit);
   }
   release(n);
@@ -105,6 +108,7 @@ using detail::wait_timed_out;
 
 void wakeup::operator()() noexcept {
   if (unit_) {
+    detail::obs::woken(unit_);
     detail::make_ready(unit_);
   } else if (word_) {
     // The external waiter may already have seen the state and returned; a futex wake on its

@@ -66,6 +66,11 @@ struct config {
   /// installed at init and the previous one restored at finalize. WEFT_DUMP_SIGNAL, a name
   /// ("SIGQUIT" or "QUIT", either case), a number, or "none".
   int dump_signal = 0;
+  /// Records a trace of the whole run (weft/trace.hpp) and writes it to this file at finalize, in
+  /// the Chrome trace event format; empty (the default) means none. WEFT_TRACE.
+  std::string trace;
+  /// Print each stream's counters (weft::stats()) to stderr at finalize. WEFT_STATS=1.
+  bool stats = false;
 
   /// Overrides the fields whose WEFT_* variable is set. Throws weft::error(errc::invalid_config)
   /// naming the variable and its value when one is malformed; nothing is ignored silently.

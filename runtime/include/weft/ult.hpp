@@ -11,6 +11,9 @@ namespace weft {
 struct ult_attributes {
   /// Stack size in bytes; 0 means config::stack_size.
   std::size_t stack_size = 0;
+  /// A name shown for the ULT in traces (weft/trace.hpp); copied at creation (each distinct name
+  /// is kept once, for the life of the process). nullptr: none, and no cost.
+  const char* name = nullptr;
 };
 
 /// A handle to a ULT. The ULT takes a stack when it first runs and returns it as soon as it
@@ -28,7 +31,8 @@ class ult : public unit_handle {
   /// Creates a ULT running `f` in pool `p`.
   template <class F>
   static ult create(pool& p, F&& f, const ult_attributes& attr = {}) {
-    return ult(detail::spawn(unit_kind::ult, p, attr.stack_size, std::forward<F>(f)));
+    return ult(
+        detail::spawn(unit_kind::ult, p, attr.stack_size, std::forward<F>(f), false, attr.name));
   }
   /// Creates a ULT running `f` in the main pool of stream `s`.
   template <class F>
@@ -37,6 +41,9 @@ class ult : public unit_handle {
   }
   /// Creates a ULT running fn(arg) in pool `p` (the C-style form).
   static ult create(pool& p, void (*fn)(void*), void* arg, const ult_attributes& attr = {}) {
+    if (attr.name && fn) [[unlikely]]
+      return create(
+          p, [fn, arg] { fn(arg); }, attr);
     return ult(detail::spawn_c(unit_kind::ult, p, attr.stack_size, fn, arg));
   }
 
@@ -45,11 +52,16 @@ class ult : public unit_handle {
   /// reported on stderr.
   template <class F>
   static void create_detached(pool& p, F&& f, const ult_attributes& attr = {}) {
-    detail::spawn(unit_kind::ult, p, attr.stack_size, std::forward<F>(f), true);
+    detail::spawn(unit_kind::ult, p, attr.stack_size, std::forward<F>(f), true, attr.name);
   }
   /// create_detached() for the C-style form fn(arg).
   static void create_detached(pool& p, void (*fn)(void*), void* arg,
                               const ult_attributes& attr = {}) {
+    if (attr.name && fn) [[unlikely]] {
+      create_detached(
+          p, [fn, arg] { fn(arg); }, attr);
+      return;
+    }
     detail::spawn_c(unit_kind::ult, p, attr.stack_size, fn, arg, true);
   }
 

@@ -115,13 +115,19 @@ void store_callable(work_unit* u, F&& f) {
   u->entry_fn = nullptr;
 }
 
+/// Gives the unit `u`, not yet submitted, the name `name` (copied) for traces.
+void name_unit(work_unit* u, const char* name);
+
 /// Allocates, fills and submits a unit; returns it. A `detached` unit frees itself when it ends
 /// (the caller must not use the returned pointer): it is marked before anyone can see it, which
-/// saves the atomic exchange of a later detach_unit().
+/// saves the atomic exchange of a later detach_unit(). `name`: see ult_attributes::name.
 template <class F>
-work_unit* spawn(unit_kind kind, pool& p, std::size_t stack_size, F&& f, bool detached = false) {
+work_unit* spawn(unit_kind kind, pool& p, std::size_t stack_size, F&& f, bool detached = false,
+                 const char* name = nullptr) {
   work_unit* u = allocate_unit(kind, stack_size);
   try {
+    if (name) [[unlikely]]
+      name_unit(u, name);
     store_callable(u, std::forward<F>(f));
   } catch (...) {
     discard_unit(u);

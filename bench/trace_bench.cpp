@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: Apache-2.0
+// weft_trace_bench: what tracing (weft/trace.hpp) costs. Recursive fork-join fib(n) (a ULT at
+// every level) untraced and traced, for n in [--min, --max], and the time stop() takes to write
+// the trace of a run of --units units (a create+join fan-out).
+//
+//   weft_trace_bench [--json=FILE] [--min=25] [--max=30] [--units=1000000] [--streams=1]
+//                    [--trials=5] [--dir=/tmp]
+//   weft_trace_bench --demo=FILE [--demo-fib=9] [--demo-leaf-us=0] [--streams=N]
+//
+// --demo writes the trace of one fork-join fib(--demo-fib) run, whose leaves compute for
+// --demo-leaf-us microseconds each, to FILE and exits (the trace drawn in docs/tracing.md, with
+// scripts/trace-timeline).
+//
+// Each fib row is the median of --trials trials after one untimed warm-up; a traced trial times
+// the run only (start() before, the run, then stop() outside the timing), and its trace is
+// discarded. The write row times stop() alone, median of 3. The JSON has Google Benchmark's shape
+// (real_time in ns).
+#include <time.h>
+#include <unistd.h>
+
+#include <weft/weft.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+long fib_serial(int n) {
+  return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2);
+}
+
+long fib_ult(int n) {
+  if (n < 2) return n;
+  long a = 0;
+  weft::ult h = weft::ult::create([&a, n] { a = fib_ult(n - 1); });
+  const long b = fib_ult(n - 2);
+  h.join();
+  return a + b;
+}
+
+/// fib_ult() whose leaves each compute for `leaf_us` microseconds (the demo: runs wide enough to
+/// see on a timeline).
+long fib_work(int n, int leaf_us) {
+  if (n < 2) {
+    const auto until = clock_type::now() + std::chrono::microseconds(leaf_us);
+    while (clock_type::now() < until) {
+    }
+    return n;
+  }
+  long a = 0;
+  weft::ult h = weft::ult::create([&a, n, leaf_us] { a = fib_work(n - 1, leaf_us); });
+  const long b = fib_work(n - 2, leaf_us);
+  h.join();
+  return a + b;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double seconds_since(clock_type::time_point t) {
+  return std::chrono::duration<double>(clock_type::now() - t).count();
+}
+
+/// CPU time of the calling thread, in seconds: what writing a trace costs, whatever else the
+/// machine is doing.
+double thread_cpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+struct result {
+  std::string name;
+  double seconds;
+  long units;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int lo = 25, hi = 30, streams = 1, trials = 5;
+  long units = 1000000;
+  std::string json, dir = "/tmp", demo;
+  int demo_fib = 9, demo_leaf_us = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    const auto value = [&](std::string_view key) -> const char* {
+      return a.substr(0, key.size()) == key ? argv[i] + key.size() : nullptr;
+    };
+    if (const char* v = value("--json=")) {
+      json = v;
+    } else if (const char* v = value("--min=")) {
+      lo = std::atoi(v);
+    } else if (const char* v = value("--max=")) {
+      hi = std::atoi(v);
+    } else if (const char* v = value("--units=")) {
+      units = std::atol(v);
+    } else if (const char* v = value("--streams=")) {
+      streams = std::atoi(v);
+    } else if (const char* v = value("--trials=")) {
+      trials = std::max(1, std::atoi(v));
+    } else if (const char* v = value("--dir=")) {
+      dir = v;
+    } else if (const char* v = value("--demo=")) {
+      demo = v;
+    } else if (const char* v = value("--demo-fib=")) {
+      demo_fib = std::atoi(v);
+    } else if (const char* v = value("--demo-leaf-us=")) {
+      demo_leaf_us = std::atoi(v);
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--json=FILE] [--min=N] [--max=N] [--units=N] [--streams=N] "
+                   "[--trials=N] [--dir=DIR] [--demo=FILE [--demo-fib=N] [--demo-leaf-us=N]]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  const std::string path = dir + "/weft-trace-bench-" + std::to_string(getpid()) + ".json";
+  weft::config cfg;
+  cfg.num_streams = streams;
+  weft::runtime rt(cfg);
+  if (!demo.empty()) {
+    weft::trace::start(demo);
+    const long value = fib_work(demo_fib, demo_leaf_us);
+    weft::trace::stop();
+    std::printf("fib(%d) = %ld, trace in %s\n", demo_fib, value, demo.c_str());
+    return 0;
+  }
+  std::vector<result> results;
+
+  std::printf("%-12s %12s %12s %8s %12s %14s\n", "fork-join", "untraced ms", "traced ms", "ratio",
+              "write ms", "write cpu ms");
+  for (int n = lo; n <= hi; ++n) {
+    const long expected = fib_serial(n);
+    const long spawns = fib_serial(n + 1) - 1;
+    std::vector<double> plain, traced, write, write_cpu;
+    if (fib_ult(n) != expected) return 1;  // warm-up
+    for (int t = 0; t < trials; ++t) {
+      auto t0 = clock_type::now();
+      if (fib_ult(n) != expected) return 1;
+      plain.push_back(seconds_since(t0));
+      weft::trace::start(path);
+      t0 = clock_type::now();
+      if (fib_ult(n) != expected) return 1;
+      traced.push_back(seconds_since(t0));
+      t0 = clock_type::now();
+      const double c0 = thread_cpu();
+      weft::trace::stop();
+      write_cpu.push_back(thread_cpu() - c0);
+      write.push_back(seconds_since(t0));
+    }
+    const double p = median(plain), tr = median(traced), w = median(write), wc = median(write_cpu);
+    std::printf("%-12s %12.1f %12.1f %8.2f %12.1f %14.1f\n",
+                ("fib(" + std::to_string(n) + ")").c_str(), p * 1e3, tr * 1e3, tr / p, w * 1e3,
+                wc * 1e3);
+    const std::string suffix = "/" + std::to_string(n) + "/streams:" + std::to_string(streams);
+    results.push_back({"fork_join_fib" + suffix, p, spawns});
+    results.push_back({"fork_join_fib_traced" + suffix, tr, spawns});
+    results.push_back({"trace_write_fib" + suffix, w, spawns});
+    results.push_back({"trace_write_fib_cpu" + suffix, wc, spawns});
+  }
+
+  // The write time of a run of `units` units: a create+join fan-out, traced.
+  std::vector<double> write, write_cpu;
+  for (int t = 0; t < 3; ++t) {
+    weft::trace::start(path);
+    std::vector<weft::ult> us;
+    us.reserve(static_cast<std::size_t>(units));
+    for (long i = 0; i < units; ++i) us.push_back(weft::ult::create([] {}));
+    for (auto& u : us) u.join();
+    const auto t0 = clock_type::now();
+    const double c0 = thread_cpu();
+    weft::trace::stop();
+    write_cpu.push_back(thread_cpu() - c0);
+    write.push_back(seconds_since(t0));
+  }
+  std::ifstream f(path, std::ios::ate | std::ios::binary);
+  const double mb = static_cast<double>(f.tellg()) / 1e6;
+  std::remove(path.c_str());
+  std::printf("trace write, %ld units (create+join fan-out): %.2f s, %.2f s CPU (%.0f MB)\n", units,
+              median(write), median(write_cpu), mb);
+  results.push_back({"trace_write/units:" + std::to_string(units), median(write), units});
+  results.push_back({"trace_write_cpu/units:" + std::to_string(units), median(write_cpu), units});
+
+  if (!json.empty()) {
+    std::FILE* out = std::fopen(json.c_str(), "w");
+    if (!out) {
+      std::perror(json.c_str());
+      return 1;
+    }
+    std::fprintf(out,
+                 "{\n  \"context\": {\"executable\": \"weft_trace_bench\", \"streams\": %d},\n",
+                 streams);
+    std::fprintf(out, "  \"benchmarks\": [\n");
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const result& r = results[i];
+      std::fprintf(out,
+                   "    {\"name\": \"%s\", \"run_type\": \"iteration\", \"iterations\": 1, "
+                   "\"real_time\": %.0f, \"time_unit\": \"ns\", \"units\": %ld}%s\n",
+                   r.name.c_str(), r.seconds * 1e9, r.units, i + 1 < results.size() ? "," : "");
+    }
+    std::fprintf(out, "  ]\n}\n");
+    std::fclose(out);
+  }
+  return 0;
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Argobots tool interface (ABT_tool_register_thread_callback) sees units created through
+// weft's C++ API: the same events, in the same order, as it sees for units created through
+// ABT_ calls, and no event twice.
+#include <abt.h>
+
+#include <mutex>
+
+#include "test_support.hpp"
+
+namespace {
+
+using namespace weft_test;
+
+struct recorded {
+  std::mutex mutex;
+  std::map<ABT_thread, std::vector<std::uint64_t>> events;
+};
+
+void record(ABT_thread thread, ABT_xstream, std::uint64_t event, ABT_tool_context, void* arg) {
+  auto* r = static_cast<recorded*>(arg);
+  std::lock_guard lock(r->mutex);
+  r->events[thread].push_back(event);
+}
+
+ABT_thread handle(const weft::unit_handle& u) {
+  return reinterpret_cast<ABT_thread>(u.native_handle());
+}
+
+constexpr std::uint64_t create = ABT_TOOL_EVENT_THREAD_CREATE;
+constexpr std::uint64_t run = ABT_TOOL_EVENT_THREAD_RUN;
+constexpr std::uint64_t yield = ABT_TOOL_EVENT_THREAD_YIELD;
+constexpr std::uint64_t suspend = ABT_TOOL_EVENT_THREAD_SUSPEND;
+constexpr std::uint64_t resume = ABT_TOOL_EVENT_THREAD_RESUME;
+constexpr std::uint64_t finish = ABT_TOOL_EVENT_THREAD_FINISH;
+constexpr std::uint64_t join = ABT_TOOL_EVENT_THREAD_JOIN;
+constexpr std::uint64_t free_ = ABT_TOOL_EVENT_THREAD_FREE;
+
+class ToolEventsTest : public env_test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(ABT_init(0, nullptr), ABT_SUCCESS);
+    ASSERT_EQ(ABT_tool_register_thread_callback(&record, ABT_TOOL_EVENT_THREAD_ALL, &rec_),
+              ABT_SUCCESS);
+  }
+  void TearDown() override {
+    EXPECT_EQ(ABT_tool_register_thread_callback(nullptr, ABT_TOOL_EVENT_THREAD_NONE, nullptr),
+              ABT_SUCCESS);
+    EXPECT_EQ(ABT_finalize(), ABT_SUCCESS);
+    env_test::TearDown();
+  }
+  /// The events recorded for `t` so far.
+  std::vector<std::uint64_t> of(ABT_thread t) {
+    std::lock_guard lock(rec_.mutex);
+    return rec_.events[t];
+  }
+  recorded rec_;
+};
+
+using seq = std::vector<std::uint64_t>;
+
+TEST_F(ToolEventsTest, UltThatYields) {
+  weft::ult u = weft::ult::create([] { weft::this_unit::yield(); });
+  const ABT_thread h = handle(u);
+  u.join();
+  EXPECT_EQ(of(h), (seq{create, run, yield, run, finish, join, free_}));
+}
+
+TEST_F(ToolEventsTest, UltThatBlocksAndIsWoken) {
+  weft::eventual<void> ev;
+  weft::ult u = weft::ult::create([&] { ev.wait(); });
+  const ABT_thread h = handle(u);
+  while (u.state() != weft::unit_state::blocked) weft::this_unit::yield();
+  ev.set();
+  u.join();
+  EXPECT_EQ(of(h), (seq{create, run, suspend, resume, run, finish, join, free_}));
+}
+
+TEST_F(ToolEventsTest, UltThatSuspendsItself) {
+  weft::ult u = weft::ult::create([] { weft::this_unit::suspend(); });
+  const ABT_thread h = handle(u);
+  while (u.state() != weft::unit_state::blocked) weft::this_unit::yield();
+  u.resume();
+  u.join();
+  EXPECT_EQ(of(h), (seq{create, run, suspend, resume, run, finish, join, free_}));
+}
+
+TEST_F(ToolEventsTest, Tasklet) {
+  weft::tasklet t = weft::tasklet::create([] {});
+  const ABT_thread h = handle(t);
+  t.join();
+  EXPECT_EQ(of(h), (seq{create, run, finish, join, free_}));
+}
+
+TEST_F(ToolEventsTest, DetachedUltIsFreedAtItsEnd) {
+  std::atomic<bool> done{false};
+  weft::pool& p = weft::execution_stream::primary().main_pool();
+  weft::ult keep = weft::ult::create(p, [&] { done = true; });
+  const ABT_thread h = handle(keep);
+  keep.detach();
+  while (!done.load()) weft::this_unit::yield();
+  weft::this_unit::yield();  // lets it end
+  EXPECT_EQ(of(h), (seq{create, run, finish, free_}));
+}
+
+TEST_F(ToolEventsTest, CxxUnitCallingAbtReportsEachEventOnce) {
+  weft::ult u = weft::ult::create([] { ABT_thread_yield(); });
+  const ABT_thread h = handle(u);
+  u.join();
+  EXPECT_EQ(of(h), (seq{create, run, yield, run, finish, join, free_}));
+}
+
+TEST_F(ToolEventsTest, AbtUnitsAreNotReportedTwice) {
+  ABT_xstream xs;
+  ASSERT_EQ(ABT_xstream_self(&xs), ABT_SUCCESS);
+  ABT_pool pool;
+  ASSERT_EQ(ABT_xstream_get_main_pools(xs, 1, &pool), ABT_SUCCESS);
+  ABT_thread t;
+  ASSERT_EQ(ABT_thread_create(
+                pool, [](void*) {}, nullptr, ABT_THREAD_ATTR_NULL, &t),
+            ABT_SUCCESS);
+  const ABT_thread h = t;
+  ASSERT_EQ(ABT_thread_free(&t), ABT_SUCCESS);
+  std::map<std::uint64_t, int> n;
+  for (std::uint64_t e : of(h)) ++n[e];
+  EXPECT_EQ(n[create], 1);
+  EXPECT_EQ(n[run], 1);
+  EXPECT_EQ(n[finish], 1);
+  EXPECT_EQ(n[free_], 1);
+}
+
+}  // namespace

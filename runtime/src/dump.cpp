@@ -21,6 +21,7 @@
 #include "runtime_state.hpp"
 #include "sanitizer.hpp"
 #include "stream.hpp"
+#include "unit_extras.hpp"
 #include "weft/debug.hpp"
 #include "weft/error.hpp"
 #include "weft/scheduler.hpp"
@@ -183,7 +184,8 @@ void write_unit(std::ostream& out, const work_unit* u,
   }
   if (external_joiner(u)) out << " (joined by a thread outside weft)";
   out << '\n';
-  // Unit names (ult_attributes::name): printed here, as "  name <name>", once units carry one.
+  // ult_attributes::name, interned for the life of the process: the pointer stays valid.
+  if (const unit_extras* x = extras_of(u); x && x->name) out << "  name " << x->name << '\n';
   if (const pool* home = u->home.load(std::memory_order_relaxed))
     out << "  pool " << address(home) << '\n';
   if (const execution_stream* s = u->last_stream.load(std::memory_order_relaxed)) {

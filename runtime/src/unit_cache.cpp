@@ -53,7 +53,7 @@ unit_allocator::~unit_allocator() {
 }
 
 work_unit* unit_allocator::take(int numa_node) {
-  std::lock_guard lock(mutex_);
+  lock_guard lock(mutex_);
   if (work_unit* head = chunks_) {
     chunks_ = head->pool_prev;
     return head;
@@ -95,13 +95,13 @@ work_unit* unit_allocator::take(int numa_node) {
 }
 
 void unit_allocator::give(work_unit* first, work_unit* last) noexcept {
-  std::lock_guard lock(mutex_);
+  lock_guard lock(mutex_);
   last->pool_prev = chunks_;
   chunks_ = first;
 }
 
 std::size_t unit_allocator::allocated() const {
-  std::lock_guard lock(mutex_);
+  lock_guard lock(mutex_);
   return allocated_;
 }
 

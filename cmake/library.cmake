@@ -4,8 +4,15 @@
 include(${CMAKE_CURRENT_LIST_DIR}/version.cmake)
 
 option(WEFT_WERROR "Treat compiler warnings as errors (scripts/test turns it on)" OFF)
+# On by default in a Debug build; the asan, tsan and debug presets and scripts/test turn it on.
+if(CMAKE_BUILD_TYPE STREQUAL "Debug")
+  set(_weft_asserts_default ON)
+else()
+  set(_weft_asserts_default OFF)
+endif()
 option(WEFT_DEBUG_ASSERTS
-  "Check the runtime's internal invariants (WEFT_ENABLE_ASSERTS=1; the debug, asan and tsan presets)" OFF)
+  "Check the runtime's internal invariants (WEFT_ENABLE_ASSERTS=1, runtime/src/assert.hpp)"
+  ${_weft_asserts_default})
 if(WEFT_WERROR)
   add_compile_options(-Werror)
   # GCC 12 reports a false -Wrestrict inside libstdc++'s std::string operator+ at -O2 and above

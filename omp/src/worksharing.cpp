@@ -26,7 +26,9 @@ team& team_of(context& c) {
 }
 
 // Joins (or sets up, when first) the worksharing construct the calling member reaches next.
-work_share& enter(context& c, bool& first) {
+// The first member returns holding ws.init_lock and publish() releases it: a hand-off across
+// calls that the thread-safety analysis cannot express, so neither function is analysed.
+work_share& enter(context& c, bool& first) WEFT_NO_THREAD_SAFETY_ANALYSIS {
   team& t = team_of(c);
   const std::uint64_t want = ++c.ws_seq;
   work_share& ws = t.ws[(want - 1) % team::ws_slots];
@@ -53,7 +55,7 @@ work_share& enter(context& c, bool& first) {
   }
 }
 
-void publish(context& c, work_share& ws) {
+void publish(context& c, work_share& ws) WEFT_NO_THREAD_SAFETY_ANALYSIS {
   ws.tag.store(c.ws_seq, std::memory_order_release);
   ws.init_lock.unlock();
 }

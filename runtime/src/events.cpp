@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "observe.hpp"
+#include "assert.hpp"
+#include "locks.hpp"
 #include "runtime_state.hpp"
 #include "stream.hpp"
 #include "weft/error.hpp"
@@ -37,6 +39,7 @@ void answer(const std::shared_ptr<resize_state>& s, bool ok, std::string_view me
     text = ok ? "" : "out of memory";
   }
   s->lock.lock();
+  assert_invariant([done = s->done] { return !done; }, "events: a resize request is answered once");
   s->result.ok = ok;
   s->result.streams = initialized() ? live_streams() : 0;
   s->result.message.swap(text);
@@ -72,6 +75,8 @@ in_flight g_flight;
 
 /// Ends the request in progress and lets the next one be picked up. Caller holds events_mutex.
 void end_event_locked(runtime_state& r) {
+  assert_invariant([&r] { return r.event_in_progress; },
+                   "events: only the request in progress is ended");
   g_flight.req.reset();
   g_flight.stopping.clear();
   g_flight.failure.clear();
@@ -216,6 +221,9 @@ void shrink(stream& here, const std::shared_ptr<resize_state>& req, std::vector<
   if (std::find(targets.begin(), targets.end(), &here) != targets.end()) wake_one_survivor(targets);
   runtime_state& r = rt();
   std::lock_guard lock(r.events_mutex);
+  assert_invariant(
+      [&r] { return r.event_in_progress && !g_flight.req && !g_flight.claimed; },
+      "events: one shrink in flight at a time, registered by the stream that started it");
   g_flight.req = req;
   g_flight.stopping = std::move(targets);
   r.events_pending.store(true, std::memory_order_release);
@@ -225,6 +233,8 @@ void shrink(stream& here, const std::shared_ptr<resize_state>& req, std::vector<
 /// target whose thread has ended (a join that returns at once) and answers once none is left.
 /// Called with `lock` held on events_mutex; releases it while joining and freeing.
 void advance_shrink(runtime_state& r, std::unique_lock<std::mutex>& lock) {
+  assert_invariant([&] { return lock.owns_lock() && !g_flight.claimed && r.event_in_progress; },
+                   "events: one stream at a time frees the targets of a shrink in flight");
   // One ended target at a time, taken off the list under the lock: nothing to allocate (this
   // runs in a scheduler's event check, which must not fail out of memory).
   auto& stopping = g_flight.stopping;
@@ -380,6 +390,8 @@ void handle_events(stream& here) noexcept {
     }
     req = std::move(r.events.front());
     r.events.pop_front();
+    assert_invariant([] { return !g_flight.req && g_flight.stopping.empty(); },
+                     "events: a request starts only once the previous one has ended");
     r.event_in_progress = true;
     r.events_pending.store(false, std::memory_order_relaxed);
   }
@@ -537,7 +549,7 @@ bool resize_request::wait_for(std::chrono::nanoseconds timeout) const {
 
 bool resize_request::ready() const noexcept {
   if (!s_) return false;
-  std::lock_guard lock(s_->lock);
+  detail::lock_guard lock(s_->lock);
   return s_->done;
 }
 

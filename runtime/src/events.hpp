@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "weft/detail/thread_annotations.hpp"
 #include "weft/events.hpp"
 #include "weft/spinlock.hpp"
 #include "weft/wait_queue.hpp"
@@ -21,8 +22,8 @@ struct resize_state {
   int value;
   spinlock lock;
   wait_queue waiters;
-  bool done = false;  // under lock
-  resize_result result;
+  bool done WEFT_GUARDED_BY(lock) = false;
+  resize_result result WEFT_GUARDED_BY(lock);
 };
 
 /// Called by check_events() of a main scheduler when events are pending: takes the next request,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "assert.hpp"
 #include "runtime_state.hpp"
 #include "stream.hpp"
 #include "weft/error.hpp"
@@ -159,6 +160,9 @@ void execution_stream::revive() {
     throw error(errc::invalid_state, "weft: only a joined or stopped stream can be revived");
   }
   s.requests_.store(0, std::memory_order_release);
+  detail::assert_invariant(
+      [&s] { return s.inbox_.load(std::memory_order_acquire) == detail::inbox_closed; },
+      "invariant 11: the inbox of a terminated stream is closed until its revival");
   s.inbox_.store(nullptr, std::memory_order_release);
   s.attach_pools();
   s.start();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <thread>
 
+#include "assert.hpp"
 #include "pool_access.hpp"
 #include "spinlock.hpp"
 #include "stream.hpp"
@@ -53,6 +54,16 @@ void pool_access::unpark(pool& p, park_entry& e) noexcept {
 pool::~pool() = default;
 
 void pool::push(work_unit* u) noexcept {
+  // invariant 5: route() sends a push into an attached single-producer pool through its
+  // producer's inbox; only the producer (or, for an orphaned pool, a holder of the orphan lock,
+  // which this check cannot see) pushes directly.
+  detail::assert_invariant(
+      [this] {
+        if (!single_producer(mode_)) return true;
+        detail::stream* p = producer_.load(std::memory_order_acquire);
+        return !p || p == detail::orphaned_producer || p == detail::current_stream_no_switch();
+      },
+      "invariant 5: a push into a single-producer pool from a stream other than its producer");
   do_push(u);
   // A single-consumer pool's consumer is awake when it pushes, and nobody else can pop: no one to
   // wake. (Private pools are pushed only by their owner, or under the orphan lock when no stream

@@ -11,7 +11,9 @@
 #include <cstring>
 #include <system_error>
 
+#include "assert.hpp"
 #include "events.hpp"
+#include "stream.hpp"
 #include "weft/error.hpp"
 #include "weft/execution_stream.hpp"
 
@@ -98,6 +100,11 @@ rm_client::rm_client(rm::address address)
 }
 
 rm_client::~rm_client() {
+  // The connection's own thread cannot join itself: finalize() (which destroys the client) runs
+  // on the primary, never on the thread serving the manager.
+  assert_invariant(
+      [this] { return !thread_.joinable() || thread_.get_id() != std::this_thread::get_id(); },
+      "resource manager: the client is destroyed on a thread other than its own");
   stopping_.store(true, std::memory_order_release);
   const std::uint64_t one = 1;
   [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
@@ -112,6 +119,9 @@ bool rm_client::pause(int ms) noexcept {
 }
 
 void rm_client::run() noexcept {
+  // Requests block this thread until the streams handled them: it must be no stream's thread.
+  assert_invariant([] { return current_stream_no_switch() == nullptr; },
+                   "resource manager: the client thread is not an execution stream");
   std::string where;
   try {
     where = address_.to_string();

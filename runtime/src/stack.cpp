@@ -30,6 +30,8 @@
 #include <vector>
 
 #include "observe.hpp"
+#include "assert.hpp"
+#include "locks.hpp"
 #include "runtime_state.hpp"
 #include "sanitizer.hpp"
 #include "valgrind.hpp"
@@ -142,15 +144,18 @@ struct size_class {
 };
 
 /// The process-wide arenas. Leaked on purpose: stream caches give stacks back during exit.
+/// Its lock also guards the size classes and arenas it lists (the analysis sees only these fields).
 struct depot {
-  std::mutex lock;
-  std::map<std::uintptr_t, arena*> by_address;
-  std::vector<size_class*> classes;
-  std::size_t arenas = 0;
-  std::size_t guarded_arenas = 0;
-  std::size_t guarded_slots = 0;  // slots of mapped guarded arenas (one guard page each)
-  std::size_t caches = 0;         // live stack_cache objects (0: no runtime runs)
-  bool guards_refused = false;    // the kernel refused a guard page; retried once one is freed
+  mutex lock;
+  std::map<std::uintptr_t, arena*> by_address WEFT_GUARDED_BY(lock);
+  std::vector<size_class*> classes WEFT_GUARDED_BY(lock);
+  std::size_t arenas WEFT_GUARDED_BY(lock) = 0;
+  std::size_t guarded_arenas WEFT_GUARDED_BY(lock) = 0;
+  // slots of mapped guarded arenas (one guard page each)
+  std::size_t guarded_slots WEFT_GUARDED_BY(lock) = 0;
+  std::size_t caches WEFT_GUARDED_BY(lock) = 0;  // live stack_cache objects (0: no runtime runs)
+  // the kernel refused a guard page; retried once one is freed
+  bool guards_refused WEFT_GUARDED_BY(lock) = false;
 };
 
 depot& the_depot() noexcept {
@@ -216,7 +221,7 @@ void unmark_idle(size_class& c, arena* a) noexcept {
   c.idle_free -= a->free.size();
 }
 
-size_class& class_of(depot& d, std::size_t size) {
+size_class& class_of(depot& d, std::size_t size) WEFT_REQUIRES(d.lock) {
   for (size_class* c : d.classes)
     if (c->size == size) return *c;
   auto* c = new size_class;
@@ -240,7 +245,7 @@ bool protect_guards(const arena& a) noexcept {
   return true;
 }
 
-arena* map_arena(depot& d, size_class& c) {
+arena* map_arena(depot& d, size_class& c) WEFT_REQUIRES(d.lock) {
   const std::size_t page = page_size();
   // Out of memory is a resource failure like a refused mapping: the ULT's join reports it.
   auto* a = new (std::nothrow) arena;
@@ -349,7 +354,7 @@ void drop_pages(free_slot& f) noexcept {
   f.resident = false;
 }
 
-void unmap_arena(depot& d, arena* a) noexcept {
+void unmap_arena(depot& d, arena* a) noexcept WEFT_REQUIRES(d.lock) {
   size_class& c = *a->owner;
   for (const free_slot& f : a->free) {
     tsan_destroy_fiber(tsan_fiber(f.stack));
@@ -387,7 +392,7 @@ void drop_free_pages(size_class& c) noexcept {
 
 /// Unmaps the arenas of `c` left unused for longer than empty_arena_ttl_ns, oldest first, while
 /// more than c.keep free stacks remain.
-void age_out(depot& d, size_class& c) noexcept {
+void age_out(depot& d, size_class& c) noexcept WEFT_REQUIRES(d.lock) {
   if (!c.oldest_idle) return;
   const std::uint64_t now = coarse_now_ns();
   while (arena* a = c.oldest_idle) {
@@ -399,7 +404,7 @@ void age_out(depot& d, size_class& c) noexcept {
 
 /// After the last cache is gone no runtime runs: unmap every unused arena and forget every
 /// parked context (the next runtime builds its own).
-void release_all(depot& d) noexcept {
+void release_all(depot& d) noexcept WEFT_REQUIRES(d.lock) {
   for (auto it = d.by_address.begin(); it != d.by_address.end();) {
     arena* a = it->second;
     ++it;
@@ -415,7 +420,7 @@ void release_all(depot& d) noexcept {
   }
 }
 
-arena* arena_of(depot& d, const void* lo) noexcept {
+arena* arena_of(depot& d, const void* lo) noexcept WEFT_REQUIRES(d.lock) {
   auto it = d.by_address.upper_bound(reinterpret_cast<std::uintptr_t>(lo));
   if (it == d.by_address.begin()) return nullptr;
   --it;
@@ -438,7 +443,7 @@ std::size_t round_to_pages(std::size_t bytes) noexcept {
 
 std::size_t take_arena_stacks(std::size_t size, cached_stack* out, std::size_t want) {
   depot& d = the_depot();
-  std::lock_guard guard(d.lock);
+  lock_guard guard(d.lock);
   size_class& c = class_of(d, size);
   std::size_t got = 0;
   while (got < want) {
@@ -451,6 +456,8 @@ std::size_t take_arena_stacks(std::size_t size, cached_stack* out, std::size_t w
     unmark_idle(c, a);
     while (got < want && !a->free.empty()) {
       const free_slot& f = a->free.back();
+      assert_invariant([&] { return c.free_stacks > 0 && (!f.resident || c.resident_free > 0); },
+                       "stack depot: a size class counts every free stack of its arenas");
       out[got++] = {f.stack, f.parked};
       --c.free_stacks;
       if (f.resident) --c.resident_free;
@@ -465,11 +472,14 @@ std::size_t take_arena_stacks(std::size_t size, cached_stack* out, std::size_t w
 
 void give_arena_stacks(const cached_stack* stacks, std::size_t n) noexcept {
   depot& d = the_depot();
-  std::lock_guard guard(d.lock);
+  lock_guard guard(d.lock);
   size_class* last = nullptr;
   for (std::size_t i = 0; i < n; ++i) {
     arena* a = arena_of(d, stacks[i].stack.lo);
-    if (!a) continue;  // cannot happen: only arena stacks carry stack_arena
+    // invariant 9: a stack comes back once, to the arena it was carved from, while it is in use.
+    assert_invariant([&] { return a && a->free.size() + 1 <= a->carved; },
+                     "invariant 9: a stack returned to the depot that is not in use in an arena");
+    if (!a) continue;  // only arena stacks carry stack_arena
     size_class& c = *a->owner;
     last = &c;
     a->free.push_back({stacks[i].stack, stacks[i].parked, true});
@@ -490,7 +500,7 @@ void give_arena_stacks(const cached_stack* stacks, std::size_t n) noexcept {
 
 stack_arena_stats arena_stats() noexcept {
   depot& d = the_depot();
-  std::lock_guard guard(d.lock);
+  lock_guard guard(d.lock);
   stack_arena_stats s;
   s.arenas = d.arenas;
   s.guarded_arenas = d.guarded_arenas;
@@ -629,14 +639,16 @@ bool stack_intact(const stack_region& s) noexcept {
 
 stack_cache::stack_cache(std::size_t default_size) noexcept : default_size_(default_size) {
   depot& d = the_depot();
-  std::lock_guard guard(d.lock);
+  lock_guard guard(d.lock);
   ++d.caches;
 }
 
 stack_cache::~stack_cache() {
   clear();
   depot& d = the_depot();
-  std::lock_guard guard(d.lock);
+  lock_guard guard(d.lock);
+  // The count is read here, under the lock (the analysis does not follow it into the lambda).
+  assert_invariant([n = d.caches] { return n > 0; }, "stack depot: a stack cache is counted once");
   if (--d.caches == 0) release_all(d);
 }
 

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "observe.hpp"
+#include "assert.hpp"
 #include "pool_access.hpp"
 #include "runtime_state.hpp"
 #include "stream.hpp"
@@ -108,7 +109,12 @@ struct detail_stacking {
         auto& producer = detail::pool_access::producer(*p);
         if (producer.load(std::memory_order_acquire) == &here)
           producer.store(detail::orphaned_producer, std::memory_order_release);
-        if (detail::pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        const int before =
+            detail::pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel);
+        // invariant 7: the stacked scheduler counted itself in attach(), so it can take itself out.
+        detail::assert_invariant([before] { return before > 0; },
+                                 "invariant 7: attached(p) of a stacked scheduler's pool is > 0");
+        if (before == 1) {
           detail::pool_access::consumer(*p).store(nullptr, std::memory_order_release);
           detail::rt().orphans.push_back(p);
           detail::rt().has_orphans.store(true, std::memory_order_relaxed);

@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "assert.hpp"
 #include "events.hpp"
 #include "futex.hpp"
 #include "observe.hpp"
@@ -160,6 +161,8 @@ void stream::attach_pools() {
     const bool was_orphan = orphan != orphans.end();
     if (was_orphan) orphans.erase(orphan);
     const int before = pool_access::attached(p).fetch_add(1, std::memory_order_acq_rel);
+    assert_invariant([&] { return before >= 0 && (!was_orphan || before == 0); },
+                     "invariant 7: an orphaned pool is attached nowhere");
     stream* consumer = pool_access::consumer(p).load(std::memory_order_acquire);
     if (single_consumer(p.access()) && before > 0 && consumer != this) {
       // Another stream serves this single-consumer pool now (it adopted it while we were
@@ -188,6 +191,8 @@ void stream::attach_pools() {
 
 void stream::shut_down_scheduling() {
   work_unit* list = inbox_.exchange(inbox_closed, std::memory_order_acq_rel);
+  assert_invariant([list] { return list != inbox_closed; },
+                   "invariant 11: a stream shuts its scheduling down once per life");
   // Units forwarded here because they were pinned to this stream lose the pin: the stream ends,
   // their work must not.
   auto unpin_and_route = [](work_unit* u) {
@@ -221,7 +226,10 @@ void stream::shut_down_scheduling() {
     if (pool_access::producer(*p).load(std::memory_order_acquire) == this) {
       pool_access::producer(*p).store(orphaned_producer, std::memory_order_release);
     }
-    if (pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    const int attached = pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel);
+    assert_invariant([attached] { return attached > 0; },
+                     "invariant 7: attached(p) counts this stream's scheduler until its shutdown");
+    if (attached == 1) {
       until_allocated([&] { rt().orphans.push_back(p); });
       rt().has_orphans.store(true, std::memory_order_relaxed);
       // Orphans are served at check_events(); the primary never stops, so make sure it looks
@@ -252,7 +260,9 @@ bool stream::adopt_orphans_locked(bool busy_only) {
     // The push first (it may run out of memory: it then waits, as the pool must not be lost),
     // then the bookkeeping that makes the pool this stream's.
     until_allocated([&] { sched_->pools_.push_back(p); });
-    pool_access::attached(*p).fetch_add(1, std::memory_order_acq_rel);
+    const int before = pool_access::attached(*p).fetch_add(1, std::memory_order_acq_rel);
+    assert_invariant([before] { return before == 0; },
+                     "invariant 7: a pool on the orphan list is attached nowhere");
     if (single_consumer(p->access()))
       pool_access::consumer(*p).store(this, std::memory_order_release);
     if (single_producer(p->access()))

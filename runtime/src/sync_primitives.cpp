@@ -3,6 +3,8 @@
 #include <mutex>
 #include <thread>
 
+#include "assert.hpp"
+#include "locks.hpp"
 #include "weft/barrier.hpp"
 #include "weft/error.hpp"
 #include "weft/rwlock.hpp"
@@ -72,6 +74,9 @@ std::optional<bool> barrier::arrive(const detail::sync_clock::time_point* deadli
   lock_.lock();
   // Completed while we were timing out (or failing): the round counted us, and we are through.
   const bool completed = generation_ != generation;
+  // The counts are read here, under lock_ (the analysis does not follow them into the lambda).
+  detail::assert_invariant([n = completed ? stragglers_ : arrived_] { return n > 0; },
+                           "barrier: a timed-out arrival is counted where it is taken back");
   if (completed) {
     --stragglers_;
   } else {
@@ -124,7 +129,7 @@ void semaphore_base::release(std::ptrdiff_t n) {
 // --- rwlock --------------------------------------------------------------------------------
 
 bool rwlock::try_lock() noexcept {
-  std::lock_guard g(lock_);
+  detail::lock_guard g(lock_);
   if (writer_ || readers_ != 0) return false;
   writer_ = true;
   return true;
@@ -151,6 +156,9 @@ bool rwlock::lock_until(const detail::sync_clock::time_point* deadline) {
 
 void rwlock::unlock() noexcept {
   lock_.lock();
+  detail::assert_invariant(
+      [writer = writer_, readers = readers_] { return writer && readers == 0; },
+      "rwlock: unlock() by a writer that does not hold the lock");
   writer_ = false;
   // Readers that queued behind us go first (phase-fair), then the next writer.
   bool admitted = false;
@@ -166,7 +174,7 @@ void rwlock::unlock() noexcept {
 }
 
 bool rwlock::try_lock_shared() noexcept {
-  std::lock_guard g(lock_);
+  detail::lock_guard g(lock_);
   if (writer_ || !writers_q_.empty()) return false;
   ++readers_;
   return true;
@@ -187,6 +195,9 @@ bool rwlock::lock_shared_until(const detail::sync_clock::time_point* deadline) {
 
 void rwlock::unlock_shared() noexcept {
   lock_.lock();
+  detail::assert_invariant(
+      [writer = writer_, readers = readers_] { return !writer && readers > 0; },
+      "rwlock: unlock_shared() with no reader holding the lock");
   if (--readers_ == 0) admit_locked();
   lock_.unlock();
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "observe.hpp"
+#include "assert.hpp"
 #include "pool_access.hpp"
 #include "stream.hpp"
 #include "unit.hpp"
@@ -32,6 +33,9 @@ inline std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
   work_unit* u = s ? s->current_ : nullptr;
   if (!u || u->kind == unit_kind::tasklet) [[unlikely]]
     not_a_ult(what, u);
+  detail::assert_invariant(
+      [u] { return u->state.load(std::memory_order_relaxed) == unit_state::running; },
+      "invariant 4: the current unit of a stream is running");
   return {s, u};
 }
 
@@ -83,6 +87,9 @@ bool yield_to(work_unit* target) {
     yield();
     return false;
   }
+  detail::assert_invariant(
+      [target] { return target->state.load(std::memory_order_relaxed) == unit_state::ready; },
+      "invariant 2: a unit removed from its pool is ready and nowhere else");
   detail::obs::yielded(self);
   detail::switch_record rec{self, detail::switch_action::yield};
   s->switch_to_unit(target, rec);

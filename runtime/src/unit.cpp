@@ -11,6 +11,7 @@
 #include "pool_access.hpp"
 #include "runtime_state.hpp"
 #include "spinlock.hpp"
+#include "stack.hpp"
 #include "unit_local.hpp"
 #include "weft/error.hpp"
 #include "weft/tasklet.hpp"
@@ -68,6 +69,8 @@ bool help_join(stream* s, work_unit* self, work_unit* u) {
   if ((pin && pin != s) || u->migrate_to.load(std::memory_order_relaxed)) return false;
   // remove() decides: once it succeeds no other stream can run u.
   if (!home->remove(u)) return false;
+  assert_invariant([u] { return u->join_word.load(std::memory_order_relaxed) == join_none; },
+                   "invariant 8: a helping join registers on a unit nobody joined");
   // Nobody else can reach u's join word now (u has not run, its handle is ours): the joiner is
   // registered before the switch, with no compare-and-swap; u sees it when it completes, which is
   // after the landing has saved the joiner and marked it blocked.
@@ -134,6 +137,13 @@ void complete(work_unit* u) noexcept {
 }
 
 work_unit* complete_to_joiner(work_unit* u, stream* here) noexcept {
+  // invariant 8: a unit completes once (`done` is final; the descriptor is freed once).
+  assert_invariant(
+      [u] {
+        return u->state.load(std::memory_order_relaxed) != unit_state::terminated &&
+               u->join_word.load(std::memory_order_relaxed) != join_done;
+      },
+      "invariant 8: complete() of a unit that already terminated");
   obs::finished(u);
   u->state.store(unit_state::terminated, std::memory_order_release);
   // A detached unit has no handle, so nothing can change its join word any more: no race to
@@ -191,6 +201,10 @@ void run_callable(work_unit* u) noexcept {
 }
 
 void free_unit(work_unit* u) noexcept {
+  // invariant 9: a terminated ULT gave its stack back before its descriptor is recycled (a user's
+  // or a thread's own stack is not the runtime's: only the descriptor's record of it remains).
+  assert_invariant([u] { return !u->stack.lo || (u->stack.flags & (stack_user | stack_foreign)); },
+                   "invariant 9: a descriptor is freed while it holds a stack");
   obs::freed(u);
   if (u->extras) [[unlikely]]
     (void)take_error(u);  // nobody will join it now; init_unit relies on extras being empty
@@ -442,6 +456,9 @@ std::exception_ptr unit_error(const work_unit* u) noexcept {
 
 void detach_unit(work_unit* u) noexcept {
   const std::uintptr_t prev = u->join_word.exchange(join_detached, std::memory_order_acq_rel);
+  // invariant 8: handles give up their pointer before detaching, so nobody joins or detached it.
+  assert_invariant([prev] { return prev == join_none || prev == join_done; },
+                   "invariant 8: detach of a unit that is being joined or already detached");
   if (prev == join_done) {
     if (has_error(u)) report_detached_error(u);
     free_unit(u);
@@ -480,7 +497,12 @@ void resume(work_unit* u) {
   }
   // The suspending side publishes user_suspended just before state = blocked: wait out that
   // window (a few instructions on the landing stream) so the unit is never made ready twice.
-  while (u->state.load(std::memory_order_acquire) != unit_state::blocked) detail::cpu_relax();
+  while (u->state.load(std::memory_order_acquire) != unit_state::blocked) {
+    detail::assert_invariant(
+        [u] { return u->state.load(std::memory_order_relaxed) != unit_state::terminated; },
+        "unit life cycle: a suspended ULT terminated before its resume()");
+    detail::cpu_relax();
+  }
   detail::obs::woken(u);
   detail::make_ready(u);
 }

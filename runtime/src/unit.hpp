@@ -2,6 +2,7 @@
 // Operations on work units shared by the runtime's translation units.
 #pragma once
 
+#include "assert.hpp"
 #include "pool_access.hpp"
 #include "stream.hpp"
 #include "unit_extras.hpp"
@@ -67,6 +68,14 @@ inline bool queues_privately(pool& p, stream* here) noexcept {
 }
 /// Marks `u` ready and routes it (applying a pending migration request).
 inline void make_ready(work_unit* u) noexcept {
+  // Life cycle: only a unit that runs (and switches away) or is blocked becomes ready; a second
+  // wake-up of one unit would queue it twice (invariant 2).
+  assert_invariant(
+      [u] {
+        const unit_state st = u->state.load(std::memory_order_acquire);
+        return st == unit_state::running || st == unit_state::blocked;
+      },
+      "invariant 2: make_ready() of a unit that is neither running nor blocked");
   if (u->migrate_to.load(std::memory_order_relaxed)) [[unlikely]] {
     if (pool* m = u->migrate_to.exchange(nullptr, std::memory_order_acq_rel))
       u->home.store(m, std::memory_order_relaxed);
@@ -77,6 +86,8 @@ inline void make_ready(work_unit* u) noexcept {
 /// make_ready() for a ULT that yielded: it goes where its pool puts yielders (behind the units
 /// queued beside it).
 inline void make_ready_yielded(work_unit* u) noexcept {
+  assert_invariant([u] { return u->state.load(std::memory_order_relaxed) == unit_state::running; },
+                   "invariant 4: a yielding ULT is running until its landing requeues it");
   if (u->migrate_to.load(std::memory_order_relaxed)) [[unlikely]] {
     make_ready(u);
     return;

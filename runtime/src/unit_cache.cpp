@@ -53,7 +53,7 @@ unit_allocator::~unit_allocator() {
 }
 
 work_unit* unit_allocator::take(int numa_node) {
-  std::lock_guard lock(mutex_);
+  lock_guard lock(mutex_);
   if (work_unit* head = chunks_) {
     chunks_ = head->pool_prev;
     return head;
@@ -95,7 +95,7 @@ work_unit* unit_allocator::take(int numa_node) {
 }
 
 void unit_allocator::give(work_unit* first, work_unit* last) noexcept {
-  std::lock_guard lock(mutex_);
+  lock_guard lock(mutex_);
   last->pool_prev = chunks_;
   chunks_ = first;
 }
@@ -114,7 +114,7 @@ std::vector<std::pair<work_unit*, std::size_t>> unit_allocator::slabs(bool wait)
 }
 
 std::size_t unit_allocator::allocated() const {
-  std::lock_guard lock(mutex_);
+  lock_guard lock(mutex_);
   return allocated_;
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "locks.hpp"
 #include "weft/work_unit.hpp"
 
 namespace weft::detail {
@@ -74,10 +75,10 @@ class unit_allocator {
     std::size_t count;  // descriptors in it
     bool numa;
   };
-  mutable std::mutex mutex_;
-  std::vector<slab> slabs_;
-  work_unit* chunks_ = nullptr;  // free chunks, linked through pool_prev
-  std::size_t allocated_ = 0;
+  mutable mutex mutex_;
+  std::vector<slab> slabs_ WEFT_GUARDED_BY(mutex_);
+  work_unit* chunks_ WEFT_GUARDED_BY(mutex_) = nullptr;  // free chunks, linked through pool_prev
+  std::size_t allocated_ WEFT_GUARDED_BY(mutex_) = 0;
 };
 
 /// A stream's private descriptor cache: pop and push are a few plain loads and stores.

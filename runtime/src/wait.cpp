@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "assert.hpp"
 #include "events.hpp"
 #include "futex.hpp"
 #include "observe.hpp"
@@ -49,7 +50,8 @@ std::pair<stream*, work_unit*> caller(const char* what) {
   return {u ? s : nullptr, u};
 }
 
-void unlock_after_switch(work_unit*, void* lock) {
+// The analysis cannot see that this runs for the lock wait() handed over before the switch.
+void unlock_after_switch(work_unit*, void* lock) WEFT_NO_THREAD_SAFETY_ANALYSIS {
   static_cast<spinlock*>(lock)->unlock();
 }
 
@@ -88,6 +90,9 @@ void fire(timer_node* n) noexcept {
   std::uint32_t expected = wait_pending;
   if (n->state.compare_exchange_strong(expected, wait_timed_out, std::memory_order_acq_rel)) {
     // We won: the ULT is still blocked (nobody else may wake it), so n->w is alive.
+    assert_invariant(
+        [n] { return n->unit->state.load(std::memory_order_acquire) == unit_state::blocked; },
+        "timed waits: a timer that won its waiter finds it blocked");
     if (waiter* w = n->w) {
       spinlock* lock = wait_access::lock_of(*w);
       lock->lock();
@@ -120,6 +125,8 @@ void wakeup::operator()() noexcept {
 }
 
 void wait_queue::link(waiter& w) noexcept {
+  detail::assert_invariant([&w] { return !w.linked_; },
+                           "wait queues: a waiter is queued in one wait_queue at a time");
   w.next_ = nullptr;
   w.prev_ = tail_;
   (tail_ ? tail_->next_ : head_) = &w;
@@ -131,6 +138,8 @@ void wait_queue::link(waiter& w) noexcept {
 }
 
 void wait_queue::unlink(waiter& w) noexcept {
+  detail::assert_invariant([&] { return w.linked_ && w.queue_ == this && size_ > 0; },
+                           "wait queues: unlink of a waiter this queue does not hold");
   (w.prev_ ? w.prev_->next_ : head_) = w.next_;
   (w.next_ ? w.next_->prev_ : tail_) = w.prev_;
   w.next_ = w.prev_ = nullptr;
@@ -173,7 +182,8 @@ wakeup wait_queue::take() noexcept {
   return wk;
 }
 
-wait_status wait_queue::wait(spinlock& lock, waiter& w) {
+// No analysis: a ULT hands `lock` to the landing of its switch, which releases it (block()).
+wait_status wait_queue::wait(spinlock& lock, waiter& w) WEFT_NO_THREAD_SAFETY_ANALYSIS {
   auto [s, self] = detail::caller("wait");
   w.lock_ = &lock;
   w.unit_ = self;
@@ -190,7 +200,9 @@ wait_status wait_queue::wait(spinlock& lock, waiter& w) {
   return wait_status::notified;
 }
 
-wait_status wait_queue::wait_until(spinlock& lock, waiter& w, clock::time_point deadline) {
+// No analysis: as for wait().
+wait_status wait_queue::wait_until(spinlock& lock, waiter& w,
+                                   clock::time_point deadline) WEFT_NO_THREAD_SAFETY_ANALYSIS {
   auto [s, self] = detail::caller("wait_until");
   w.lock_ = &lock;
   w.unit_ = self;

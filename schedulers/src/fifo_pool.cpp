@@ -7,7 +7,9 @@
 #include <mutex>
 #include <thread>
 
+#include "assert.hpp"
 #include "futex.hpp"
+#include "locks.hpp"
 #include "pool_access.hpp"
 #include "spinlock.hpp"
 #include "stream.hpp"
@@ -30,7 +32,11 @@ class alignas(64) private_fifo_pool final : public pool {
   }
   work_unit* pop() noexcept override {
     work_unit* u = list_.pop_front();
-    if (u) size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    if (u) {
+      detail::assert_invariant([this] { return size_.load(std::memory_order_relaxed) > 0; },
+                               "pool counts: a private FIFO pool's size never goes below 0");
+      size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    }
     return u;
   }
   work_unit* do_push_pop(work_unit* u) noexcept override {
@@ -66,7 +72,7 @@ class alignas(64) shared_fifo_pool final : public pool {
   void do_push(work_unit* u) noexcept override {
     bool wake;
     {
-      std::lock_guard lock(lock_);
+      detail::lock_guard lock(lock_);
       list_.push_back(u, this);
       size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       wake = sleepers_ != 0;
@@ -76,7 +82,7 @@ class alignas(64) shared_fifo_pool final : public pool {
   }
   work_unit* pop() noexcept override {
     if (size_.load(std::memory_order_relaxed) == 0) return nullptr;
-    std::lock_guard lock(lock_);
+    detail::lock_guard lock(lock_);
     return take();
   }
   work_unit* pop_wait(std::chrono::nanoseconds timeout) noexcept override {
@@ -84,7 +90,7 @@ class alignas(64) shared_fifo_pool final : public pool {
     for (;;) {
       std::uint32_t seen;
       {
-        std::lock_guard lock(lock_);
+        detail::lock_guard lock(lock_);
         if (work_unit* u = take()) return u;
         ++sleepers_;
         seen = seq_.load(std::memory_order_relaxed);
@@ -93,14 +99,14 @@ class alignas(64) shared_fifo_pool final : public pool {
       if (left > std::chrono::nanoseconds::zero()) {
         detail::futex_wait(&seq_, seen, std::chrono::duration_cast<std::chrono::nanoseconds>(left));
       }
-      std::lock_guard lock(lock_);
+      detail::lock_guard lock(lock_);
       --sleepers_;
       if (work_unit* u = take()) return u;
       if (std::chrono::steady_clock::now() >= deadline) return nullptr;
     }
   }
   bool remove(work_unit* u) noexcept override {
-    std::lock_guard lock(lock_);
+    detail::lock_guard lock(lock_);
     if (u->pool_holder.load(std::memory_order_relaxed) != this) return false;
     list_.unlink(u);
     size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
@@ -109,16 +115,20 @@ class alignas(64) shared_fifo_pool final : public pool {
   std::size_t size() const noexcept override { return size_.load(std::memory_order_relaxed); }
 
  private:
-  work_unit* take() noexcept {
+  work_unit* take() noexcept WEFT_REQUIRES(lock_) {
     work_unit* u = list_.pop_front();
-    if (u) size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    if (u) {
+      detail::assert_invariant([this] { return size_.load(std::memory_order_relaxed) > 0; },
+                               "pool counts: a shared FIFO pool's size never goes below 0");
+      size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    }
     return u;
   }
 
   detail::spinlock lock_;
-  unit_list list_;
+  unit_list list_ WEFT_GUARDED_BY(lock_);
   std::atomic<std::size_t> size_{0};  // written under the lock, read anywhere
-  std::uint32_t sleepers_ = 0;        // under the lock
+  std::uint32_t sleepers_ WEFT_GUARDED_BY(lock_) = 0;
   std::atomic<std::uint32_t> seq_{0};
 };
 
@@ -150,6 +160,7 @@ class alignas(64) single_consumer_fifo_pool final : public pool {
     }
   }
   work_unit* pop() noexcept override {
+    check_consumer();
     if (remote_.load(std::memory_order_relaxed)) drain_remote();
     work_unit* u = local_.pop_front();
     if (u)
@@ -181,6 +192,7 @@ class alignas(64) single_consumer_fifo_pool final : public pool {
     }
   }
   bool remove(work_unit* u) noexcept override {
+    check_consumer();
     if (remote_.load(std::memory_order_relaxed)) drain_remote();
     if (u->pool_holder.load(std::memory_order_relaxed) != this) return false;
     local_.unlink(u);
@@ -197,6 +209,18 @@ class alignas(64) single_consumer_fifo_pool final : public pool {
   }
 
  private:
+  /// invariant 6: an attached single-consumer pool is popped and remove()d by its consumer only
+  /// (an orphan, attached nowhere, is served by whichever stream holds the orphan lock).
+  void check_consumer() noexcept {
+    detail::assert_invariant(
+        [this] {
+          detail::stream* c = detail::pool_access::consumer(*this).load(std::memory_order_acquire);
+          return !c || c == detail::current_stream_no_switch() ||
+                 detail::pool_access::attached(*this).load(std::memory_order_acquire) == 0;
+        },
+        "invariant 6: a single-consumer pool is popped by a stream other than its consumer");
+  }
+
   void drain_remote() noexcept {
     work_unit* list = remote_.exchange(nullptr, std::memory_order_acquire);
     // The stack is newest-first: reverse it to keep each producer's order.

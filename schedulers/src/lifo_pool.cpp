@@ -3,6 +3,8 @@
 
 #include <mutex>
 
+#include "assert.hpp"
+#include "locks.hpp"
 #include "unit_list.hpp"
 
 namespace weft {
@@ -15,13 +17,17 @@ class lifo_pool final : public pool {
   explicit lifo_pool(access_mode mode) noexcept : pool(mode) {}
   work_unit* pop() noexcept override {
     if (size_.load(std::memory_order_relaxed) == 0) return nullptr;
-    std::lock_guard g(lock_);
+    detail::lock_guard g(lock_);
     work_unit* u = list_.pop_front();
-    if (u) size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    if (u) {
+      detail::assert_invariant([this] { return size_.load(std::memory_order_relaxed) > 0; },
+                               "pool counts: a LIFO pool's size never goes below 0");
+      size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    }
     return u;
   }
   bool remove(work_unit* u) noexcept override {
-    std::lock_guard g(lock_);
+    detail::lock_guard g(lock_);
     if (u->pool_holder.load(std::memory_order_relaxed) != this) return false;
     list_.unlink(u);
     size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
@@ -31,14 +37,14 @@ class lifo_pool final : public pool {
 
  protected:
   void do_push(work_unit* u) noexcept override {
-    std::lock_guard g(lock_);
+    detail::lock_guard g(lock_);
     list_.push_front(u, this);
     size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
  private:
   detail::maybe_lock<Locked> lock_;
-  detail::hook_list list_;
+  detail::hook_list list_ WEFT_GUARDED_BY(lock_);
   std::atomic<std::size_t> size_{0};  // written under the lock, read anywhere
 };
 

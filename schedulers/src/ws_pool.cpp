@@ -20,6 +20,7 @@
 
 #include <algorithm>
 
+#include "assert.hpp"
 #include "spinlock.hpp"
 #include "stream.hpp"
 
@@ -110,6 +111,15 @@ void ws_pool::do_push_yield(work_unit* u) noexcept {
 }
 
 void ws_pool::unlink_yielded(work_unit* u) noexcept {
+  // The yield lane is the owner's alone (invariant 1 for this lane: pool_holder == this while
+  // linked), and its count never goes below 0.
+  detail::assert_invariant(
+      [&] {
+        return u->pool_holder.load(std::memory_order_relaxed) == this &&
+               yield_size_.load(std::memory_order_relaxed) > 0 &&
+               (u->pool_prev ? u->pool_prev->pool_next == u : yield_head_ == u);
+      },
+      "invariant 1: unlink of a unit that is not in the work-stealing pool's yield lane");
   (u->pool_prev ? u->pool_prev->pool_next : yield_head_) = u->pool_next;
   (u->pool_next ? u->pool_next->pool_prev : yield_tail_) = u->pool_prev;
   u->pool_next = u->pool_prev = nullptr;

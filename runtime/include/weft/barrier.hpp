@@ -59,11 +59,11 @@ class barrier {
   const std::size_t parties_;
   spinlock lock_;
   wait_queue queue_;
-  std::size_t arrived_ = 0;
-  std::uint64_t generation_ = 0;
+  std::size_t arrived_ WEFT_GUARDED_BY(lock_) = 0;
+  std::uint64_t generation_ WEFT_GUARDED_BY(lock_) = 0;
   // Parties counted in a completed round that timed out instead of being woken: they still take
   // lock_ to learn that their round completed.
-  std::size_t stragglers_ = 0;
+  std::size_t stragglers_ WEFT_GUARDED_BY(lock_) = 0;
 };
 
 }  // namespace weft

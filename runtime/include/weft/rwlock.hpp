@@ -65,13 +65,13 @@ class rwlock {
   bool lock_shared_until(const detail::sync_clock::time_point* deadline);
   /// With lock_ held and no writer inside: admits every waiting reader if no writer waits, or
   /// hands the lock to the first waiting writer if no reader is inside.
-  void admit_locked() noexcept;
+  void admit_locked() noexcept WEFT_REQUIRES(lock_);
 
   spinlock lock_;
   wait_queue readers_q_;
   wait_queue writers_q_;
-  std::size_t readers_ = 0;  // readers inside
-  bool writer_ = false;      // a writer inside
+  std::size_t readers_ WEFT_GUARDED_BY(lock_) = 0;  // readers inside
+  bool writer_ WEFT_GUARDED_BY(lock_) = false;      // a writer inside
 };
 
 }  // namespace weft

@@ -73,10 +73,10 @@ void detach_unit(work_unit* u) noexcept;
 bool reap_if_done(work_unit* u) noexcept;
 /// Joins in a destructor: like join_unit, but an escaped exception is reported on stderr.
 void join_unit_noexcept(work_unit* u) noexcept;
-/// unit_handle::join() past its fast path: check_join(u), then join_unit(u), with `u` set to
-/// nullptr once the unit is freed (before an exception that escaped it is rethrown). On misuse it
-/// throws with `u` unchanged.
-void join_handle(work_unit*& u);
+/// unit_handle::join() past its fast path: check_join(slot), then join_unit(slot), with `slot`
+/// set to nullptr once the unit is freed (before an exception that escaped it is rethrown). On
+/// misuse it throws with `slot` unchanged.
+void join_handle(work_unit*& slot);
 
 template <class F>
 void invoke_inline(work_unit* u) {

@@ -111,14 +111,15 @@ class wait_queue {
   /// Blocks the caller, which holds `lock`, until take() picks `w`. `lock` is released once the
   /// caller is queued and can no longer miss its wake-up; it is NOT held on return. Throws
   /// errc::tasklet_cannot_block from a tasklet (`lock` then stays held).
-  wait_status wait(spinlock& lock, waiter& w);
+  wait_status wait(spinlock& lock, waiter& w) WEFT_RELEASE(lock);
   /// Same, giving up at `deadline` (returns timed_out; a deadline already past still queues and
   /// gives up at once, releasing the lock). ULTs time out through their stream's timer heap,
   /// external threads through the futex timeout.
-  wait_status wait_until(spinlock& lock, waiter& w, clock::time_point deadline);
+  wait_status wait_until(spinlock& lock, waiter& w, clock::time_point deadline) WEFT_RELEASE(lock);
   /// Same, with a timeout relative to now.
   template <class Rep, class Period>
-  wait_status wait_for(spinlock& lock, waiter& w, std::chrono::duration<Rep, Period> timeout) {
+  wait_status wait_for(spinlock& lock, waiter& w, std::chrono::duration<Rep, Period> timeout)
+      WEFT_RELEASE(lock) {
     return wait_until(lock, w, clock::now() + std::chrono::ceil<clock::duration>(timeout));
   }
 

@@ -39,7 +39,7 @@ std::uintptr_t caller_identity() noexcept;
 
 /// wait_queue::wait() that releases `lock` when it throws (a tasklet), so callers need no
 /// try/catch of their own. `lock` is never held on return or on exception.
-inline wait_status wait_releasing(wait_queue& q, spinlock& lock, waiter& w) {
+inline wait_status wait_releasing(wait_queue& q, spinlock& lock, waiter& w) WEFT_RELEASE(lock) {
   try {
     return q.wait(lock, w);
   } catch (...) {
@@ -50,7 +50,7 @@ inline wait_status wait_releasing(wait_queue& q, spinlock& lock, waiter& w) {
 
 /// Same for wait_queue::wait_until(); a null `deadline` waits without a time limit.
 inline wait_status wait_releasing(wait_queue& q, spinlock& lock, waiter& w,
-                                  const sync_clock::time_point* deadline) {
+                                  const sync_clock::time_point* deadline) WEFT_RELEASE(lock) {
   try {
     return deadline ? q.wait_until(lock, w, *deadline) : q.wait(lock, w);
   } catch (...) {

@@ -5,6 +5,7 @@
 // race-free: a ULT is published as blocked (or pushed back to a pool) only when it no longer runs.
 #include <boost/context/detail/fcontext.hpp>
 
+#include "assert.hpp"
 #include "observe.hpp"
 #include "overflow.hpp"
 #include "sanitizer.hpp"
@@ -88,6 +89,8 @@ void prepare_first_run(stream& s, work_unit* u) {
 bool stream::pass_stack(const stack_region& stack, work_unit* next) noexcept {
   // `next` must be a plain ULT of the default size that never ran (no context, no user stack),
   // free to run here; the stack a cached one of that size (not the user's, not a custom size).
+  assert_invariant([&stack] { return stack.lo != nullptr; },
+                   "invariant 9: a finished ULT passes on the stack it ran on");
   if (!next || next->kind != unit_kind::ult || next->context || next->stack.lo ||
       (next->stack_size != 0 && next->stack_size != stacks_.default_size()) ||
       next->pinned_to.load(std::memory_order_relaxed) ||
@@ -216,6 +219,9 @@ bool stream::yield_directly(work_unit* self) {
   // choice is the policy's for any pool discipline (FIFO, LIFO, ...). Being queued while still
   // running is safe only where no other stream can take it out: its home must be a pool this
   // stream consumes (and, single-producer, produces for).
+  assert_invariant(
+      [self] { return self->state.load(std::memory_order_relaxed) == unit_state::running; },
+      "invariant 4: a yielding ULT is the running unit of its stream");
   pool& home = *self->home.load(std::memory_order_relaxed);
   if (!queues_privately(home, this) || self->migrate_to.load(std::memory_order_relaxed) ||
       !direct_allowed()) {

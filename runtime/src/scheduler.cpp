@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "assert.hpp"
 #include "pool_access.hpp"
 #include "runtime_state.hpp"
 #include "spinlock.hpp"
@@ -114,6 +115,9 @@ struct detail_loop {
     unsigned idle = 0;
     for (;;) {
       if (work_unit* u = s.pick_next()) {
+        detail::assert_invariant(
+            [u] { return u->state.load(std::memory_order_relaxed) == unit_state::ready; },
+            "invariant 2: a unit a policy picks was taken out of its pool, ready");
         s.do_run_unit(u);
         idle = 0;
         // Stacked: hand control back to the parent as soon as the budget is spent.

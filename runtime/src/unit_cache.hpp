@@ -58,7 +58,10 @@ class unit_allocator {
   /// in one, so unit dumps find the live units here. `wait`: false when the caller cannot block
   /// (a debugger's call into a stopped process, where a stopped thread may hold the lock): the
   /// slabs are then read without it.
-  std::vector<std::pair<work_unit*, std::size_t>> slabs(bool wait = true) const;
+  // Excluded from the lock analysis: with `wait` false it reads without the lock when another
+  // thread holds it (a dump of a deadlocked program must not wait for that thread).
+  std::vector<std::pair<work_unit*, std::size_t>> slabs(bool wait = true) const
+      WEFT_NO_THREAD_SAFETY_ANALYSIS;
 
   /// The size of the chunk headed by `head`.
   static std::size_t chunk_size(const work_unit* head) noexcept { return head->stack_size; }

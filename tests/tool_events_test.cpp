@@ -7,6 +7,8 @@
 #include <mutex>
 
 #include "test_support.hpp"
+#include "weft/eventual.hpp"
+#include "weft/mutex.hpp"
 
 namespace {
 
@@ -15,12 +17,20 @@ using namespace weft_test;
 struct recorded {
   std::mutex mutex;
   std::map<ABT_thread, std::vector<std::uint64_t>> events;
+  std::map<ABT_thread, std::vector<ABT_sync_event_type>> suspend_types;  // per SUSPEND event
 };
 
-void record(ABT_thread thread, ABT_xstream, std::uint64_t event, ABT_tool_context, void* arg) {
+void record(ABT_thread thread, ABT_xstream, std::uint64_t event, ABT_tool_context ctx, void* arg) {
   auto* r = static_cast<recorded*>(arg);
   std::lock_guard lock(r->mutex);
   r->events[thread].push_back(event);
+  if (event == ABT_TOOL_EVENT_THREAD_SUSPEND) {
+    ABT_sync_event_type type = ABT_SYNC_EVENT_TYPE_USER;  // overwritten by the query
+    if (ABT_tool_query_thread(ctx, event, ABT_TOOL_QUERY_KIND_SYNC_OBJECT_TYPE, &type) !=
+        ABT_SUCCESS)
+      type = static_cast<ABT_sync_event_type>(-1);
+    r->suspend_types[thread].push_back(type);
+  }
 }
 
 ABT_thread handle(const weft::unit_handle& u) {
@@ -74,6 +84,30 @@ TEST_F(ToolEventsTest, UltThatBlocksAndIsWoken) {
   ev.set();
   u.join();
   EXPECT_EQ(of(h), (seq{create, run, suspend, resume, run, finish, join, free_}));
+}
+
+TEST_F(ToolEventsTest, ABlockedCxxUnitReportsWhatItWaitsFor) {
+  weft::mutex m;
+  weft::eventual<void> ev;
+  m.lock();
+  weft::ult on_mutex = weft::ult::create([&] {
+    m.lock();
+    m.unlock();
+  });
+  weft::ult on_eventual = weft::ult::create([&] { ev.wait(); });
+  const ABT_thread hm = handle(on_mutex);
+  const ABT_thread he = handle(on_eventual);
+  while (on_mutex.state() != weft::unit_state::blocked ||
+         on_eventual.state() != weft::unit_state::blocked)
+    weft::this_unit::yield();
+  m.unlock();
+  ev.set();
+  on_mutex.join();
+  on_eventual.join();
+  std::lock_guard lock(rec_.mutex);
+  EXPECT_EQ(rec_.suspend_types[hm], std::vector<ABT_sync_event_type>{ABT_SYNC_EVENT_TYPE_MUTEX});
+  EXPECT_EQ(rec_.suspend_types[he],
+            std::vector<ABT_sync_event_type>{ABT_SYNC_EVENT_TYPE_EVENTUAL});
 }
 
 TEST_F(ToolEventsTest, UltThatSuspendsItself) {

@@ -3,6 +3,8 @@
 #include <atomic>
 
 #include "observe.hpp"
+#include "unit_cache.hpp"
+#include "weft/wait_queue.hpp"
 #include "units.hpp"
 
 namespace abt {
@@ -52,6 +54,34 @@ bool reported_by_layer(weft::work_unit* u) noexcept {
   return ext_of(u) || u == primary_unit();
 }
 
+/// The sync event type of what the blocking C++ unit `u` waits for (its recorded wait_kind).
+ABT_sync_event_type sync_type_of_wait(const weft::work_unit* u) noexcept {
+  switch (static_cast<weft::wait_kind>(weft::detail::wait_kind_of(u))) {
+    case weft::wait_kind::mutex:
+      return ABT_SYNC_EVENT_TYPE_MUTEX;
+    case weft::wait_kind::condition_variable:
+      return ABT_SYNC_EVENT_TYPE_COND;
+    case weft::wait_kind::rwlock:
+      return ABT_SYNC_EVENT_TYPE_RWLOCK;
+    case weft::wait_kind::barrier:
+      return ABT_SYNC_EVENT_TYPE_BARRIER;
+    case weft::wait_kind::eventual:
+      return ABT_SYNC_EVENT_TYPE_EVENTUAL;
+    case weft::wait_kind::future:
+      return ABT_SYNC_EVENT_TYPE_FUTURE;
+    case weft::wait_kind::stream_join:
+      return ABT_SYNC_EVENT_TYPE_XSTREAM_JOIN;
+    case weft::wait_kind::other:
+    case weft::wait_kind::semaphore:
+    case weft::wait_kind::channel:
+    case weft::wait_kind::sleep:
+    case weft::wait_kind::resize:
+    case weft::wait_kind::omp:
+      return ABT_SYNC_EVENT_TYPE_OTHER;
+  }
+  return ABT_SYNC_EVENT_TYPE_UNKNOWN;  // no record: a join or this_unit::suspend()
+}
+
 /// The runtime's observation points, for units created through weft's C++ API: the same events
 /// in the same order as for ULTs and tasklets created through ABT_ calls.
 void runtime_event(weft::work_unit* u, weft::detail::unit_event e) noexcept {
@@ -65,7 +95,7 @@ void runtime_event(weft::work_unit* u, weft::detail::unit_event e) noexcept {
     case unit_event::yield:
       return emit(u, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER, nullptr);
     case unit_event::suspend:
-      return emit(u, ABT_TOOL_EVENT_THREAD_SUSPEND, ABT_SYNC_EVENT_TYPE_UNKNOWN, nullptr);
+      return emit(u, ABT_TOOL_EVENT_THREAD_SUSPEND, sync_type_of_wait(u), nullptr);
     case unit_event::resume:
       return emit(u, ABT_TOOL_EVENT_THREAD_RESUME, ABT_SYNC_EVENT_TYPE_UNKNOWN, nullptr);
     case unit_event::finish:

@@ -251,12 +251,18 @@ void finalize() {
   // 3. What is left can never run (blocked with nobody left to wake it, suspended, sleeping, or
   //    queued in a pool no scheduler serves): say so, rather than drop it silently. Every stream
   //    has stopped, so the dump reads the units undisturbed.
-  if (const std::size_t left = detail::count_live_units(r, p->primary_unit_); left > 0) {
-    std::ostringstream out;
-    out << "weft: finalize: " << left << (left == 1 ? " unit" : " units")
-        << " could not finish and " << (left == 1 ? "is" : "are") << " abandoned:\n";
-    detail::write_dump(out, r, {false, true, true, true, p->primary_unit_});
-    std::cerr << out.str() << std::flush;
+  //    The report is best effort: out of memory, finalize says so and still ends the runtime.
+  try {
+    if (const std::size_t left = detail::count_live_units(r, p->primary_unit_); left > 0) {
+      std::ostringstream out;
+      out << "weft: finalize: " << left << (left == 1 ? " unit" : " units")
+          << " could not finish and " << (left == 1 ? "is" : "are") << " abandoned:\n";
+      detail::write_dump(out, r, {false, true, true, true, p->primary_unit_});
+      std::cerr << out.str() << std::flush;
+    }
+  } catch (...) {
+    std::fputs("weft: finalize: out of memory; units that could not finish are not listed\n",
+               stderr);
   }
 
   lock.lock();

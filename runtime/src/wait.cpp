@@ -59,12 +59,12 @@ void unlock_after_switch(work_unit*, void* lock) WEFT_NO_THREAD_SAFETY_ANALYSIS 
 /// so whoever wakes it under that lock finds it resumable. `kind`: what it waits for (dumps).
 void block(stream* s, work_unit* self, spinlock* lock, wait_kind kind) {
   switch_record rec{self, switch_action::block};
+  set_wait_kind(self, static_cast<std::uint8_t>(kind));  // before the observers: tools read it
   obs::blocked(self);
   if (lock) {
     rec.on_block = &unlock_after_switch;
     rec.arg = lock;
   }
-  set_wait_kind(self, static_cast<std::uint8_t>(kind));
   s->switch_out(rec);
   set_wait_kind(self, 0);
 }

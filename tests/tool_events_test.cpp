@@ -106,8 +106,7 @@ TEST_F(ToolEventsTest, ABlockedCxxUnitReportsWhatItWaitsFor) {
   on_eventual.join();
   std::lock_guard lock(rec_.mutex);
   EXPECT_EQ(rec_.suspend_types[hm], std::vector<ABT_sync_event_type>{ABT_SYNC_EVENT_TYPE_MUTEX});
-  EXPECT_EQ(rec_.suspend_types[he],
-            std::vector<ABT_sync_event_type>{ABT_SYNC_EVENT_TYPE_EVENTUAL});
+  EXPECT_EQ(rec_.suspend_types[he], std::vector<ABT_sync_event_type>{ABT_SYNC_EVENT_TYPE_EVENTUAL});
 }
 
 TEST_F(ToolEventsTest, UltThatSuspendsItself) {

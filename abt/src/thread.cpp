@@ -222,7 +222,10 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
 }
 
 void honour_cancel() {
-  weft::work_unit* self = weft::this_unit::current();
+  honour_cancel(weft::this_unit::current());
+}
+
+void honour_cancel(weft::work_unit* self) {
   thread_ext* e = ext_of(self);
   if (e && (e->flags.load(std::memory_order_acquire) & flag_cancel) &&
       self->kind == weft::unit_kind::ult) {
@@ -553,15 +556,16 @@ int ABT_thread_yield_to(ABT_thread thread) {
 
 int ABT_thread_yield(void) {
   if (int rc = ensure_initialized()) return rc;
-  // Argobots 1.x: from a tasklet or an external thread there is nothing to yield, and the call
-  // succeeds without doing anything (ABT_self_yield reports those callers instead).
-  if (!caller_can_block()) return ABT_SUCCESS;
-  return guarded(ABT_ERR_THREAD, [&] {
-    if (tool_active())
-      tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
+  // One look at the caller serves every check below: this is the C API's hot path. Argobots
+  // 1.x: from a tasklet, an external thread or a scheduler's loop there is nothing to yield, and
+  // the call succeeds without doing anything (ABT_self_yield reports those callers instead).
+  weft::work_unit* const self = weft::this_unit::current();
+  if (!self || self->kind != weft::unit_kind::ult) return ABT_SUCCESS;
+  return guarded(ABT_ERR_THREAD, [self] {
+    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield();
-    tool_running_again();
-    honour_cancel();
+    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_RUN);
+    honour_cancel(self);
     return ABT_SUCCESS;
   });
 }

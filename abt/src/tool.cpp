@@ -4,8 +4,8 @@
 
 #include "observe.hpp"
 #include "unit_cache.hpp"
-#include "weft/wait_queue.hpp"
 #include "units.hpp"
+#include "weft/wait_queue.hpp"
 
 namespace abt {
 

@@ -16,6 +16,8 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
 int join_unit(weft::work_unit* u, bool then_free, int invalid_code);
 /// Ends the calling ULT if it was cancelled (checked at the ABT layer's scheduling points).
 void honour_cancel() noexcept(false);
+/// honour_cancel() for a caller that knows it is the running ULT `self`.
+void honour_cancel(weft::work_unit* self) noexcept(false);
 /// Requests the migration of `u` to `target`.
 int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle);
 /// The handle of the pool `u` is associated with.

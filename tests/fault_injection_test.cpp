@@ -661,8 +661,9 @@ TEST_F(FaultInjectionTest, EveryNthCallFailsCleanly) {
       }
     }
   }
-  if (!only)
+  if (!only) {
     EXPECT_GT(tried, 20) << "the interposed functions were hardly called: nothing was tested";
+  }
 }
 
 }  // namespace

@@ -69,6 +69,9 @@ bool help_join(stream* s, work_unit* self, work_unit* u) {
   if ((pin && pin != s) || u->migrate_to.load(std::memory_order_relaxed)) return false;
   // remove() decides: once it succeeds no other stream can run u.
   if (!home->remove(u)) return false;
+  // A ULT that cannot get a stack ends now, with its error, before the joiner registers: found
+  // out by the switch below, its completion would make the joiner ready while it still runs.
+  if (u->kind == unit_kind::ult && !u->context && !s->try_prepare(u)) return true;
   assert_invariant([u] { return u->join_word.load(std::memory_order_relaxed) == join_none; },
                    "invariant 8: a helping join registers on a unit nobody joined");
   // Nobody else can reach u's join word now (u has not run, its handle is ours): the joiner is

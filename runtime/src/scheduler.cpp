@@ -125,10 +125,12 @@ struct detail_loop {
         if (++ran < freq) continue;
         ran = 0;
         if (s.do_check_events()) return;
+        s.on_event_check();
         continue;
       }
       ran = 0;
       if (s.do_check_events()) return;
+      s.on_event_check();
       s.on_idle();
       if (s.do_wait_for_work(idle)) return;
     }

@@ -436,7 +436,7 @@ void stream::run_unit(work_unit* u) {
   // events they skipped are checked here (check_events() runs units too: not from inside it).
   if (events_due_ && !checking_events_) [[unlikely]] {
     events_due_ = false;
-    check_events(true);
+    if (!check_events(true)) sched_->on_event_check();
   }
 }
 

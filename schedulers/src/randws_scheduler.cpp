@@ -123,7 +123,7 @@ void randws_scheduler::on_stop() noexcept {
   own_->publish_private();
 }
 
-void randws_scheduler::on_idle() {
+void randws_scheduler::on_event_check() {
   if (group_->version() != seen_version_) sync();
 }
 

@@ -76,6 +76,11 @@ class scheduler {
   /// Called on the stream when the loop ends, for whatever reason, after every other hook of
   /// that run: the last moment to make what only this stream sees visible to the others.
   virtual void on_stop() noexcept {}
+  /// Called after each event check that did not end the loop: at least every event_freq() units
+  /// (direct switches included) and on every round that found nothing ready. For what a policy
+  /// does now and then whether or not it is idle (randws looks for new members here). May add
+  /// pools (add_pool).
+  virtual void on_event_check() {}
   /// Called when a round found nothing ready and no event is pending, before the stream idles
   /// (spins, parks or yields its core per idle()). May add pools (add_pool).
   virtual void on_idle() {}
@@ -135,9 +140,9 @@ class scheduler {
   /// consumer of a single-consumer pool (and the producer of a single-producer one that has none),
   /// and the pool is handed on like the others when the scheduler ends. Returns false, changing
   /// nothing, if `p` is listed already or is a single-consumer pool another stream serves. Only
-  /// from on_start(), on_idle() or a loop_scheduler's run(), on this scheduler's stream, and not
-  /// while iterating pools(). Used by schedulers whose set of pools grows while they run (randws
-  /// finds its peers' pools this way). Calls on_pools_changed().
+  /// from on_start(), on_event_check(), on_idle() or a loop_scheduler's run(), on this
+  /// scheduler's stream, and not while iterating pools(). Used by schedulers whose set of pools
+  /// grows while they run (randws finds its peers' pools this way). Calls on_pools_changed().
   bool add_pool(std::shared_ptr<pool> p);
 
  private:

@@ -59,11 +59,11 @@ class randws_group {
 ///     is robbed of its oldest units, up to half of them and at most steal_batch() (the first
 ///     runs now, the rest go into the own pool), any other pool (adopted after a replacement,
 ///     say) is popped.
-/// When a round found nothing, it looks for members enlisted meanwhile, then follows the idle
-/// policy (default: spin idle().spin rounds, then park until a push into any member's pool, an
-/// inbox delivery or a request).
-/// A unit pinned to another stream is forwarded there by the runtime when stolen, so pinning
-/// and stealing mix. Joining a randws stream waits until every pool it serves (all members'
+/// At every event check (every event_freq() units, and on every empty round) it looks for members
+/// enlisted meanwhile; when a round found nothing it follows the idle policy (default: spin
+/// idle().spin rounds, then park until a push into any member's pool, an inbox delivery or a
+/// request). A unit pinned to another stream is forwarded there by the runtime when stolen, so
+/// pinning and stealing mix. Joining a randws stream waits until every pool it serves (all members'
 /// pools) is empty.
 class randws_scheduler final : public scheduler {
  public:
@@ -82,7 +82,7 @@ class randws_scheduler final : public scheduler {
   /// Makes the yielders only this stream sees everyone's, and gives up the own pool.
   void on_stop() noexcept override;
   /// Adds the pools of members enlisted since the last look.
-  void on_idle() override;
+  void on_event_check() override;
   /// Indexes the pools for stealing.
   void on_pools_changed() override;
   /// The own pool. Called by the stream when it attaches the scheduler, which is when the

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "observe.hpp"
 #include "assert.hpp"
 #include "locks.hpp"
+#include "observe.hpp"
 #include "runtime_state.hpp"
 #include "stream.hpp"
 #include "weft/error.hpp"

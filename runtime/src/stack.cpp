@@ -29,9 +29,9 @@
 #include <string>
 #include <vector>
 
-#include "observe.hpp"
 #include "assert.hpp"
 #include "locks.hpp"
+#include "observe.hpp"
 #include "runtime_state.hpp"
 #include "sanitizer.hpp"
 #include "valgrind.hpp"

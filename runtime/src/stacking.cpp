@@ -4,8 +4,8 @@
 
 #include <mutex>
 
-#include "observe.hpp"
 #include "assert.hpp"
+#include "observe.hpp"
 #include "pool_access.hpp"
 #include "runtime_state.hpp"
 #include "stream.hpp"

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "observe.hpp"
 #include "assert.hpp"
+#include "observe.hpp"
 #include "pool_access.hpp"
 #include "stream.hpp"
 #include "unit.hpp"

@@ -254,15 +254,6 @@ std::int64_t fib_spawns(int n) {
   return fib_serial(n + 1) - 1;
 }
 
-long fib_ult(int n) {
-  if (n < 2) return n;
-  long a = 0;
-  weft::ult h = weft::ult::create([&a, n] { a = fib_ult(n - 1); });
-  const long b = fib_ult(n - 2);
-  h.join();
-  return a + b;
-}
-
 /// Runs one fib trial and checks its value; returns the spawns.
 template <class F>
 std::int64_t checked_fib(F&& fib) {
@@ -273,7 +264,7 @@ std::int64_t checked_fib(F&& fib) {
 
 row fib_row() {
   const trial_summary s =
-      measure(2, kFibTrials, [] { return checked_fib([] { return fib_ult(kFib); }); });
+      measure(2, kFibTrials, [] { return checked_fib([] { return weft_bench::fib_ult(kFib); }); });
   return {"fork-join fib(" + std::to_string(kFib) + "), ULT per level (per spawn), 1 stream",
           "fork_join_fib/" + std::to_string(kFib) + "/streams:1", s, "fib"};
 }

@@ -20,6 +20,8 @@
 
 #include <weft/weft.hpp>
 
+#include "workloads.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,15 +37,6 @@ using clock_type = std::chrono::steady_clock;
 
 long fib_serial(int n) {
   return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2);
-}
-
-long fib_ult(int n) {
-  if (n < 2) return n;
-  long a = 0;
-  weft::ult h = weft::ult::create([&a, n] { a = fib_ult(n - 1); });
-  const long b = fib_ult(n - 2);
-  h.join();
-  return a + b;
 }
 
 /// fib_ult() whose leaves each compute for `leaf_us` microseconds (the demo: runs wide enough to
@@ -144,14 +137,14 @@ int main(int argc, char** argv) {
     const long expected = fib_serial(n);
     const long spawns = fib_serial(n + 1) - 1;
     std::vector<double> plain, traced, write, write_cpu;
-    if (fib_ult(n) != expected) return 1;  // warm-up
+    if (weft_bench::fib_ult(n) != expected) return 1;  // warm-up
     for (int t = 0; t < trials; ++t) {
       auto t0 = clock_type::now();
-      if (fib_ult(n) != expected) return 1;
+      if (weft_bench::fib_ult(n) != expected) return 1;
       plain.push_back(seconds_since(t0));
       weft::trace::start(path);
       t0 = clock_type::now();
-      if (fib_ult(n) != expected) return 1;
+      if (weft_bench::fib_ult(n) != expected) return 1;
       traced.push_back(seconds_since(t0));
       t0 = clock_type::now();
       const double c0 = thread_cpu();

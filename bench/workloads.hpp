@@ -197,4 +197,14 @@ class private_main_pool {
   std::vector<std::shared_ptr<weft::pool>> before_;
 };
 
+/// fib(n) as users write fork-join: a ULT spawned for one branch at every level, joined.
+inline long fib_ult(int n) {
+  if (n < 2) return n;
+  long a = 0;
+  weft::ult h = weft::ult::create([&a, n] { a = fib_ult(n - 1); });
+  const long b = fib_ult(n - 2);
+  h.join();
+  return a + b;
+}
+
 }  // namespace weft_bench

@@ -33,19 +33,37 @@ if(WEFT_DEBUG_ASSERTS)
   add_compile_definitions(WEFT_ENABLE_ASSERTS=1)
 endif()
 
-# One set of objects, two libraries: weft::weft (shared) and weft::weft_static.
-add_library(weft_objects OBJECT ${WEFT_RUNTIME_SOURCES} ${WEFT_SCHEDULER_SOURCES})
+# Two sets of objects, two libraries: weft::weft (shared) and weft::weft_static.
+# The runtime (runtime/src): the only objects that see its private headers. It names no stock
+# pool or scheduler: those reach it through weft/ext/defaults.hpp.
+add_library(weft_objects OBJECT ${WEFT_RUNTIME_SOURCES})
 target_include_directories(weft_objects
   PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/runtime/include>
-    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/schedulers/include>
-    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
   PRIVATE
     ${PROJECT_SOURCE_DIR}/runtime/src)
-# Calls inside the library bind locally (no PLT, and GCC may inline across them): nobody
-# interposes weft's internals.
-target_compile_options(weft_objects PRIVATE -Wall -Wextra -Wpedantic -fno-semantic-interposition)
-target_link_libraries(weft_objects PRIVATE Boost::context PkgConfig::HWLOC PkgConfig::NUMA Threads::Threads)
+# The stock pools and schedulers (schedulers/src), built as a program's own pool would be: against
+# the public and extension headers (weft/ext/) only. runtime/src is not on their include path, so
+# a stock pool cannot take a path a user's pool cannot.
+add_library(weft_scheduler_objects OBJECT ${WEFT_SCHEDULER_SOURCES})
+target_include_directories(weft_scheduler_objects
+  PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/runtime/include>
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/schedulers/include>)
+foreach(objects weft_objects weft_scheduler_objects)
+  # Calls inside the library bind locally (no PLT, and GCC may inline across them): nobody
+  # interposes weft's internals.
+  target_compile_options(${objects} PRIVATE -Wall -Wextra -Wpedantic -fno-semantic-interposition)
+  target_link_libraries(${objects} PRIVATE Threads::Threads)
+endforeach()
+target_link_libraries(weft_objects PRIVATE Boost::context PkgConfig::HWLOC PkgConfig::NUMA)
+# What the project's own layers (the Argobots layer in abt/, and the tests) need from the runtime
+# beyond the public API: runtime/internal/weft/internal/, never installed. Not a usage
+# requirement of weft or weft_static, so no installed package or export names it.
+add_library(weft_internal INTERFACE)
+target_include_directories(weft_internal INTERFACE
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/runtime/internal>)
+target_link_libraries(weft_objects PRIVATE weft_internal)
 
 foreach(kind SHARED STATIC)
   if(kind STREQUAL "SHARED")
@@ -53,7 +71,7 @@ foreach(kind SHARED STATIC)
   else()
     set(lib weft_static)
   endif()
-  add_library(${lib} ${kind} $<TARGET_OBJECTS:weft_objects>)
+  add_library(${lib} ${kind} $<TARGET_OBJECTS:weft_objects> $<TARGET_OBJECTS:weft_scheduler_objects>)
   add_library(weft::${lib} ALIAS ${lib})
   target_include_directories(${lib} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/runtime/include>

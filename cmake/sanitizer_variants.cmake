@@ -26,7 +26,8 @@ foreach(variant tsan asan)
       $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/schedulers/include>
       $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
     PRIVATE
-      ${PROJECT_SOURCE_DIR}/runtime/src)
+      ${PROJECT_SOURCE_DIR}/runtime/src
+      ${PROJECT_SOURCE_DIR}/runtime/internal)
   target_compile_features(${lib} PUBLIC cxx_std_20)
   target_compile_options(${lib}
     PRIVATE -Wall -Wextra -fno-semantic-interposition -fno-omit-frame-pointer

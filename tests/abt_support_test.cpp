@@ -3,6 +3,7 @@
 // freeing it (detail::wait_unit), creating a stream at a chosen rank, a stream ending itself
 // (request_exit), reading/writing another unit's local values (local_key::get_for/set_for), and
 // running a ULT on a stack the caller provides (detail::set_user_stack).
+#include "weft/internal/abt_support.hpp"
 #include "test_support.hpp"
 
 namespace {

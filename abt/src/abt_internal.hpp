@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "weft/execution_stream.hpp"
+#include "weft/internal/abt_support.hpp"
 #include "weft/pool.hpp"
 #include "weft/scheduler.hpp"
 #include "weft/ult.hpp"

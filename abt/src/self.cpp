@@ -4,7 +4,7 @@
 #include "weft/error.hpp"
 #include "weft/ult.hpp"
 
-#include "abt_support_switch.hpp"  // runtime/src: suspend- and exit-and-switch
+#include "weft/internal/abt_support.hpp"  // suspend- and exit-and-switch
 
 using namespace abt;
 

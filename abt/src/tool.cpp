@@ -2,9 +2,8 @@
 // ABT_tool_*: one registered callback for work-unit events, and the queries it may make.
 #include <atomic>
 
-#include "observe.hpp"
-#include "unit_cache.hpp"
 #include "units.hpp"
+#include "weft/internal/abt_support.hpp"
 #include "weft/wait_queue.hpp"
 
 namespace abt {

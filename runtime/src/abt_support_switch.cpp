@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Suspend-and-switch and exit-and-switch for the Argobots layer (abt_support_switch.hpp): a
+// Suspend-and-switch and exit-and-switch for the Argobots layer (weft/internal/abt_support.hpp): a
 // direct switch to the target (as this_unit::yield_to makes one) whose record suspends the
 // caller, or blocks it with a landing hook that ends it once it no longer runs.
-#include "abt_support_switch.hpp"
+#include "weft/internal/abt_support.hpp"
 
 #include "overflow.hpp"
 #include "pool_access.hpp"

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace weft::detail {
+namespace weft::ext {
 
 void invariant_failed(const char* invariant, const char* file, int line,
                       const char* function) noexcept {
@@ -17,4 +17,4 @@ void invariant_failed(const char* invariant, const char* file, int line,
   std::abort();
 }
 
-}  // namespace weft::detail
+}  // namespace weft::ext

@@ -1,35 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Checked invariants: on in builds configured with WEFT_DEBUG_ASSERTS (the debug, asan and tsan
-// configurations), compiled to nothing in release builds.
+// configurations), compiled to nothing in release builds. The runtime's spellings of the checks
+// the extension API gives pools and schedulers (weft/ext/assert.hpp).
 #pragma once
+
+#include "weft/ext/assert.hpp"
 
 namespace weft::detail {
 
-/// True when the library was built with WEFT_ENABLE_ASSERTS (CMake option WEFT_DEBUG_ASSERTS).
-#ifdef WEFT_ENABLE_ASSERTS
-inline constexpr bool asserts_enabled = true;
-#else
-inline constexpr bool asserts_enabled = false;
-#endif
-
-/// Prints "weft: invariant violated: <invariant>" with the file, line and function of the check
-/// to stderr and aborts the process.
-[[noreturn, gnu::cold]] void invariant_failed(const char* invariant, const char* file, int line,
-                                              const char* function) noexcept;
-
-/// Checks that `holds()` is true and reports `invariant` (say "invariant 8: done is final")
-/// through invariant_failed() otherwise. With asserts off the body is empty and `holds` is never
-/// called, so a check may load atomics or walk a list and still cost nothing in release builds.
-/// The location defaults to the caller's; __builtin_FILE/LINE/FUNCTION rather than
-/// std::source_location, which clang before 15 cannot provide over libstdc++.
-template <class Predicate>
-inline void assert_invariant(Predicate&& holds, const char* invariant,
-                             const char* file = __builtin_FILE(), int line = __builtin_LINE(),
-                             const char* function = __builtin_FUNCTION()) noexcept {
-  if constexpr (asserts_enabled) {
-    if (!static_cast<bool>(holds())) [[unlikely]]
-      invariant_failed(invariant, file, line, function);
-  }
-}
+using ext::assert_invariant;
+using ext::asserts_enabled;
+using ext::invariant_failed;
 
 }  // namespace weft::detail

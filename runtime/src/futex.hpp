@@ -1,37 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Thin wrappers over the Linux futex system call, used only on slow paths (sleeping).
+// The runtime's spellings of the futex wrappers (weft/ext/park.hpp), used only on slow paths.
 #pragma once
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <chrono>
-#include <climits>
-#include <cstdint>
-#include <ctime>
+#include "weft/ext/park.hpp"
 
 namespace weft::detail {
 
-/// Sleeps while `*word == expected`, at most `timeout` (negative: no limit). May wake spuriously.
-inline void futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected,
-                       std::chrono::nanoseconds timeout = std::chrono::nanoseconds(-1)) noexcept {
-  timespec ts{};
-  timespec* tsp = nullptr;
-  if (timeout.count() >= 0) {
-    ts.tv_sec = static_cast<time_t>(timeout.count() / 1000000000);
-    ts.tv_nsec = static_cast<long>(timeout.count() % 1000000000);
-    tsp = &ts;
-  }
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, tsp,
-          nullptr, 0);
-}
-
-/// Wakes up to `count` threads sleeping on `word`.
-inline void futex_wake(std::atomic<std::uint32_t>* word, int count = INT_MAX) noexcept {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, count, nullptr,
-          nullptr, 0);
-}
+using ext::futex_wait;
+using ext::futex_wake;
 
 }  // namespace weft::detail

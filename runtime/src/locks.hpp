@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "weft/detail/thread_annotations.hpp"
+#include "weft/ext/locks.hpp"
 #include "weft/spinlock.hpp"
 
 namespace weft::detail {
@@ -27,20 +28,7 @@ class WEFT_CAPABILITY("mutex") mutex {
   std::mutex m_;
 };
 
-/// Holds `Lock` (weft::spinlock, detail::mutex, ...) for its lifetime, as std::lock_guard does,
-/// in a way the thread-safety analysis sees.
-template <class Lock>
-class WEFT_SCOPED_CAPABILITY lock_guard {
- public:
-  /// Acquires `l`.
-  explicit lock_guard(Lock& l) WEFT_ACQUIRE(l) : l_(l) { l_.lock(); }
-  /// Releases it.
-  ~lock_guard() WEFT_RELEASE() { l_.unlock(); }
-  lock_guard(const lock_guard&) = delete;
-  lock_guard& operator=(const lock_guard&) = delete;
-
- private:
-  Lock& l_;
-};
+/// The annotated scoped guard of the extension API (weft/ext/locks.hpp).
+using ext::lock_guard;
 
 }  // namespace weft::detail

@@ -11,6 +11,7 @@
 
 #include "observe_state.hpp"
 #include "stream.hpp"
+#include "weft/internal/abt_support.hpp"
 
 #include <chrono>
 
@@ -28,16 +29,7 @@ inline constexpr std::uint8_t watch_tool = 1u << 1;   // a unit-event hook is in
 /// Hidden: read without a GOT indirection from inside the library.
 [[gnu::visibility("hidden")]] extern constinit std::atomic<std::uint8_t> g_watch;
 
-/// Unit events reported to the hook (the Argobots tool interface's thread events).
-enum class unit_event : std::uint8_t { create, run, yield, suspend, resume, finish, join, free };
-
-/// Receives every unit event while installed; runs on the thread where the event happens (in a
-/// scheduler context for `run` and for some `resume`s) and must not block.
-using unit_event_hook = void (*)(work_unit* u, unit_event e) noexcept;
-
-/// Installs `hook` (nullptr: none). Events that happen while it is being replaced may go to
-/// either hook.
-void set_unit_event_hook(unit_event_hook hook) noexcept;
+// unit_event, unit_event_hook and set_unit_event_hook(): weft/internal/abt_support.hpp.
 
 /// The trace's time stamp: the TSC where there is one (converted to time when the trace is
 /// written), else the steady clock's nanoseconds.

@@ -13,9 +13,7 @@
 #include "spinlock.hpp"
 #include "stream.hpp"
 #include "weft/error.hpp"
-#include "weft/schedulers/basic_scheduler.hpp"
-#include "weft/schedulers/prio_scheduler.hpp"
-#include "weft/schedulers/randws_scheduler.hpp"
+#include "weft/ext/defaults.hpp"
 
 namespace weft {
 
@@ -204,13 +202,8 @@ struct registry {
   std::mutex mutex;
   std::map<std::string, scheduler_factory, std::less<>> factories;
   registry() {
-    // Each stream gets its own scheduler over its own pools (see docs/schedulers.md).
-    factories.emplace("basic", [] { return basic_scheduler::with_new_pool(access_mode::mpsc); });
-    factories.emplace("basic_wait",
-                      [] { return basic_wait_scheduler::with_new_pool(access_mode::mpsc); });
-    factories.emplace("prio", [] { return prio_scheduler::with_new_pools(3, access_mode::mpsc); });
-    // All of them steal from each other: one group per process (randws_group::shared()).
-    factories.emplace("randws", [] { return randws_scheduler::in_shared_group(); });
+    // The scheduler library names its schedulers: the runtime includes none of them.
+    for (auto& s : ext::stock_schedulers()) factories.emplace(s.name, std::move(s.factory));
   }
 };
 

@@ -20,7 +20,7 @@
 #include "spinlock.hpp"
 #include "unit.hpp"
 #include "weft/error.hpp"
-#include "weft/schedulers/fifo_pool.hpp"
+#include "weft/ext/defaults.hpp"
 
 namespace weft::detail {
 
@@ -180,7 +180,7 @@ void stream::attach_pools() {
     ++it;
   }
   if (pools.empty()) {
-    auto fresh = make_fifo_pool(access_mode::mpsc);
+    auto fresh = ext::make_fallback_pool();
     pool_access::attached(*fresh).store(1, std::memory_order_release);
     pool_access::consumer(*fresh).store(this, std::memory_order_release);
     pools.push_back(std::move(fresh));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "locks.hpp"
+#include "weft/internal/abt_support.hpp"
 #include "weft/work_unit.hpp"
 
 namespace weft::detail {
@@ -17,19 +18,12 @@ enum unit_flags : std::uint8_t {
   unit_primary = 1u << 0,    ///< The primary ULT (the thread that called init): native stack.
   unit_forwarded = 1u << 1,  ///< In a stream's inbox because it is pinned to that stream.
 };
-/// The bits of work_unit::flags above unit_flags: the wait_kind of a ULT blocked in a wait queue
-/// or a sleep (0 otherwise), for unit dumps. Written by the ULT itself, around its switch.
-inline constexpr unsigned unit_wait_shift = 2;
-
 /// Records what the calling ULT `u` is about to wait for (0: nothing).
 inline void set_wait_kind(work_unit* u, std::uint8_t kind) noexcept {
   u->flags = static_cast<std::uint8_t>((u->flags & ((1u << unit_wait_shift) - 1)) |
                                        (kind << unit_wait_shift));
 }
-/// What a blocked ULT waits for (a wait_kind value), 0 when it did not record it.
-inline std::uint8_t wait_kind_of(const work_unit* u) noexcept {
-  return static_cast<std::uint8_t>(u->flags >> unit_wait_shift);
-}
+// unit_wait_shift and wait_kind_of(): weft/internal/abt_support.hpp.
 
 /// Owns every descriptor slab of the runtime and a shared free list for streams whose cache ran
 /// dry or overflowed. All members lock; streams reach it once per `batch` units at most.

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// A user-written pool: a bounded ring buffer with an overflow list, written against the public
-// interface only (weft/pool.hpp). It is an example (compiled and used by tests/sched_stacking_test)
-// of what docs/schedulers.md explains: the hook, the NVI push, size() and the access mode.
+// A user-written pool: a bounded ring buffer with an overflow list, written against the extension
+// API (weft/ext/ext.hpp), as the stock pools are. It is an example (compiled and used by
+// tests/sched_stacking_test) of what docs/schedulers.md explains: the hook, the NVI push, size()
+// and the access mode.
 #pragma once
 
-#include <weft/pool.hpp>
+#include <weft/ext/ext.hpp>
 
 #include <atomic>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 
 namespace weft_examples {
 
@@ -25,7 +25,7 @@ class bounded_ring_pool final : public weft::pool {
 
   weft::work_unit* pop() noexcept override {
     if (size_.load(std::memory_order_relaxed) == 0) return nullptr;  // no lock when empty
-    std::lock_guard g(lock_);
+    weft::ext::lock_guard g(lock_);
     if (count_ == 0) return nullptr;
     weft::work_unit* u = slots_[head_];
     head_ = (head_ + 1) % cap_;
@@ -51,7 +51,7 @@ class bounded_ring_pool final : public weft::pool {
   // push() (the base class) calls this, then wakes a stream parked on the pool: nothing to do
   // here but queue the unit, and count it in size() before returning.
   void do_push(weft::work_unit* u) noexcept override {
-    std::lock_guard g(lock_);
+    weft::ext::lock_guard g(lock_);
     if (count_ < cap_ && !overflow_head_) {
       slots_[(head_ + count_) % cap_] = u;
       ++count_;
@@ -65,26 +65,12 @@ class bounded_ring_pool final : public weft::pool {
   }
 
  private:
-  /// Test-and-test-and-set: never sleeps, as a pool must not block.
-  class spin {
-   public:
-    void lock() noexcept {
-      while (f_.exchange(true, std::memory_order_acquire))
-        while (f_.load(std::memory_order_relaxed)) {
-        }
-    }
-    void unlock() noexcept { f_.store(false, std::memory_order_release); }
-
-   private:
-    std::atomic<bool> f_{false};
-  };
-
   const std::size_t cap_;
   std::unique_ptr<weft::work_unit*[]> slots_;  // under lock_
   std::size_t head_ = 0, count_ = 0;           // under lock_
   weft::work_unit* overflow_head_ = nullptr;   // under lock_
   weft::work_unit* overflow_tail_ = nullptr;
-  spin lock_;
+  weft::spinlock lock_;               // never sleeps, as a pool must not block
   std::atomic<std::size_t> size_{0};  // written under lock_, read anywhere
   std::atomic<std::size_t> overflowed_{0};
 };

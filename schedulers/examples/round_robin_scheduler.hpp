@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // A user-written scheduler: round robin over its pools with a time slice and a pop budget,
-// written against the public interface only (weft/scheduler.hpp). It is an example (compiled
+// written against the extension API (weft/ext/ext.hpp). It is an example (compiled
 // and used by tests/sched_stacking_test) of a policy in docs/schedulers.md: one hook,
 // pick_next(), which the runtime's loop and every yielding, blocking or ending ULT ask; it works
 // as a main scheduler and stacked alike.
 #pragma once
 
-#include <weft/scheduler.hpp>
+#include <weft/ext/ext.hpp>
 
 #include <atomic>
 #include <chrono>

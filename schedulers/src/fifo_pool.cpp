@@ -7,20 +7,11 @@
 #include <mutex>
 #include <thread>
 
-#include "assert.hpp"
-#include "futex.hpp"
-#include "locks.hpp"
-#include "pool_access.hpp"
-#include "spinlock.hpp"
-#include "stream.hpp"
-#include "unit_list.hpp"
+#include "weft/ext/ext.hpp"
 
 namespace weft {
 
 namespace {
-
-/// The list every FIFO pool threads through the units' pool hook (unit_list.hpp).
-using unit_list = detail::hook_list;
 
 /// One stream pushes and pops: not a single atomic instruction.
 class alignas(64) private_fifo_pool final : public pool {
@@ -33,8 +24,8 @@ class alignas(64) private_fifo_pool final : public pool {
   work_unit* pop() noexcept override {
     work_unit* u = list_.pop_front();
     if (u) {
-      detail::assert_invariant([this] { return size_.load(std::memory_order_relaxed) > 0; },
-                               "pool counts: a private FIFO pool's size never goes below 0");
+      ext::assert_invariant([this] { return size_.load(std::memory_order_relaxed) > 0; },
+                            "pool counts: a private FIFO pool's size never goes below 0");
       size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     }
     return u;
@@ -60,7 +51,7 @@ class alignas(64) private_fifo_pool final : public pool {
   std::size_t size() const noexcept override { return size_.load(std::memory_order_relaxed); }
 
  private:
-  unit_list list_;
+  ext::unit_list list_;
   std::atomic<std::size_t> size_{0};  // written by the owner only (no RMW), read anywhere
 };
 
@@ -72,17 +63,17 @@ class alignas(64) shared_fifo_pool final : public pool {
   void do_push(work_unit* u) noexcept override {
     bool wake;
     {
-      detail::lock_guard lock(lock_);
+      ext::lock_guard lock(lock_);
       list_.push_back(u, this);
       size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       wake = sleepers_ != 0;
       if (wake) seq_.fetch_add(1, std::memory_order_relaxed);
     }
-    if (wake) detail::futex_wake(&seq_, 1);
+    if (wake) ext::futex_wake(&seq_, 1);
   }
   work_unit* pop() noexcept override {
     if (size_.load(std::memory_order_relaxed) == 0) return nullptr;
-    detail::lock_guard lock(lock_);
+    ext::lock_guard lock(lock_);
     return take();
   }
   work_unit* pop_wait(std::chrono::nanoseconds timeout) noexcept override {
@@ -90,23 +81,23 @@ class alignas(64) shared_fifo_pool final : public pool {
     for (;;) {
       std::uint32_t seen;
       {
-        detail::lock_guard lock(lock_);
+        ext::lock_guard lock(lock_);
         if (work_unit* u = take()) return u;
         ++sleepers_;
         seen = seq_.load(std::memory_order_relaxed);
       }
       const auto left = deadline - std::chrono::steady_clock::now();
       if (left > std::chrono::nanoseconds::zero()) {
-        detail::futex_wait(&seq_, seen, std::chrono::duration_cast<std::chrono::nanoseconds>(left));
+        ext::futex_wait(&seq_, seen, std::chrono::duration_cast<std::chrono::nanoseconds>(left));
       }
-      detail::lock_guard lock(lock_);
+      ext::lock_guard lock(lock_);
       --sleepers_;
       if (work_unit* u = take()) return u;
       if (std::chrono::steady_clock::now() >= deadline) return nullptr;
     }
   }
   bool remove(work_unit* u) noexcept override {
-    detail::lock_guard lock(lock_);
+    ext::lock_guard lock(lock_);
     if (u->pool_holder.load(std::memory_order_relaxed) != this) return false;
     list_.unlink(u);
     size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
@@ -118,15 +109,15 @@ class alignas(64) shared_fifo_pool final : public pool {
   work_unit* take() noexcept WEFT_REQUIRES(lock_) {
     work_unit* u = list_.pop_front();
     if (u) {
-      detail::assert_invariant([this] { return size_.load(std::memory_order_relaxed) > 0; },
-                               "pool counts: a shared FIFO pool's size never goes below 0");
+      ext::assert_invariant([this] { return size_.load(std::memory_order_relaxed) > 0; },
+                            "pool counts: a shared FIFO pool's size never goes below 0");
       size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     }
     return u;
   }
 
-  detail::spinlock lock_;
-  unit_list list_ WEFT_GUARDED_BY(lock_);
+  spinlock lock_;
+  ext::unit_list list_ WEFT_GUARDED_BY(lock_);
   std::atomic<std::size_t> size_{0};  // written under the lock, read anywhere
   std::uint32_t sleepers_ WEFT_GUARDED_BY(lock_) = 0;
   std::atomic<std::uint32_t> seq_{0};
@@ -140,8 +131,7 @@ class alignas(64) single_consumer_fifo_pool final : public pool {
  public:
   explicit single_consumer_fifo_pool(access_mode mode) noexcept : pool(mode) {}
   void do_push(work_unit* u) noexcept override {
-    detail::stream* consumer = detail::pool_access::consumer(*this).load(std::memory_order_relaxed);
-    if (consumer && consumer == detail::current_stream_no_switch()) {
+    if (caller_is_consumer()) {
       local_.push_back(u, this);
       local_size_.store(local_size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       return;
@@ -156,7 +146,7 @@ class alignas(64) single_consumer_fifo_pool final : public pool {
     remote_size_.fetch_add(1, std::memory_order_relaxed);
     if (sleeping_.load(std::memory_order_seq_cst)) {
       seq_.fetch_add(1, std::memory_order_relaxed);
-      detail::futex_wake(&seq_, 1);
+      ext::futex_wake(&seq_, 1);
     }
   }
   work_unit* pop() noexcept override {
@@ -186,7 +176,7 @@ class alignas(64) single_consumer_fifo_pool final : public pool {
       // looks. Under seq_cst one of the two sees the other.
       sleeping_.store(true, std::memory_order_seq_cst);
       if (!remote_.load(std::memory_order_seq_cst)) {
-        detail::futex_wait(&seq_, seen, std::chrono::duration_cast<std::chrono::nanoseconds>(left));
+        ext::futex_wait(&seq_, seen, std::chrono::duration_cast<std::chrono::nanoseconds>(left));
       }
       sleeping_.store(false, std::memory_order_relaxed);
     }
@@ -212,11 +202,9 @@ class alignas(64) single_consumer_fifo_pool final : public pool {
   /// invariant 6: an attached single-consumer pool is popped and remove()d by its consumer only
   /// (an orphan, attached nowhere, is served by whichever stream holds the orphan lock).
   void check_consumer() noexcept {
-    detail::assert_invariant(
+    ext::assert_invariant(
         [this] {
-          detail::stream* c = detail::pool_access::consumer(*this).load(std::memory_order_acquire);
-          return !c || c == detail::current_stream_no_switch() ||
-                 detail::pool_access::attached(*this).load(std::memory_order_acquire) == 0;
+          return caller_is_consumer() || consumer() == nullptr || attached_schedulers() == 0;
         },
         "invariant 6: a single-consumer pool is popped by a stream other than its consumer");
   }
@@ -242,7 +230,7 @@ class alignas(64) single_consumer_fifo_pool final : public pool {
     local_size_.store(local_size_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
 
-  unit_list local_;                          // consumer only
+  ext::unit_list local_;                     // consumer only
   std::atomic<std::size_t> local_size_{0};   // written by the consumer, read anywhere
   std::atomic<work_unit*> remote_{nullptr};  // lock-free stack of remote pushes
   std::atomic<std::ptrdiff_t> remote_size_{0};

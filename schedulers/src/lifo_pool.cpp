@@ -3,9 +3,7 @@
 
 #include <mutex>
 
-#include "assert.hpp"
-#include "locks.hpp"
-#include "unit_list.hpp"
+#include "weft/ext/ext.hpp"
 
 namespace weft {
 
@@ -17,17 +15,17 @@ class lifo_pool final : public pool {
   explicit lifo_pool(access_mode mode) noexcept : pool(mode) {}
   work_unit* pop() noexcept override {
     if (size_.load(std::memory_order_relaxed) == 0) return nullptr;
-    detail::lock_guard g(lock_);
+    ext::lock_guard g(lock_);
     work_unit* u = list_.pop_front();
     if (u) {
-      detail::assert_invariant([this] { return size_.load(std::memory_order_relaxed) > 0; },
-                               "pool counts: a LIFO pool's size never goes below 0");
+      ext::assert_invariant([this] { return size_.load(std::memory_order_relaxed) > 0; },
+                            "pool counts: a LIFO pool's size never goes below 0");
       size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     }
     return u;
   }
   bool remove(work_unit* u) noexcept override {
-    detail::lock_guard g(lock_);
+    ext::lock_guard g(lock_);
     if (u->pool_holder.load(std::memory_order_relaxed) != this) return false;
     list_.unlink(u);
     size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
@@ -37,14 +35,14 @@ class lifo_pool final : public pool {
 
  protected:
   void do_push(work_unit* u) noexcept override {
-    detail::lock_guard g(lock_);
+    ext::lock_guard g(lock_);
     list_.push_front(u, this);
     size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
  private:
-  detail::maybe_lock<Locked> lock_;
-  detail::hook_list list_ WEFT_GUARDED_BY(lock_);
+  ext::maybe_lock<Locked> lock_;
+  ext::unit_list list_ WEFT_GUARDED_BY(lock_);
   std::atomic<std::size_t> size_{0};  // written under the lock, read anywhere
 };
 

@@ -3,17 +3,15 @@
 
 #include <mutex>
 
-#include "assert.hpp"
-#include "locks.hpp"
-#include "unit_list.hpp"
 #include "weft/error.hpp"
+#include "weft/ext/ext.hpp"
 
 namespace weft {
 
 struct priority_pool::state {
   explicit state(unsigned levels) : lists(levels), sizes(levels) {}
-  detail::spinlock lock;
-  std::vector<detail::hook_list> lists WEFT_GUARDED_BY(lock);
+  spinlock lock;
+  std::vector<ext::unit_list> lists WEFT_GUARDED_BY(lock);
   std::vector<std::atomic<std::size_t>> sizes;  // written under lock, read anywhere
   std::atomic<std::size_t> total{0};            // written under lock, read anywhere
 };
@@ -58,8 +56,8 @@ priority_pool::~priority_pool() = default;
 void priority_pool::do_push(work_unit* u) noexcept {
   unsigned p = default_;
   pool* tag = u->pool_holder.load(std::memory_order_relaxed);
-  // The tag is read: the field is the pool's again, and hook_list checks it for double pushes.
-  if constexpr (detail::asserts_enabled) u->pool_holder.store(nullptr, std::memory_order_relaxed);
+  // The tag is read: the field is the pool's again, and unit_list checks it for double pushes.
+  if constexpr (ext::asserts_enabled) u->pool_holder.store(nullptr, std::memory_order_relaxed);
   // Garbage unless a lane just set it; a lane of this pool is recognised by address.
   for (unsigned i = 0; i < levels(); ++i) {
     if (tag == lanes_[i].get()) {
@@ -71,8 +69,8 @@ void priority_pool::do_push(work_unit* u) noexcept {
 }
 
 void priority_pool::push_at(work_unit* u, unsigned p) noexcept {
-  detail::lock_guard g(s_->lock);
-  detail::assert_invariant([&] { return p < levels(); }, "priority pool: a level out of range");
+  ext::lock_guard g(s_->lock);
+  ext::assert_invariant([&] { return p < levels(); }, "priority pool: a level out of range");
   s_->lists[p].push_back(u, lanes_[p].get());  // pool_holder: the lane (see remove())
   s_->sizes[p].store(s_->sizes[p].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   s_->total.store(s_->total.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -80,7 +78,7 @@ void priority_pool::push_at(work_unit* u, unsigned p) noexcept {
 
 work_unit* priority_pool::pop() noexcept {
   if (s_->total.load(std::memory_order_relaxed) == 0) return nullptr;
-  detail::lock_guard g(s_->lock);
+  ext::lock_guard g(s_->lock);
   for (unsigned p = levels(); p-- > 0;) {
     if (work_unit* u = s_->lists[p].pop_front()) {
       s_->sizes[p].store(s_->sizes[p].load(std::memory_order_relaxed) - 1,
@@ -94,7 +92,7 @@ work_unit* priority_pool::pop() noexcept {
 
 work_unit* priority_pool::pop_at(unsigned p) noexcept {
   if (s_->sizes[p].load(std::memory_order_relaxed) == 0) return nullptr;
-  detail::lock_guard g(s_->lock);
+  ext::lock_guard g(s_->lock);
   work_unit* u = s_->lists[p].pop_front();
   if (u) {
     s_->sizes[p].store(s_->sizes[p].load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
@@ -104,7 +102,7 @@ work_unit* priority_pool::pop_at(unsigned p) noexcept {
 }
 
 bool priority_pool::remove(work_unit* u) noexcept {
-  detail::lock_guard g(s_->lock);
+  ext::lock_guard g(s_->lock);
   // While linked, a unit's pool_holder is the lane of its priority.
   pool* holder = u->pool_holder.load(std::memory_order_relaxed);
   for (unsigned p = 0; p < levels(); ++p) {

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "observe.hpp"
 #include "weft/error.hpp"
+#include "weft/ext/ext.hpp"
 
 namespace weft {
 
@@ -87,9 +87,9 @@ work_unit* randws_scheduler::steal() {
     const std::size_t i = 1 + (start + k) % others;
     if (ws_pool* v = victims_[i]) {
       std::size_t taken = 0;
-      detail::obs::steal_attempt();
+      ext::note_steal_attempt();
       if (work_unit* u = v->steal_into(*own_, batch_, &taken)) {
-        detail::obs::stole(u, taken);
+        ext::note_stolen(u, taken);
         steals_.fetch_add(taken, std::memory_order_relaxed);
         group_->steals_.fetch_add(taken, std::memory_order_relaxed);
         return u;

@@ -20,9 +20,7 @@
 
 #include <algorithm>
 
-#include "assert.hpp"
-#include "spinlock.hpp"
-#include "stream.hpp"
+#include "weft/ext/ext.hpp"
 
 namespace weft {
 
@@ -50,7 +48,7 @@ class side_guard {
  public:
   explicit side_guard(std::atomic<bool>& l) noexcept : l_(l) {
     while (l_.exchange(true, std::memory_order_acquire)) {
-      while (l_.load(std::memory_order_relaxed)) detail::cpu_relax();
+      while (l_.load(std::memory_order_relaxed)) cpu_relax();
     }
   }
   ~side_guard() { l_.store(false, std::memory_order_release); }
@@ -79,14 +77,14 @@ ws_pool::~ws_pool() {
 
 bool ws_pool::claim(execution_stream& owner) noexcept {
   void* expected = nullptr;
-  void* me = &detail::impl(owner);
+  void* me = &owner;
   if (claimed_.compare_exchange_strong(expected, me, std::memory_order_acq_rel)) set_owner(owner);
   return claimed_.load(std::memory_order_acquire) == me;
 }
 
 bool ws_pool::owned_by_caller() const noexcept {
-  void* o = claimed_.load(std::memory_order_relaxed);
-  return o && o == detail::current_stream_no_switch();
+  // claim() makes the winner the pool's owner, publish_private() clears both.
+  return caller_is_owner();
 }
 
 void ws_pool::do_push(work_unit* u) noexcept {
@@ -113,7 +111,7 @@ void ws_pool::do_push_yield(work_unit* u) noexcept {
 void ws_pool::unlink_yielded(work_unit* u) noexcept {
   // The yield lane is the owner's alone (invariant 1 for this lane: pool_holder == this while
   // linked), and its count never goes below 0.
-  detail::assert_invariant(
+  ext::assert_invariant(
       [&] {
         return u->pool_holder.load(std::memory_order_relaxed) == this &&
                yield_size_.load(std::memory_order_relaxed) > 0 &&

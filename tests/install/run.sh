@@ -131,6 +131,11 @@ done
 if ! ls "$libdir"/libweft.so.* >/dev/null 2>&1; then
   echo "error: no versioned libweft.so.* installed" >&2; exit 1
 fi
+# The extension API is installed; the Argobots layer's internal header is not.
+[[ -e $prefix/include/weft/ext/ext.hpp ]] || { echo "error: include/weft/ext/ext.hpp not installed" >&2; exit 1; }
+echo "ok: include/weft/ext/"
+[[ ! -e $prefix/include/weft/internal ]] || { echo "error: include/weft/internal is installed" >&2; exit 1; }
+echo "ok: include/weft/internal/ not installed"
 if [[ -d $source_dir/schedulers/include/weft/schedulers ]] &&
    [[ -n $(find "$source_dir/schedulers/include/weft/schedulers" -name '*.hpp' -print -quit) ]]; then
   [[ -d $prefix/include/weft/schedulers ]] || { echo "error: include/weft/schedulers not installed" >&2; exit 1; }

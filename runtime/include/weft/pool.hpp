@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "weft/detail/current_stream.hpp"
 #include "weft/work_unit.hpp"
 
 namespace weft {
@@ -89,6 +90,19 @@ class pool {
   execution_stream* owner() const noexcept;
   /// Number of schedulers currently using this pool.
   int attached_schedulers() const noexcept { return attached_.load(std::memory_order_acquire); }
+  /// True when the calling thread is the stream that pops this single-consumer pool (consumer()):
+  /// its pushes race with none of its own pops, so a pool may give them a lane without atomics.
+  /// One thread-local load and one relaxed load; may be stale only for other streams' pools.
+  bool caller_is_consumer() const noexcept {
+    detail::stream* s = detail::tls_stream;
+    return s && consumer_.load(std::memory_order_relaxed) == s;
+  }
+  /// True when the calling thread is the stream that owns this pool (owner(), set_owner). Costs
+  /// what caller_is_consumer() costs.
+  bool caller_is_owner() const noexcept {
+    detail::stream* s = detail::tls_stream;
+    return s && owner_.load(std::memory_order_relaxed) == s;
+  }
 
  protected:
   /// Adds a ready unit; what push() does before the wake-up. Same races as the mode allows push.

@@ -39,10 +39,6 @@ work_unit* allocate_unit(unit_kind kind, std::size_t stack_size);
 /// Returns a never-submitted descriptor to the cache (used when constructing the callable threw),
 /// or a terminated one that wait_unit() returned.
 void discard_unit(work_unit* u) noexcept;
-/// Makes a ULT that was allocated but not submitted yet run on [lo, lo + size) instead of a stack
-/// weft maps (Argobots' ABT_thread_attr_set_stack). The memory stays the caller's: weft neither
-/// caches nor unmaps it, and it has no guard page; it must outlive the ULT.
-void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept;
 /// Makes a new unit ready in `p`, routing the push through the pool's access mode.
 void submit_unit(work_unit* u, pool& p);
 /// The pool create() uses when none is named: the calling stream's main pool, or the primary
@@ -56,15 +52,9 @@ void join_unit(work_unit* u);
 /// separate calls (the Argobots C API). The caller has passed check_join(u); afterwards
 /// u->join_word is join_done, so later waits return at once.
 void wait_unit(work_unit* u);
-/// wait_unit() that never runs `u` on the caller's stream: the caller blocks until the stream
-/// that pops `u` has run it (the Argobots layer, whose programs count on placement).
-void wait_unit_in_place(work_unit* u);
 /// Throws if the caller may not join `u` (a unit joining itself; a tasklet joining a unit that
 /// has not finished).
 void check_join(work_unit* u);
-/// The exception that escaped the terminated unit `u` (null if none), left in place for its
-/// join; for layers whose join does not rethrow (the Argobots C API).
-std::exception_ptr unit_error(const work_unit* u) noexcept;
 /// Lets `u` free itself when it terminates.
 void detach_unit(work_unit* u) noexcept;
 /// The common case of a join: if `u` has terminated and no exception escaped it, frees it and

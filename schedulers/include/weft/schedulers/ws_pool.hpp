@@ -99,7 +99,7 @@ class ws_pool final : public pool {
   work_unit* side_head_ = nullptr;
   work_unit* side_tail_ = nullptr;
   std::atomic<std::size_t> side_size_{0};  // written under the lock, read anywhere
-  std::atomic<void*> claimed_{nullptr};    // the first claimant's detail::stream
+  std::atomic<void*> claimed_{nullptr};    // the first claimant (its execution_stream)
   std::atomic<std::uint64_t> stolen_{0};
 };
 

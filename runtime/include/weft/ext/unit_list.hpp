@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// An intrusive doubly linked list of work units through the pool hook, shared by the LIFO and
-// priority pools. Invariant: u->pool_holder == owner exactly while u is linked.
+// An intrusive doubly linked list of work units through their pool hook (pool_next, pool_prev,
+// pool_holder): the queue of the stock FIFO, LIFO and priority pools, for any pool's use.
 #pragma once
 
 #include <atomic>
 
-#include "assert.hpp"
-#include "spinlock.hpp"
-#include "weft/detail/thread_annotations.hpp"
-#include "weft/pool.hpp"
+#include "weft/ext/assert.hpp"
+#include "weft/work_unit.hpp"
 
-namespace weft::detail {
+namespace weft::ext {
 
-class hook_list {
+/// A list of units threaded through their pool hook: O(1) push at either end, pop from the front
+/// and unlink of any member; never allocates. Invariant: u->pool_holder == owner exactly while u
+/// is linked (the `owner` the push named), which is what pool::remove() implementations test.
+/// Not synchronised: the pool guards it as its access mode requires.
+class unit_list {
  public:
+  /// Links `u` at the back and marks it held by `owner`.
   void push_back(work_unit* u, pool* owner) noexcept {
     check_unlinked(u, owner);
     u->pool_next = nullptr;
@@ -22,6 +25,7 @@ class hook_list {
     (tail_ ? tail_->pool_next : head_) = u;
     tail_ = u;
   }
+  /// Links `u` at the front and marks it held by `owner`.
   void push_front(work_unit* u, pool* owner) noexcept {
     check_unlinked(u, owner);
     u->pool_prev = nullptr;
@@ -30,11 +34,13 @@ class hook_list {
     (head_ ? head_->pool_prev : tail_) = u;
     head_ = u;
   }
+  /// Unlinks and returns the front unit, or nullptr when the list is empty.
   work_unit* pop_front() noexcept {
     work_unit* u = head_;
     if (u) unlink(u);
     return u;
   }
+  /// Unlinks `u`, which must be linked in this list, and clears its pool_holder.
   void unlink(work_unit* u) noexcept {
     // invariant 1: `u` is linked here, so its neighbours (or the ends) point back at it.
     assert_invariant(
@@ -48,6 +54,7 @@ class hook_list {
     u->pool_next = u->pool_prev = nullptr;
     u->pool_holder.store(nullptr, std::memory_order_relaxed);
   }
+  /// True when no unit is linked.
   bool empty() const noexcept { return head_ == nullptr; }
 
  private:
@@ -62,19 +69,4 @@ class hook_list {
   work_unit* tail_ = nullptr;
 };
 
-/// A spinlock that can be compiled away (private pools).
-template <bool Locked>
-class WEFT_CAPABILITY("mutex") maybe_lock {
- public:
-  void lock() noexcept WEFT_ACQUIRE() {
-    if constexpr (Locked) l_.lock();
-  }
-  void unlock() noexcept WEFT_RELEASE() {
-    if constexpr (Locked) l_.unlock();
-  }
-
- private:
-  spinlock l_;
-};
-
-}  // namespace weft::detail
+}  // namespace weft::ext

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the Argobots layer (abt/) needs from the runtime beyond weft's public API: switches
+// (suspend-and-switch, exit-and-switch), user stacks, a join that keeps placement, the error of a
+// unit, the unit events of the tool interface and what a blocked unit waits for. Internal to the
+// project: the weft_internal CMake target puts it on the include path of the runtime and of the
+// layer; it is not installed, and the functions it declares are exported from libweft.so for
+// libweft-abt.so only (cmake/libweft.map).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+
+#include "weft/work_unit.hpp"
+
+namespace weft::detail {
+
+/// Suspends the calling ULT and runs `target` next on the calling stream, in one switch: the
+/// caller is suspended (resumable with weft::resume) before `target` runs. `target` must be a
+/// ready ULT this stream may run: one queued in a pool this stream may take it out of, or one
+/// that is in no pool (popped by its owner). Returns false, having done nothing, when it is not;
+/// true once the caller has been resumed. Call from a ULT.
+bool suspend_and_switch(work_unit* target);
+
+/// Ends the calling ULT and runs `target` (as for suspend_and_switch) next, in one switch. The
+/// caller's callable must be done with: what weft does once a callable returns (the destroy hook,
+/// the unit's local values) happens here, the caller's stack is given back and the caller
+/// completes (its joiner wakes, a detached one is freed) once `target` has the stream. Returns
+/// false, having done nothing, when `target` cannot be run so; does not return otherwise.
+bool exit_and_switch(work_unit* target);
+
+/// Makes a ULT that was allocated but not submitted yet run on [lo, lo + size) instead of a stack
+/// weft maps (Argobots' ABT_thread_attr_set_stack). The memory stays the caller's: weft neither
+/// caches nor unmaps it, and it has no guard page; it must outlive the ULT.
+void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept;
+
+/// wait_unit() that never runs `u` on the caller's stream: the caller blocks until the stream
+/// that pops `u` has run it (the Argobots layer, whose programs count on placement).
+void wait_unit_in_place(work_unit* u);
+
+/// The exception that escaped the terminated unit `u` (null if none), left in place for its
+/// join; for layers whose join does not rethrow (the Argobots C API).
+std::exception_ptr unit_error(const work_unit* u) noexcept;
+
+/// Unit events reported to the hook (the Argobots tool interface's thread events).
+enum class unit_event : std::uint8_t { create, run, yield, suspend, resume, finish, join, free };
+
+/// Receives every unit event while installed; runs on the thread where the event happens (in a
+/// scheduler context for `run` and for some `resume`s) and must not block.
+using unit_event_hook = void (*)(work_unit* u, unit_event e) noexcept;
+
+/// Installs `hook` (nullptr: none). Events that happen while it is being replaced may go to
+/// either hook.
+void set_unit_event_hook(unit_event_hook hook) noexcept;
+
+/// The bits of work_unit::flags above unit_flags: the wait_kind of a ULT blocked in a wait queue
+/// or a sleep (0 otherwise), for unit dumps. Written by the ULT itself, around its switch.
+inline constexpr unsigned unit_wait_shift = 2;
+
+/// What a blocked ULT waits for (a wait_kind value), 0 when it did not record it.
+inline std::uint8_t wait_kind_of(const work_unit* u) noexcept {
+  return static_cast<std::uint8_t>(u->flags >> unit_wait_shift);
+}
+
+}  // namespace weft::detail

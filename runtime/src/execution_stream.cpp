@@ -102,7 +102,7 @@ bool execution_stream::is_parked() const noexcept {
 }
 
 std::uint64_t execution_stream::times_parked() const noexcept {
-  return impl(*this).parks_.load(std::memory_order_relaxed);
+  return impl(*this).park_.count();
 }
 
 stream_state execution_stream::state() const noexcept {
@@ -161,9 +161,9 @@ void execution_stream::revive() {
   }
   s.requests_.store(0, std::memory_order_release);
   detail::assert_invariant(
-      [&s] { return s.inbox_.load(std::memory_order_acquire) == detail::inbox_closed; },
+      [&s] { return s.inbox_.closed(); },
       "invariant 11: the inbox of a terminated stream is closed until its revival");
-  s.inbox_.store(nullptr, std::memory_order_release);
+  s.inbox_.reopen();
   s.attach_pools();
   s.start();
 }

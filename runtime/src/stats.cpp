@@ -24,7 +24,7 @@ stream_stats read(const detail::stream& s) {
   r.context_switches = switched + o.to_scheduler.get();
   r.steals = o.steals.get();
   r.steal_attempts = o.steal_attempts.get();
-  r.parks = s.parks_.load(std::memory_order_relaxed);
+  r.parks = s.park_.count();
   r.time_parked = std::chrono::nanoseconds(o.parked_ns.get());
   r.migrations = o.migrations.get();
   r.stacks_mapped = o.stacks_mapped.get();

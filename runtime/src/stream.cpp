@@ -27,7 +27,6 @@ namespace weft::detail {
 [[gnu::tls_model("initial-exec")]] constinit thread_local stream* tls_stream = nullptr;
 
 namespace {
-constexpr unit_id id_block = 1024;
 
 /// Runs `f` (a container insertion with the strong guarantee) until it does not run out of
 /// memory. For a stream that is ending: dropping the pool or timers it hands on would lose
@@ -190,8 +189,8 @@ void stream::attach_pools() {
 }
 
 void stream::shut_down_scheduling() {
-  work_unit* list = inbox_.exchange(inbox_closed, std::memory_order_acq_rel);
-  assert_invariant([list] { return list != inbox_closed; },
+  work_unit* list = inbox_.close();
+  assert_invariant([list] { return list != inbox::closed_mark(); },
                    "invariant 11: a stream shuts its scheduling down once per life");
   // Units forwarded here because they were pinned to this stream lose the pin: the stream ends,
   // their work must not.
@@ -209,12 +208,7 @@ void stream::shut_down_scheduling() {
     }
     list = next;
   }
-  while (pinned_head_) {
-    work_unit* u = pinned_head_;
-    pinned_head_ = u->pool_next;
-    unpin_and_route(u);
-  }
-  pinned_tail_ = nullptr;
+  while (work_unit* u = pinned_.pop_front()) unpin_and_route(u);
   std::lock_guard lock(rt().orphan_mutex);
   if (!timers_.empty()) {
     // ULTs in timed waits that started here must still time out: hand the deadlines on.
@@ -340,22 +334,11 @@ void stream::release_resources() noexcept {
   stacks_.clear();
 }
 
-unit_id stream::next_id_block_start() noexcept {
-  const unit_id block = next_id_block.fetch_add(1, std::memory_order_relaxed);
-  id_next_ = block * id_block + 1;
-  id_end_ = id_next_ + id_block;
-  return id_next_++;
-}
-
 bool stream::inbox_push(work_unit* u) noexcept {
-  work_unit* head = inbox_.load(std::memory_order_relaxed);
-  do {
-    if (head == inbox_closed) return false;
-    u->pool_next = head;
-  } while (
-      !inbox_.compare_exchange_weak(head, u, std::memory_order_seq_cst, std::memory_order_relaxed));
-  // Dekker with park(): it sets parked_, then reads inbox_; we publish, then read parked_.
-  if (parked_.load(std::memory_order_seq_cst)) [[unlikely]]
+  if (!inbox_.push(u)) return false;
+  // Dekker with park(): it sets the parked flag, then reads the inbox; we published, now we read
+  // the flag.
+  if (park_.parked(std::memory_order_seq_cst)) [[unlikely]]
     unpark();
   return true;
 }
@@ -363,23 +346,16 @@ bool stream::inbox_push(work_unit* u) noexcept {
 void stream::park(std::chrono::nanoseconds limit) {
   const auto parked_at = obs::park_begin(*this);
   const auto& pools = sched_->pools();
-  if (park_entries_.size() < pools.size()) park_entries_.resize(pools.size());  // none linked
-  const std::uint32_t seen = park_seq_.load(std::memory_order_acquire);
-  parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  parked_.store(true, std::memory_order_seq_cst);
+  const std::uint32_t seen = park_.announce(pools.size());
   for (std::size_t i = 0; i < pools.size(); ++i) {
-    park_entries_[i].owner = this;
-    pool_access::park(*pools[i], park_entries_[i]);
+    park_.entry(i).owner = this;
+    pool_access::park(*pools[i], park_.entry(i));
   }
   // Pairs with the fence in pool::push and the seq_cst accesses in inbox_push() and request().
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // A stream idle for a while stretches its safety-net limit, doubling it per idle park up to
   // max_idle_park (or `limit` when that is longer): what wakes it for real still does at once.
-  if (idle_parks_ != 0) {
-    const auto cap = std::max(limit, std::chrono::nanoseconds(max_idle_park));
-    const unsigned shift = std::min(idle_parks_, 20u);
-    limit = limit.count() > (cap.count() >> shift) ? cap : limit * (std::int64_t{1} << shift);
-  }
+  limit = park_.stretched(limit, max_idle_park);
   bool timer_bound = false;
   if (!timers_.empty()) {
     const auto due = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -391,28 +367,21 @@ void stream::park(std::chrono::nanoseconds limit) {
   }
   bool idle = !timer_bound;
   if (limit > std::chrono::nanoseconds::zero() && !has_work()) {
-    futex_wait(&park_seq_, seen, limit);
+    park_.sleep(seen, limit);
   } else {
     idle = false;
   }
-  parked_.store(false, std::memory_order_relaxed);
-  // Woken (unpark bumped the word) or work found anyway (a missed wake-up): back to the base limit.
-  if (idle && park_seq_.load(std::memory_order_relaxed) == seen && !has_work()) {
-    ++idle_parks_;
-  } else {
-    idle_parks_ = 0;
-  }
-  for (std::size_t i = 0; i < pools.size(); ++i) pool_access::unpark(*pools[i], park_entries_[i]);
+  park_.end(seen, idle, [this] { return !has_work(); });
+  for (std::size_t i = 0; i < pools.size(); ++i) pool_access::unpark(*pools[i], park_.entry(i));
   obs::park_end(*this, parked_at);
 }
 
 void stream::unpark() noexcept {
-  park_seq_.fetch_add(1, std::memory_order_release);
-  futex_wake(&park_seq_, 1);
+  park_.wake();
 }
 
 bool stream::has_work() const noexcept {
-  if (inbox_.load(std::memory_order_relaxed) || pinned_head_) return true;
+  if (inbox_.nonempty() || !pinned_.empty()) return true;
   // A join alone is not work: it waits for the pools, the inbox and the timers to run dry, and
   // each of those wakes a parked stream (a push, an inbox delivery, the park limit set to the next
   // deadline). Counting it made a stream asked to join while its ULTs slept spin until they woke.
@@ -502,39 +471,20 @@ bool stream::check_events(bool main) {
     checking& operator=(const checking&) = delete;
   } guard(checking_events_);
   run_timers();
-  if (inbox_.load(std::memory_order_relaxed)) {
-    work_unit* list = inbox_.exchange(nullptr, std::memory_order_acquire);
-    // The inbox is a LIFO stack: reverse it so units keep their arrival order.
-    work_unit* fifo = nullptr;
-    while (list) {
-      work_unit* next = list->pool_next;
-      list->pool_next = fifo;
-      fifo = list;
-      list = next;
-    }
+  if (inbox_.nonempty()) {
+    work_unit* fifo = inbox_.take_in_order();
     while (fifo) {
       work_unit* u = fifo;
       fifo = u->pool_next;
       if (u->flags & unit_forwarded) {
         u->flags &= static_cast<std::uint8_t>(~unit_forwarded);
-        u->pool_next = nullptr;
-        if (pinned_tail_) {
-          pinned_tail_->pool_next = u;
-        } else {
-          pinned_head_ = u;
-        }
-        pinned_tail_ = u;
+        pinned_.push_back(u);
       } else {
         route(u);
       }
     }
   }
-  while (pinned_head_) {
-    work_unit* u = pinned_head_;
-    pinned_head_ = u->pool_next;
-    if (!pinned_head_) pinned_tail_ = nullptr;
-    run_unit(u);
-  }
+  while (work_unit* u = pinned_.pop_front()) run_unit(u);
   if (main && (requests_.load(std::memory_order_relaxed) & (request_adopt | request_adopt_busy)))
       [[unlikely]] {
     const std::uint32_t r =
@@ -558,7 +508,7 @@ bool stream::has_to_stop() const noexcept {
     // adopt and join from its primary ULT, which an orphaned unit's direct yield can run from
     // inside serve_orphans()); the scheduler's next check adopts them.
     if (r & (request_adopt | request_adopt_busy)) return false;
-    if (inbox_.load(std::memory_order_acquire) || pinned_head_) return false;
+    if (inbox_.nonempty(std::memory_order_acquire) || !pinned_.empty()) return false;
     // Sleepers will be ready, except at finalize, which abandons them like blocked units.
     if (!timers_.empty() && timers_.has_pending() &&
         !rt().finalizing.load(std::memory_order_acquire))

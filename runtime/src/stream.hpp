@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The execution stream's internals: scheduler context, inbox, caches, life cycle.
+// The execution stream's internals: scheduler context, direct switches, requests, life cycle,
+// and the parts it is made of, each with its own state and header (inbox.hpp, parking.hpp,
+// pinned_units.hpp, timer.hpp, unit_ids.hpp, unit_cache.hpp, stack.hpp, observe_state.hpp).
 #pragma once
 
 #include <pthread.h>
@@ -11,11 +13,15 @@
 #include <mutex>
 #include <vector>
 
+#include "inbox.hpp"
 #include "jump.hpp"
 #include "observe_state.hpp"
+#include "parking.hpp"
+#include "pinned_units.hpp"
 #include "stack.hpp"
 #include "timer.hpp"
 #include "unit_cache.hpp"
+#include "unit_ids.hpp"
 #include "weft/execution_stream.hpp"
 #include "weft/spinlock.hpp"
 #include "weft/wait_queue.hpp"
@@ -23,14 +29,6 @@
 namespace weft::detail {
 
 class stream;
-
-/// A parked stream's place in one pool's parked list (pool::push wakes the first one).
-struct park_entry {
-  stream* owner = nullptr;
-  park_entry* next = nullptr;
-  park_entry* prev = nullptr;
-  bool linked = false;  // under the pool's park lock
-};
 
 /// What the context that just switched away wants done with itself; carried by every jump and
 /// carried out by whoever lands (land()), once the old context is saved and no longer running.
@@ -159,18 +157,18 @@ class alignas(64) stream final : public execution_stream {
   /// Asks for `bits` and wakes the stream if it is parked.
   void request(std::uint32_t bits) noexcept {
     requests_.fetch_or(bits, std::memory_order_seq_cst);
-    if (parked_.load(std::memory_order_seq_cst)) unpark();
+    if (park_.parked(std::memory_order_seq_cst)) unpark();
   }
 
   // --- idling (stream.cpp) ---
   /// Sleeps until work may have arrived: a push into one of the main scheduler's pools, an inbox
-  /// delivery, a request, a due timer; at most `limit`, stretched (see idle_parks_) while parks
+  /// delivery, a request, a due timer; at most `limit`, stretched (parking::stretched) while parks
   /// keep ending with nothing to do. Called by the scheduler when idle.
   void park(std::chrono::nanoseconds limit);
   /// Wakes the stream from park() (or makes its next park() return at once). Any thread.
   void unpark() noexcept;
   /// True while the stream is inside park(). Any thread; may be stale.
-  bool is_parked() const noexcept { return parked_.load(std::memory_order_acquire); }
+  bool is_parked() const noexcept { return park_.parked(); }
   /// True when the scheduler has something to do: queued units, inbox, pinned units, requests,
   /// due timers.
   bool has_work() const noexcept;
@@ -194,13 +192,7 @@ class alignas(64) stream final : public execution_stream {
   /// (closed inbox) until finalize.
   void release_resources() noexcept;
   /// Unit id for a new unit (ids are handed out in blocks, so this takes no atomic).
-  unit_id next_id() noexcept {
-    if (id_next_ == id_end_) [[unlikely]]
-      return next_id_block_start();
-    return id_next_++;
-  }
-  /// next_id() when the current block is used up: takes a new block.
-  unit_id next_id_block_start() noexcept;
+  unit_id next_id() noexcept { return ids_.next(); }
 
   // identity
   const int rank_;
@@ -233,24 +225,15 @@ class alignas(64) stream final : public execution_stream {
   bool events_due_ = false;       // a direct yield found its budget spent
   bool checking_events_ = false;  // inside check_events()
   stack_region sched_stack_;      // its stack (primary: mapped; secondary: the thread's own)
-  std::atomic<work_unit*> inbox_{nullptr};
-  std::atomic<std::uint32_t> park_seq_{0};  // futex word of park(); bumped by unpark()
-  std::atomic<bool> parked_{false};
-  std::atomic<std::uint64_t> parks_{0};  // park() calls; written by the stream only
-  // Parks in a row that ran to their limit and found nothing to do. The limit is a safety net
-  // against missed wake-ups; each such park doubles it (up to max_idle_park), so that many idle
-  // streams do not wake ten times a second each for nothing. Any sign of work resets it.
-  unsigned idle_parks_ = 0;
-  std::vector<park_entry> park_entries_;  // one per pool of the main scheduler, while parked
-  timer_heap timers_;                     // deadlines of ULTs that wait here
-  work_unit* pinned_head_ = nullptr;      // units pinned here, forwarded from other streams
-  work_unit* pinned_tail_ = nullptr;
+  inbox inbox_;                   // units handed to this stream by other threads
+  parking park_;                  // the word it sleeps on when idle (park, unpark)
+  timer_heap timers_;             // deadlines of ULTs that wait here
+  pinned_units pinned_;           // units pinned here, forwarded from other streams
 
   // caches
   unit_cache units_;
   stack_cache stacks_;
-  unit_id id_next_ = 0;
-  unit_id id_end_ = 0;
+  unit_ids ids_;
 
   // thread
   pthread_t thread_{};
@@ -259,8 +242,6 @@ class alignas(64) stream final : public execution_stream {
 
   stream_observer obs_;  // counters and trace buffer (observe.hpp)
 };
-
-inline work_unit* const inbox_closed = reinterpret_cast<work_unit*>(std::uintptr_t{1});
 
 inline stream& impl(execution_stream& s) noexcept {
   return static_cast<stream&>(s);

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// Units pinned to a stream and forwarded to it by other streams, waiting to run there.
+#pragma once
+
+#include "weft/work_unit.hpp"
+
+namespace weft::detail {
+
+/// A FIFO list through the units' pool_next hook. Owned by the stream's thread alone: filled from
+/// the inbox and run by check_events(), emptied by shut_down_scheduling(); never shared.
+class pinned_units {
+ public:
+  /// Appends `u`.
+  void push_back(work_unit* u) noexcept {
+    u->pool_next = nullptr;
+    (tail_ ? tail_->pool_next : head_) = u;
+    tail_ = u;
+  }
+  /// Takes the oldest unit, or nullptr.
+  work_unit* pop_front() noexcept {
+    work_unit* u = head_;
+    if (u) {
+      head_ = u->pool_next;
+      if (!head_) tail_ = nullptr;
+    }
+    return u;
+  }
+  /// True when no unit waits.
+  bool empty() const noexcept { return head_ == nullptr; }
+
+ private:
+  work_unit* head_ = nullptr;
+  work_unit* tail_ = nullptr;
+};
+
+}  // namespace weft::detail

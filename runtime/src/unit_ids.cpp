@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+// A stream's next block of unit ids (unit_ids.hpp).
+#include "unit_ids.hpp"
+
+#include "runtime_state.hpp"
+
+namespace weft::detail {
+
+unit_id unit_ids::next_block() noexcept {
+  const unit_id block = next_id_block.fetch_add(1, std::memory_order_relaxed);
+  next_ = block * block_size + 1;
+  end_ = next_ + block_size;
+  return next_++;
+}
+
+}  // namespace weft::detail

@@ -11,7 +11,7 @@ else()
   set(_weft_asserts_default OFF)
 endif()
 option(WEFT_DEBUG_ASSERTS
-  "Check the runtime's internal invariants (WEFT_ENABLE_ASSERTS=1, runtime/src/assert.hpp)"
+  "Check the runtime's internal invariants (WEFT_ENABLE_ASSERTS=1, runtime/src/platform/assert.hpp)"
   ${_weft_asserts_default})
 if(WEFT_WERROR)
   add_compile_options(-Werror)
@@ -41,7 +41,7 @@ target_include_directories(weft_objects
   PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/runtime/include>
   PRIVATE
-    ${PROJECT_SOURCE_DIR}/runtime/src)
+    ${WEFT_RUNTIME_PRIVATE_INCLUDES})
 # The stock pools and schedulers (schedulers/src), built as a program's own pool would be: against
 # the public and extension headers (weft/ext/) only. runtime/src is not on their include path, so
 # a stock pool cannot take a path a user's pool cannot.

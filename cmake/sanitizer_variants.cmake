@@ -3,7 +3,7 @@
 # -fsanitize=address,undefined, for programs built with the same sanitizer against an installed
 # weft (weft::weft_tsan / weft::weft_asan; weft-tsan.pc / weft-asan.pc). A sanitized program
 # cannot use the plain libweft.so: the sanitizer must be told of every context switch
-# (runtime/src/sanitizer.hpp), and ThreadSanitizer builds lay work units out differently
+# (runtime/src/platform/sanitizer.hpp), and ThreadSanitizer builds lay work units out differently
 # (weft/work_unit.hpp). The targets carry the sanitizer flag as a usage requirement, so a
 # program linking one is compiled and linked with its sanitizer.
 option(WEFT_SANITIZER_VARIANTS
@@ -26,7 +26,7 @@ foreach(variant tsan asan)
       $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/schedulers/include>
       $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
     PRIVATE
-      ${PROJECT_SOURCE_DIR}/runtime/src
+      ${WEFT_RUNTIME_PRIVATE_INCLUDES}
       ${PROJECT_SOURCE_DIR}/runtime/internal)
   target_compile_features(${lib} PUBLIC cxx_std_20)
   target_compile_options(${lib}

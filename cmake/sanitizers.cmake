@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sanitizer builds. The runtime annotates its context switches for both sanitizers
-# (runtime/src/context.cpp), so ULT stacks are understood rather than reported.
+# (runtime/src/core/context.cpp), so ULT stacks are understood rather than reported.
 if(WEFT_SANITIZE STREQUAL "address")
   set(WEFT_SANITIZER_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 elseif(WEFT_SANITIZE STREQUAL "thread")

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The context switch (runtime/src/jump.hpp): what a switch keeps for each ULT besides its
+// The context switch (runtime/src/platform/jump.hpp): what a switch keeps for each ULT besides its
 // registers. Every ULT has its own floating-point control words (the x87 control word and
 // MXCSR: rounding mode, flush-to-zero), as with Boost.Context's jump_fcontext. A mode a ULT sets
 // stays with it across every kind of switch it makes and never reaches the contexts it switches

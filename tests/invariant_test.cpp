@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Checked invariants (runtime/src/assert.hpp): in a build with WEFT_DEBUG_ASSERTS a violated
+// Checked invariants (runtime/src/platform/assert.hpp): in a build with WEFT_DEBUG_ASSERTS a violated
 // invariant is reported (what, file:line) and the process aborts; the sanitizer and debug
 // configurations run this suite with the checks on.
 #include <gtest/gtest.h>
 
 #include <memory>
 
-#include "../runtime/src/assert.hpp"
+#include "../runtime/src/platform/assert.hpp"
 #include "weft/rwlock.hpp"
 #include "weft/schedulers/fifo_pool.hpp"
 #include "weft/schedulers/lifo_pool.hpp"

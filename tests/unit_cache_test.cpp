@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "../runtime/src/unit_cache.hpp"
+#include "../runtime/src/memory/unit_cache.hpp"
 
 namespace {
 

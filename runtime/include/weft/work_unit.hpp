@@ -42,7 +42,7 @@ struct stack_region {
   void* tsan_fiber = nullptr;  // ThreadSanitizer's fiber for this stack
 #endif
   std::uint32_t size = 0;
-  std::uint32_t flags = 0;  // stack_flags in runtime/src/stack.hpp
+  std::uint32_t flags = 0;  // stack_flags in runtime/src/memory/stack.hpp
 };
 
 /// The largest stack a stack_region describes: ULT stacks are refused above it, a larger native
@@ -88,7 +88,7 @@ struct work_unit {
   std::atomic<unit_state> state;
   std::atomic<bool> user_suspended;  // suspended by this_unit::suspend(), resumable by resume()
   unit_kind kind;
-  std::uint8_t flags;  // unit_flags in runtime/src/unit_cache.hpp
+  std::uint8_t flags;  // unit_flags in runtime/src/memory/unit_cache.hpp
   alignas(16) unsigned char storage[detail::inline_callable_size];
 };
 #ifndef WEFT_DETAIL_TSAN_FIBERS

@@ -165,7 +165,8 @@ namespace bcd = boost::context::detail;
 }
 
 /// Boost.Context's switch, which weft uses between a ULT and its scheduler (ULT to ULT it uses its
-/// own ret-ended jump on x86-64, runtime/src/platform/jump.hpp): one round trip is two jump_fcontext calls.
+/// own ret-ended jump on x86-64, runtime/src/platform/jump.hpp): one round trip is two
+/// jump_fcontext calls.
 void BM_fcontext_jump(benchmark::State& state) {
   std::vector<char> stack(64 * 1024);
   bcd::fcontext_t ctx = bcd::make_fcontext(stack.data() + stack.size(), stack.size(), &bounce);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Checked invariants (runtime/src/platform/assert.hpp): in a build with WEFT_DEBUG_ASSERTS a violated
-// invariant is reported (what, file:line) and the process aborts; the sanitizer and debug
+// Checked invariants (runtime/src/platform/assert.hpp): in a build with WEFT_DEBUG_ASSERTS a
+// violated invariant is reported (what, file:line) and the process aborts; the sanitizer and debug
 // configurations run this suite with the checks on.
 #include <gtest/gtest.h>
 

@@ -55,7 +55,7 @@ inline bool watching() noexcept {
 [[gnu::cold]] void event_slow(work_unit* u, unit_event e) noexcept;
 [[gnu::cold]] void woken_slow(work_unit* u) noexcept;
 [[gnu::cold]] void record_slow(stream* s, trace_kind what, std::uint64_t a, std::uint64_t b,
-                 std::uint32_t c) noexcept;
+                               std::uint32_t c) noexcept;
 /// Records the unit running on `s` (if any) as beginning a run now: the run a trace starts in.
 void record_current(stream& s) noexcept;
 

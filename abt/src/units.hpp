@@ -14,10 +14,19 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
 /// Waits for `u` to terminate without freeing it (ABT_thread_join); `then_free` frees it too
 /// (ABT_thread_free).
 int join_unit(weft::work_unit* u, bool then_free, int invalid_code);
-/// Ends the calling ULT if it was cancelled (checked at the ABT layer's scheduling points).
-void honour_cancel() noexcept(false);
+/// Ends the running ULT `self` if it was asked to cancel (honour_cancel's slow path).
+void honour_cancel_slow(weft::work_unit* self) noexcept(false);
 /// honour_cancel() for a caller that knows it is the running ULT `self`.
-void honour_cancel(weft::work_unit* self) noexcept(false);
+inline void honour_cancel(weft::work_unit* self) noexcept(false) {
+  if (g_slow_paths.load(std::memory_order_relaxed) & slow_cancel) [[unlikely]]
+    honour_cancel_slow(self);
+}
+/// Ends the calling ULT if it was cancelled (checked at the ABT layer's scheduling points). While
+/// no unit was ever asked to cancel, this is one load and a branch.
+inline void honour_cancel() noexcept(false) {
+  if (g_slow_paths.load(std::memory_order_relaxed) & slow_cancel) [[unlikely]]
+    honour_cancel_slow(weft::this_unit::current());
+}
 /// Requests the migration of `u` to `target`.
 int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle);
 /// The handle of the pool `u` is associated with.
@@ -31,12 +40,38 @@ int not_a_ult_code() noexcept;
 void tool_event(weft::work_unit* u, std::uint64_t event,
                 ABT_sync_event_type sync_type = ABT_SYNC_EVENT_TYPE_UNKNOWN,
                 void* sync_object = nullptr) noexcept;
+/// tool_event() for the descriptor that stands for a user main scheduler's ULT (its loop runs
+/// outside any weft unit, so neither the runtime nor tool_event() reports it).
+void scheduler_tool_event(weft::work_unit* s, std::uint64_t event,
+                          ABT_sync_event_type sync_type = ABT_SYNC_EVENT_TYPE_UNKNOWN) noexcept;
 /// Event mask of the registered tool callback (0: none); tool.cpp writes it.
 extern std::atomic<std::uint64_t> g_tool_mask;
 /// True when a tool callback is registered (a single relaxed load, inline on hot paths).
 inline bool tool_active() noexcept {
   return g_tool_mask.load(std::memory_order_relaxed) != 0;
 }
+
+/// ABT_thread_yield for the calling ULT `self`: without tool or cancellation to look after, a
+/// plain weft yield (one predictable branch over weft's own cost).
+inline int yield_ult(weft::work_unit* self) noexcept {
+  if (!slow_paths_on()) [[likely]]
+    return guarded(ABT_ERR_THREAD, [] {
+      weft::this_unit::yield();
+      return ABT_SUCCESS;
+    });
+  return guarded(ABT_ERR_THREAD, [self] {
+    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
+    weft::this_unit::yield();
+    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_RUN);
+    honour_cancel(self);
+    return ABT_SUCCESS;
+  });
+}
+
+/// ABT_thread_yield from a caller that is not a ULT (`self`: the calling tasklet, or nullptr):
+/// in a user main scheduler's run, the scheduler's ULT yields (yield_from_scheduler); from a
+/// tasklet or an external thread it is a successful no-op, as in Argobots 1.x.
+int yield_outside_ult(weft::work_unit* self) noexcept;
 
 /// Reports RUN for the calling unit: it has its stream again after an ABT call switched away
 /// (a yield, a suspension, a wait). Argobots reports RUN each time a unit is scheduled.

@@ -308,13 +308,14 @@ int yield_from_scheduler(weft::work_unit* s) noexcept {
   return ABT_SUCCESS;
 }
 
-int yield_outside_ult(weft::work_unit* self) noexcept {
+int yield_outside_ult(weft::work_unit* self, bool report) noexcept {
   // Only a main scheduler's loop gets here: a stacked one runs in a weft ULT (its stacking
   // unit) and yields as one, back to its parent scheduler, which runs other work first.
   if (!self) {
     if (weft::work_unit* s = scheduler_unit()) return yield_from_scheduler(s);
   }
-  return ABT_SUCCESS;  // a tasklet or an external thread: nothing to yield (Argobots 1.x)
+  if (!report) return ABT_SUCCESS;  // a tasklet or an external thread: nothing to yield
+  return self ? ABT_ERR_INV_THREAD : ABT_ERR_INV_XSTREAM;
 }
 
 int run_from_scheduler(weft::work_unit* u) {

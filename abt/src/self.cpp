@@ -240,14 +240,7 @@ int ABT_self_get_unit(ABT_unit* unit) {
 
 int ABT_self_yield(void) {
   if (int rc = ensure_initialized()) return rc;
-  weft::work_unit* const self = weft::this_unit::current();
-  if (self && self->kind == weft::unit_kind::ult) [[likely]]
-    return yield_ult(self);
-  // A user main scheduler's loop is a ULT in Argobots: it yields as ABT_thread_yield there.
-  if (!self) {
-    if (weft::work_unit* s = scheduler_unit()) return yield_from_scheduler(s);
-  }
-  return self ? ABT_ERR_INV_THREAD : ABT_ERR_INV_XSTREAM;
+  return yield_caller(true);
 }
 
 int ABT_self_yield_to(ABT_thread thread) {

@@ -33,13 +33,34 @@ struct borrowed_tasklet : weft::tasklet {
 
 namespace {
 
-/// Runs end_of_entry() when a unit's entry ends (returned, exited or cancelled): FINISH and, for
-/// an unnamed unit, which frees itself, FREE, in Argobots' order; from then on weft tears down
-/// the unit's local values, and ABT_thread_set_specific from another thread waits until the
-/// unit has terminated.
+/// The tool events of an entry's end: FINISH (unless its cancellation was reported) and, for an
+/// unnamed unit, which frees itself, FREE, in Argobots' order.
+[[gnu::cold, gnu::noinline]] void report_entry_end(weft::work_unit* u, const thread_ext* e) {
+  const std::uint32_t f = e->flags.load(std::memory_order_acquire);
+  if (!(f & flag_cancelled)) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
+  if (f & flag_unnamed) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
+}
+
+/// end_of_entry() for an ABT-created unit `u` whose extension is `e`.
+inline void end_entry(weft::work_unit* u, thread_ext* e) noexcept {
+  if (e->ending.load(std::memory_order_relaxed)) return;  // ran already (ABT_self_exit_to)
+  // A Dekker pair with another thread's key call on the unit (other_unit_keys in key.cpp), which
+  // stores key_setter and then loads `ending`: whichever comes second sees the other. This side
+  // runs once per unit, that side rarely, so this side's fence is the light one.
+  frequent_store_fenced(e->ending, 1);
+  if (tool_active()) [[unlikely]]
+    report_entry_end(u, e);
+  // A key call from another thread that got in first finishes before weft tears the values down.
+  while (e->key_setter.load(std::memory_order_seq_cst)) [[unlikely]] sched_yield();
+}
+
+/// Ends a unit's entry when it returns, exits or is cancelled (end_entry): from then on weft
+/// tears down the unit's local values, and ABT_thread_set_specific from another thread waits
+/// until the unit has terminated.
 struct entry_end {
   weft::work_unit* u;
-  ~entry_end() { end_of_entry(u); }
+  thread_ext* e;
+  ~entry_end() { end_entry(u, e); }
 };
 
 std::size_t page_bytes() noexcept {
@@ -82,24 +103,12 @@ bool use_user_stack(weft::work_unit* u, void* stack, std::size_t size) noexcept 
 }  // namespace
 
 void end_of_entry(weft::work_unit* u) noexcept {
-  thread_ext* e = ext_of(u);
-  if (!e || e->ending.load(std::memory_order_relaxed)) return;  // not ours, or ran already
-  // A Dekker pair with another thread's key call on the unit (other_unit_keys in key.cpp), which
-  // stores key_setter and then loads `ending`: whichever comes second sees the other. This side
-  // runs once per unit, that side rarely, so this side's fence is the light one.
-  frequent_store_fenced(e->ending, 1);
-  if (tool_active()) {
-    const std::uint32_t f = e->flags.load(std::memory_order_acquire);
-    if (!(f & flag_cancelled)) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
-    if (f & flag_unnamed) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
-  }
-  // A key call from another thread that got in first finishes before weft tears the values down.
-  while (e->key_setter.load(std::memory_order_seq_cst)) sched_yield();
+  if (thread_ext* e = ext_of(u)) end_entry(u, e);
 }
 
 void invoke_entry(weft::work_unit* u) {
   auto* e = std::launder(reinterpret_cast<thread_ext*>(u->storage));  // ours: invoke is this
-  const entry_end end{u};
+  const entry_end end{u, e};
   // A unit cancelled before it started terminates without running (Argobots' cancellation; a
   // cancel that comes later is honoured at the unit's next ABT yield).
   e->started.store(true, std::memory_order_relaxed);
@@ -433,6 +442,10 @@ int ABT_thread_revive_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
 int ABT_thread_free(ABT_thread* thread) {
   if (int rc = ensure_initialized()) return rc;
   if (!thread) return ABT_ERR_INV_ARG;
+  if (free_if_done(unit_of(*thread))) [[likely]] {
+    *thread = ABT_THREAD_NULL;
+    return ABT_SUCCESS;
+  }
   if (int rc = join_unit(unit_of(*thread), true, ABT_ERR_INV_THREAD)) return rc;
   *thread = ABT_THREAD_NULL;
   return ABT_SUCCESS;
@@ -589,11 +602,7 @@ int ABT_thread_yield_to(ABT_thread thread) {
 
 int ABT_thread_yield(void) {
   if (int rc = ensure_initialized()) return rc;
-  // One look at the caller serves every check below: this is the C API's hot path.
-  weft::work_unit* const self = weft::this_unit::current();
-  if (!self || self->kind != weft::unit_kind::ult) [[unlikely]]
-    return yield_outside_ult(self);
-  return yield_ult(self);
+  return yield_caller(false);
 }
 
 int ABT_thread_resume(ABT_thread thread) {

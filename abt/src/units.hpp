@@ -4,6 +4,7 @@
 
 #include "objects.hpp"
 #include "weft/this_unit.hpp"
+#include "weft/unit_handle.hpp"
 
 namespace abt {
 
@@ -14,6 +15,18 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
 /// Waits for `u` to terminate without freeing it (ABT_thread_join); `then_free` frees it too
 /// (ABT_thread_free).
 int join_unit(weft::work_unit* u, bool then_free, int invalid_code);
+/// ABT_thread_free's and ABT_task_free's common case, inline: `u`, named, has terminated, there
+/// is no tool to tell and nothing escaped it: frees it and returns true. Otherwise returns false
+/// and leaves it to join_unit().
+inline bool free_if_done(weft::work_unit* u) noexcept {
+  if (!u || slow_paths_on() ||
+      u->join_word.load(std::memory_order_acquire) != weft::detail::join_done)
+    return false;
+  if (const thread_ext* e = ext_of(u);
+      e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed))
+    return false;
+  return weft::detail::reap_if_done(u);
+}
 /// Ends the running ULT `self` if it was asked to cancel (honour_cancel's slow path).
 void honour_cancel_slow(weft::work_unit* self) noexcept(false);
 /// honour_cancel() for a caller that knows it is the running ULT `self`.
@@ -51,9 +64,20 @@ inline bool tool_active() noexcept {
   return g_tool_mask.load(std::memory_order_relaxed) != 0;
 }
 
-/// ABT_thread_yield for the calling ULT `self`: without tool or cancellation to look after, a
-/// plain weft yield (one predictable branch over weft's own cost).
-inline int yield_ult(weft::work_unit* self) noexcept {
+/// A yield from a caller that is not a ULT (`self`: the calling tasklet, or nullptr): in a user
+/// main scheduler's run, the scheduler's ULT yields (yield_from_scheduler). Otherwise
+/// ABT_thread_yield (`report` false) succeeds without doing anything, as in Argobots 1.x, and
+/// ABT_self_yield (`report` true) reports the caller: ABT_ERR_INV_THREAD for a tasklet,
+/// ABT_ERR_INV_XSTREAM outside any unit.
+int yield_outside_ult(weft::work_unit* self, bool report) noexcept;
+
+/// ABT_thread_yield (`report` false) and ABT_self_yield (`report` true) past the initialisation
+/// check: one look at the caller serves every check. Without tool or cancellation to look after,
+/// a calling ULT makes a plain weft yield (weft's own cost plus a predictable branch).
+inline int yield_caller(bool report) noexcept {
+  weft::work_unit* const self = weft::this_unit::current();
+  if (!self || self->kind != weft::unit_kind::ult) [[unlikely]]
+    return yield_outside_ult(self, report);
   if (!slow_paths_on()) [[likely]]
     return guarded(ABT_ERR_THREAD, [] {
       weft::this_unit::yield();
@@ -67,11 +91,6 @@ inline int yield_ult(weft::work_unit* self) noexcept {
     return ABT_SUCCESS;
   });
 }
-
-/// ABT_thread_yield from a caller that is not a ULT (`self`: the calling tasklet, or nullptr):
-/// in a user main scheduler's run, the scheduler's ULT yields (yield_from_scheduler); from a
-/// tasklet or an external thread it is a successful no-op, as in Argobots 1.x.
-int yield_outside_ult(weft::work_unit* self) noexcept;
 
 /// Reports RUN for the calling unit: it has its stream again after an ABT call switched away
 /// (a yield, a suspension, a wait). Argobots reports RUN each time a unit is scheduled.

@@ -157,8 +157,10 @@ struct thread_ext {
   std::atomic<std::uint8_t> key_setter;
   void (*migration_cb)(ABT_thread, void*);
   void* migration_arg;
-  ABT_pool last_pool;  // the ABT pool the unit was last put in by the ABT layer
-  void* user_stack;    // the stack ABT_thread_attr_set_stack gave (its size is u->stack_size)
+  // The ABT pool the unit was last put in by the ABT layer: written by whoever moves the unit,
+  // read by its joiner and by queries from any thread.
+  std::atomic<ABT_pool> last_pool;
+  void* user_stack;  // the stack ABT_thread_attr_set_stack gave (its size is u->stack_size)
 };
 static_assert(sizeof(thread_ext) <= weft::detail::inline_callable_size);
 

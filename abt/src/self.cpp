@@ -315,7 +315,7 @@ int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {
   if (!u) return ABT_ERR_INV_THREAD;
   if (pool) {
     u->home.store(pool->pool.get(), std::memory_order_relaxed);
-    if (thread_ext* e = ext_of(u)) e->last_pool = pool;
+    if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
   }
   if (in_scheduler_loop()) return run_from_scheduler(u);
   if (int rc = need_ult()) return rc;

@@ -145,7 +145,7 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
   e->key_setter.store(0, std::memory_order_relaxed);
   e->migration_cb = attr ? attr->migration_cb : nullptr;
   e->migration_arg = attr ? attr->migration_arg : nullptr;
-  e->last_pool = ph;
+  e->last_pool.store(ph, std::memory_order_relaxed);
   e->user_stack = user_stack;
   u->invoke = &invoke_entry;
   u->destroy = (flags & flag_user_guard) ? &unguard_user_stack : nullptr;
@@ -193,7 +193,7 @@ namespace {
 bool joins_in_place(const weft::work_unit* self, weft::work_unit* u, const thread_ext* e) noexcept {
   if (!e) return false;
   weft::pool* const home = u->home.load(std::memory_order_relaxed);
-  const ABT_pool p = e->last_pool;
+  const ABT_pool p = e->last_pool.load(std::memory_order_relaxed);
   return p && home && !p->user_defined && p->pool.get() == home &&
          self->home.load(std::memory_order_relaxed) == home &&
          weft::single_consumer(home->access());
@@ -271,9 +271,10 @@ void honour_cancel_slow(weft::work_unit* self) {
 ABT_pool last_pool_of(weft::work_unit* u) {
   weft::pool* home = u->home.load(std::memory_order_relaxed);
   thread_ext* e = ext_of(u);
-  if (e && e->last_pool && e->last_pool->pool.get() == home) return e->last_pool;
+  const ABT_pool last = e ? e->last_pool.load(std::memory_order_relaxed) : nullptr;
+  if (last && last->pool.get() == home) return last;
   ABT_pool h = find_pool(home);
-  if (e && h) e->last_pool = h;
+  if (e && h) e->last_pool.store(h, std::memory_order_relaxed);
   return h;
 }
 
@@ -302,7 +303,7 @@ int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle)
   return guarded(ABT_ERR_MIGRATION_NA, [&] {
     if (u == weft::this_unit::current()) {
       if (u->kind == weft::unit_kind::tasklet) return ABT_ERR_MIGRATION_NA;  // already running
-      if (e) e->last_pool = target_handle;
+      if (e) e->last_pool.store(target_handle, std::memory_order_relaxed);
       if (e && e->migration_cb) e->migration_cb(handle_of(u), e->migration_arg);
       weft::this_unit::migrate_to(target);
       return ABT_SUCCESS;
@@ -314,7 +315,7 @@ int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle)
     } else {
       borrowed_ult(u).migrate_to(target);
     }
-    if (e) e->last_pool = target_handle;
+    if (e) e->last_pool.store(target_handle, std::memory_order_relaxed);
     if (e && e->migration_cb) e->migration_cb(handle_of(u), e->migration_arg);
     return ABT_SUCCESS;
   });
@@ -574,7 +575,7 @@ int ABT_thread_set_associated_pool(ABT_thread thread, ABT_pool pool) {
   // The primary ULT too: weft pins it to the primary stream, so a scheduler of another stream
   // that pops it from `pool` hands it back there; it runs wherever the primary stream serves it.
   u->home.store(pool->pool.get(), std::memory_order_relaxed);
-  if (thread_ext* e = ext_of(u)) e->last_pool = pool;
+  if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
   return ABT_SUCCESS;
 }
 

@@ -18,6 +18,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "weft/execution_stream.hpp"
@@ -83,8 +84,29 @@ inline bool caller_can_block() noexcept {
   return c == context::ult || c == context::primary_ult;
 }
 
+/// The primary ULT's descriptor while the layer is initialised; written by init.cpp only.
+extern std::atomic<weft::work_unit*> g_primary_unit;
+
 /// The primary ULT's descriptor, recorded by ABT_init (nullptr when not initialised by it).
-weft::work_unit* primary_unit() noexcept;
+inline weft::work_unit* primary_unit() noexcept {
+  return g_primary_unit.load(std::memory_order_acquire);
+}
+
+/// Why the hot paths must take their slow forms (bits of g_slow_paths): a tool callback is
+/// registered, or some unit was ever asked to cancel (sticky until the layer is initialised
+/// anew). With neither, a yield, a start or a join checks no per-unit flag and reports nothing.
+enum slow_path : std::uint32_t {
+  slow_tool = 1u << 0,
+  slow_cancel = 1u << 1,
+};
+/// The slow_path bits in force; tool.cpp, ABT_thread_cancel and ABT_init write them.
+extern std::atomic<std::uint32_t> g_slow_paths;
+
+/// True when a hot path must look at tool events or cancellation: one relaxed load and one
+/// predictable branch, instead of a check per concern.
+inline bool slow_paths_on() noexcept {
+  return g_slow_paths.load(std::memory_order_relaxed) != 0;
+}
 
 // ------------------------------------------------------------------------------------------
 // Work units
@@ -104,10 +126,7 @@ enum thread_flag : std::uint32_t {
   flag_not_migratable = 1u << 1,  // ABT_thread_set_migratable(false)
   flag_cancel = 1u << 2,          // ABT_thread_cancel requested
   flag_user_guard = 1u << 3,      // a page of the user's stack is protected as its guard
-  flag_settling = 1u << 4,        // the entry returned: weft is tearing down its local values
   flag_cancelled = 1u << 5,       // ended by its cancellation (reported as CANCEL, not FINISH)
-  flag_entry_ended = 1u << 6,     // end_of_entry() has run
-  flag_key_setter = 1u << 7,      // another thread is in an ABT key call on the unit
 };
 
 /// What happens when the entry of `u` (an ABT-created unit) ends, once: reports FINISH (unless
@@ -132,16 +151,30 @@ struct thread_ext {
   // unless a resume came first (which then consumes the flag instead of resuming).
   std::atomic<bool> suspend_pending;
   std::atomic<bool> suspending;  // between consuming suspend_pending and being suspended
+  // The end of the unit's entry against another thread's key call on it (see end_of_entry):
+  // `ending` is written by the unit only (1: its entry ended, weft tears its local values down
+  // next), `key_setter` by the other thread, under the unit's key lock.
+  std::atomic<std::uint8_t> ending;
+  std::atomic<std::uint8_t> key_setter;
   void (*migration_cb)(ABT_thread, void*);
   void* migration_arg;
-  ABT_pool last_pool;  // the ABT pool the unit was last put in by the ABT layer
-  void* user_stack;    // the stack ABT_thread_attr_set_stack gave (its size is u->stack_size)
+  // The ABT pool the unit was last put in by the ABT layer: written by whoever moves the unit,
+  // read by its joiner and by queries from any thread.
+  std::atomic<ABT_pool> last_pool;
+  void* user_stack;  // the stack ABT_thread_attr_set_stack gave (its size is u->stack_size)
 };
 static_assert(sizeof(thread_ext) <= weft::detail::inline_callable_size);
 
+/// The entry every ABT-created work unit runs (see thread.cpp): checks cancellation, then calls
+/// the C function with its argument. Its address marks the units that carry a thread_ext.
+void invoke_entry(weft::work_unit* u);
+
 /// The ABT extension of `u`, or nullptr for units the ABT layer did not create (the primary ULT,
-/// units made with weft's C++ API, stacked schedulers).
-thread_ext* ext_of(weft::work_unit* u) noexcept;
+/// units made with weft's C++ API, stacked schedulers). Inline: every ABT call on a unit asks.
+inline thread_ext* ext_of(weft::work_unit* u) noexcept {
+  if (!u || u->invoke != &invoke_entry) return nullptr;
+  return std::launder(reinterpret_cast<thread_ext*>(u->storage));
+}
 
 // ------------------------------------------------------------------------------------------
 // Keys (ABT_key) are weft::local_key values; see key.cpp.

@@ -16,6 +16,8 @@ layer_state& state() noexcept {
 }
 
 std::atomic<int> g_init_count{0};
+std::atomic<weft::work_unit*> g_primary_unit{nullptr};
+std::atomic<std::uint32_t> g_slow_paths{0};
 
 int current_exception_code(int fallback, int context_error) noexcept {
   try {
@@ -52,15 +54,6 @@ context calling_context() noexcept {
   if (!u) return weft::this_unit::stream() ? context::scheduler : context::external;
   if (u->kind == weft::unit_kind::tasklet) return context::tasklet;
   return u == primary_unit() ? context::primary_ult : context::ult;
-}
-
-weft::work_unit* primary_unit() noexcept {
-  return state().primary_unit.load(std::memory_order_acquire);
-}
-
-thread_ext* ext_of(weft::work_unit* u) noexcept {
-  if (!u || u->invoke != &invoke_entry) return nullptr;
-  return std::launder(reinterpret_cast<thread_ext*>(u->storage));
 }
 
 }  // namespace abt

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "abt_internal.hpp"
+#include "asymmetric_fence.hpp"
 #include "objects.hpp"
 #include "state.hpp"
 #include "weft/config.hpp"
@@ -123,6 +124,9 @@ int ABT_init(int, char**) {
     st.default_stack_size = cfg.stack_size;
     st.event_freq = cfg.event_freq;
     st.primary_unit.store(weft::this_unit::current(), std::memory_order_release);
+    init_asymmetric_fence();  // before the first unit of the layer exists
+    // No unit of this initialisation has been asked to cancel yet.
+    g_slow_paths.fetch_and(~std::uint32_t{slow_cancel}, std::memory_order_relaxed);
     try {
       register_existing_streams();
     } catch (...) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "asymmetric_fence.hpp"
 #include "units.hpp"
 #include "weft/error.hpp"
 #include "weft/unit_local.hpp"
@@ -44,7 +45,7 @@ std::mutex& key_lock_of(const weft::work_unit* u) noexcept {
 namespace {
 
 /// Another thread's ABT key call on unit `u`: holds u's key lock (against u's own key calls) and,
-/// while u runs, flag_key_setter (against the teardown of u's values when its entry ends, see
+/// while u runs, key_setter (against the teardown of u's values when its entry ends, see
 /// abt::end_of_entry). A unit whose entry has ended is waited for until it has terminated; its
 /// values are settled then and may be set again.
 class other_unit_keys {
@@ -53,9 +54,10 @@ class other_unit_keys {
     for (;;) {
       lock_ = std::unique_lock(abt::key_lock_of(u));
       if (!e_) return;
-      const std::uint32_t f = e_->flags.fetch_or(abt::flag_key_setter, std::memory_order_seq_cst);
-      if (!(f & abt::flag_settling)) return;
-      e_->flags.fetch_and(~std::uint32_t{abt::flag_key_setter}, std::memory_order_seq_cst);
+      // The rare side of the Dekker pair with the unit's end (abt::end_of_entry).
+      abt::rare_store_fenced(e_->key_setter, 1);
+      if (!e_->ending.load(std::memory_order_seq_cst)) return;
+      e_->key_setter.store(0, std::memory_order_seq_cst);
       if (u->state.load(std::memory_order_acquire) == weft::unit_state::terminated) {
         e_ = nullptr;  // settled: nothing tears the values down any more
         return;
@@ -65,7 +67,7 @@ class other_unit_keys {
     }
   }
   ~other_unit_keys() {
-    if (e_) e_->flags.fetch_and(~std::uint32_t{abt::flag_key_setter}, std::memory_order_seq_cst);
+    if (e_) e_->key_setter.store(0, std::memory_order_seq_cst);
   }
   other_unit_keys(const other_unit_keys&) = delete;
   other_unit_keys& operator=(const other_unit_keys&) = delete;

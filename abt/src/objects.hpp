@@ -90,6 +90,9 @@ bool in_scheduler_loop() noexcept;
 weft::work_unit* scheduler_unit() noexcept;
 /// Runs `u` from the calling user scheduler's loop (ABT_xstream_run_unit, ABT_self_schedule).
 int run_from_scheduler(weft::work_unit* u);
+/// ABT_thread_yield and ABT_self_yield in a user main scheduler's run, whose stand-in is `s`
+/// (scheduler_unit()): the scheduler's ULT yields as in Argobots (see sched.cpp).
+int yield_from_scheduler(weft::work_unit* s) noexcept;
 
 // --- streams (xstream.cpp) -------------------------------------------------------------------
 

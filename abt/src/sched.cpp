@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "objects.hpp"
+#include "units.hpp"
 #include "weft/error.hpp"
 #include "weft/schedulers/basic_scheduler.hpp"
 #include "weft/schedulers/fifo_pool.hpp"
@@ -85,6 +86,15 @@ class user_scheduler final : public weft::loop_scheduler {
     weft::work_unit* prev_unit = tl_loop_unit;
     tl_running = this;
     tl_loop_unit = weft::this_unit::current();
+    // Argobots' main scheduler is a ULT its stream's root runs: a tool sees it start (RUN). A
+    // stacked one runs in a weft ULT, which the runtime reports.
+    if (!tl_loop_unit && tool_active()) {
+      try {
+        scheduler_tool_event(self_unit(), ABT_TOOL_EVENT_THREAD_RUN);
+      } catch (...) {
+        // Out of memory for the stand-in: nothing to report on.
+      }
+    }
     h_->def.run(h_);
     tl_running = prev;
     tl_loop_unit = prev_unit;
@@ -282,6 +292,30 @@ weft::work_unit* scheduler_unit() noexcept {
   } catch (...) {
     return nullptr;
   }
+}
+
+int yield_from_scheduler(weft::work_unit* s) noexcept {
+  // Argobots runs a stream's main scheduler as a ULT whose parent is the stream's root ULT: a
+  // yield puts the scheduler's ULT into the root's pool and switches to the root, whose loop
+  // holds nothing else and runs the scheduler again at once. So the yield returns to run()
+  // with nothing run in between, and a tool sees the scheduler's ULT yield (sync type USER) and
+  // run again. weft's main schedulers run on the stream's own context with no root above them:
+  // the stand-in reports the same events.
+  if (tool_active()) {
+    scheduler_tool_event(s, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
+    scheduler_tool_event(s, ABT_TOOL_EVENT_THREAD_RUN);
+  }
+  return ABT_SUCCESS;
+}
+
+int yield_outside_ult(weft::work_unit* self, bool report) noexcept {
+  // Only a main scheduler's loop gets here: a stacked one runs in a weft ULT (its stacking
+  // unit) and yields as one, back to its parent scheduler, which runs other work first.
+  if (!self) {
+    if (weft::work_unit* s = scheduler_unit()) return yield_from_scheduler(s);
+  }
+  if (!report) return ABT_SUCCESS;  // a tasklet or an external thread: nothing to yield
+  return self ? ABT_ERR_INV_THREAD : ABT_ERR_INV_XSTREAM;
 }
 
 int run_from_scheduler(weft::work_unit* u) {

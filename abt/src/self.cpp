@@ -239,12 +239,8 @@ int ABT_self_get_unit(ABT_unit* unit) {
 }
 
 int ABT_self_yield(void) {
-  // A user main scheduler's loop is a ULT in Argobots, with nothing above it to yield to here.
-  if (ensure_initialized() == ABT_SUCCESS && calling_context() == context::scheduler &&
-      scheduler_unit())
-    return ABT_SUCCESS;
-  if (int rc = need_ult()) return rc;
-  return ABT_thread_yield();
+  if (int rc = ensure_initialized()) return rc;
+  return yield_caller(true);
 }
 
 int ABT_self_yield_to(ABT_thread thread) {
@@ -319,7 +315,7 @@ int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {
   if (!u) return ABT_ERR_INV_THREAD;
   if (pool) {
     u->home.store(pool->pool.get(), std::memory_order_relaxed);
-    if (thread_ext* e = ext_of(u)) e->last_pool = pool;
+    if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
   }
   if (in_scheduler_loop()) return run_from_scheduler(u);
   if (int rc = need_ult()) return rc;

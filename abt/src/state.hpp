@@ -16,7 +16,7 @@ namespace abt {
 struct layer_state {
   std::atomic<int>& init_count = g_init_count;  // the nesting depth (see abt_internal.hpp)
   bool owns_runtime = false;  // ABT_init initialised weft (false: weft::init came first)
-  std::atomic<weft::work_unit*> primary_unit{nullptr};
+  std::atomic<weft::work_unit*>& primary_unit = g_primary_unit;  // see abt_internal.hpp
   std::size_t default_stack_size = 0;
   unsigned event_freq = 64;
   std::atomic<int> creating_xstreams{0};  // ABT_xstream_create* calls between start and handle
@@ -31,9 +31,5 @@ struct layer_state {
 
 /// The layer's state (a never-destroyed singleton).
 layer_state& state() noexcept;
-
-/// The entry every ABT-created work unit runs (see thread.cpp): checks cancellation, then calls
-/// the C function with its argument.
-void invoke_entry(weft::work_unit* u);
 
 }  // namespace abt

@@ -40,6 +40,10 @@ int ABT_task_revive(ABT_pool pool, void (*task_func)(void*), void* arg, ABT_task
 int ABT_task_free(ABT_task* task) {
   if (int rc = ensure_initialized()) return rc;
   if (!task) return ABT_ERR_INV_ARG;
+  if (free_if_done(unit_of(*task))) [[likely]] {
+    *task = ABT_TASK_NULL;
+    return ABT_SUCCESS;
+  }
   if (int rc = join_unit(unit_of(*task), true, ABT_ERR_INV_TASK)) return rc;
   *task = ABT_TASK_NULL;
   return ABT_SUCCESS;

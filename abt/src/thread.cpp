@@ -8,6 +8,7 @@
 
 #include <new>
 
+#include "asymmetric_fence.hpp"
 #include "units.hpp"
 #include "weft/error.hpp"
 #include "weft/runtime.hpp"
@@ -32,13 +33,34 @@ struct borrowed_tasklet : weft::tasklet {
 
 namespace {
 
-/// Runs end_of_entry() when a unit's entry ends (returned, exited or cancelled): FINISH and, for
-/// an unnamed unit, which frees itself, FREE, in Argobots' order; from then on weft tears down
-/// the unit's local values, and ABT_thread_set_specific from another thread waits until the
-/// unit has terminated.
+/// The tool events of an entry's end: FINISH (unless its cancellation was reported) and, for an
+/// unnamed unit, which frees itself, FREE, in Argobots' order.
+[[gnu::cold, gnu::noinline]] void report_entry_end(weft::work_unit* u, const thread_ext* e) {
+  const std::uint32_t f = e->flags.load(std::memory_order_acquire);
+  if (!(f & flag_cancelled)) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
+  if (f & flag_unnamed) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
+}
+
+/// end_of_entry() for an ABT-created unit `u` whose extension is `e`.
+inline void end_entry(weft::work_unit* u, thread_ext* e) noexcept {
+  if (e->ending.load(std::memory_order_relaxed)) return;  // ran already (ABT_self_exit_to)
+  // A Dekker pair with another thread's key call on the unit (other_unit_keys in key.cpp), which
+  // stores key_setter and then loads `ending`: whichever comes second sees the other. This side
+  // runs once per unit, that side rarely, so this side's fence is the light one.
+  frequent_store_fenced(e->ending, 1);
+  if (tool_active()) [[unlikely]]
+    report_entry_end(u, e);
+  // A key call from another thread that got in first finishes before weft tears the values down.
+  while (e->key_setter.load(std::memory_order_seq_cst)) [[unlikely]] sched_yield();
+}
+
+/// Ends a unit's entry when it returns, exits or is cancelled (end_entry): from then on weft
+/// tears down the unit's local values, and ABT_thread_set_specific from another thread waits
+/// until the unit has terminated.
 struct entry_end {
   weft::work_unit* u;
-  ~entry_end() { end_of_entry(u); }
+  thread_ext* e;
+  ~entry_end() { end_entry(u, e); }
 };
 
 std::size_t page_bytes() noexcept {
@@ -81,33 +103,23 @@ bool use_user_stack(weft::work_unit* u, void* stack, std::size_t size) noexcept 
 }  // namespace
 
 void end_of_entry(weft::work_unit* u) noexcept {
-  thread_ext* e = ext_of(u);
-  if (!e) return;
-  // One read-modify-write on the flags orders this against another thread's key call on the unit
-  // (which sets flag_key_setter the same way): whichever comes second sees the other.
-  const std::uint32_t f =
-      e->flags.fetch_or(flag_entry_ended | flag_settling, std::memory_order_seq_cst);
-  if (f & flag_entry_ended) return;
-  if (tool_active()) {
-    if (!(f & flag_cancelled)) tool_event(u, ABT_TOOL_EVENT_THREAD_FINISH);
-    if (f & flag_unnamed) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
-  }
-  // A key call from another thread that got in first finishes before weft tears the values down.
-  while (e->flags.load(std::memory_order_seq_cst) & flag_key_setter) sched_yield();
+  if (thread_ext* e = ext_of(u)) end_entry(u, e);
 }
 
 void invoke_entry(weft::work_unit* u) {
   auto* e = std::launder(reinterpret_cast<thread_ext*>(u->storage));  // ours: invoke is this
-  const entry_end end{u};
+  const entry_end end{u, e};
   // A unit cancelled before it started terminates without running (Argobots' cancellation; a
   // cancel that comes later is honoured at the unit's next ABT yield).
   e->started.store(true, std::memory_order_relaxed);
-  if (e->flags.load(std::memory_order_acquire) & flag_cancel) {
-    e->flags.fetch_or(flag_cancelled, std::memory_order_relaxed);
-    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_CANCEL);
-    return;
+  if (slow_paths_on()) [[unlikely]] {
+    if (e->flags.load(std::memory_order_acquire) & flag_cancel) {
+      e->flags.fetch_or(flag_cancelled, std::memory_order_relaxed);
+      if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_CANCEL);
+      return;
+    }
+    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
   }
-  if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
   u->entry_fn(u->entry_arg);
 }
 
@@ -129,9 +141,11 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
   e->started.store(false, std::memory_order_relaxed);
   e->suspend_pending.store(false, std::memory_order_relaxed);
   e->suspending.store(false, std::memory_order_relaxed);
+  e->ending.store(0, std::memory_order_relaxed);
+  e->key_setter.store(0, std::memory_order_relaxed);
   e->migration_cb = attr ? attr->migration_cb : nullptr;
   e->migration_arg = attr ? attr->migration_arg : nullptr;
-  e->last_pool = ph;
+  e->last_pool.store(ph, std::memory_order_relaxed);
   e->user_stack = user_stack;
   u->invoke = &invoke_entry;
   u->destroy = (flags & flag_user_guard) ? &unguard_user_stack : nullptr;
@@ -169,63 +183,82 @@ static int never_ran_code(const weft::work_unit* u) noexcept {
   return ABT_SUCCESS;
 }
 
-int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
-  if (!u) return invalid_code;
-  // Fast path: a finished unit (the caller, the primary ULT and a detached unit never are).
-  if (u->join_word.load(std::memory_order_acquire) == weft::detail::join_done) {
-    if (thread_ext* e = ext_of(u); e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed))
-      return invalid_code;
-    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_JOIN);
-    const int rc = never_ran_code(u);
-    if (then_free) {
-      if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
-      weft::detail::discard_unit(u);
-    }
-    return rc;
-  }
-  weft::work_unit* self = weft::this_unit::current();
-  if (u == self) return invalid_code;
-  if (u == primary_unit()) return invalid_code;
-  thread_ext* e = ext_of(u);
-  if (e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed)) return invalid_code;
+namespace {
+
+/// True when a join by the ULT `self` may run `u` at once on the calling stream, as Argobots'
+/// join does: both belong to the same built-in pool and only one stream consumes it (access
+/// PRIV, SPSC or MPSC), so `u` would run on this stream anyway. The runtime's helping join then
+/// takes `u` out of the pool if it is still queued there and this stream is its consumer, and
+/// blocks as usual otherwise.
+bool joins_in_place(const weft::work_unit* self, weft::work_unit* u, const thread_ext* e) noexcept {
+  if (!e) return false;
+  weft::pool* const home = u->home.load(std::memory_order_relaxed);
+  const ABT_pool p = e->last_pool.load(std::memory_order_relaxed);
+  return p && home && !p->user_defined && p->pool.get() == home &&
+         self->home.load(std::memory_order_relaxed) == home &&
+         weft::single_consumer(home->access());
+}
+
+/// Waits for `u`, not yet terminated, to terminate; `self` is the caller's unit (nullptr on an
+/// external thread), which is neither `u` nor joined by it.
+int wait_for_end(weft::work_unit* u, weft::work_unit* self, const thread_ext* e) {
   return guarded(ABT_ERR_THREAD, [&] {
     const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
-    if (w != weft::detail::join_done) {
-      const bool can_block = self && self->kind == weft::unit_kind::ult;
-      if (w == weft::detail::join_none && (can_block || !self)) {
-        weft::detail::check_join(u);
-        // A ULT blocks until the unit ends (SUSPEND, then RESUME and RUN), as in Argobots.
-        const tool_block_scope block(ABT_SYNC_EVENT_TYPE_THREAD_JOIN, handle_of(u));
-        // Argobots programs count on the stream whose pool a unit went to running it: the join
-        // waits, it does not run the unit on the caller's stream.
+    if (w == weft::detail::join_done) return ABT_SUCCESS;
+    const bool can_block = self && self->kind == weft::unit_kind::ult;
+    if (w == weft::detail::join_none && (can_block || !self)) {
+      // The caller is not `u`, nobody else joins it and the caller may block: what
+      // weft::detail::check_join would verify. A ULT blocks until the unit ends (SUSPEND, then
+      // RESUME and RUN), as in Argobots.
+      const tool_block_scope block(ABT_SYNC_EVENT_TYPE_THREAD_JOIN, handle_of(u));
+      // Argobots programs count on the stream whose pool a unit went to running it: the join
+      // runs the unit itself only where Argobots' would (joins_in_place), and otherwise waits.
+      if (can_block && joins_in_place(self, u, e))
+        weft::detail::wait_unit(u);
+      else
         weft::detail::wait_unit_in_place(u);
-      } else {
-        // Another joiner already waits (weft takes one), or the caller is a tasklet, which
-        // cannot block: wait for the end by yielding or spinning, as Argobots does.
-        while (u->join_word.load(std::memory_order_acquire) != weft::detail::join_done) {
-          if (can_block)
-            weft::this_unit::yield();
-          else
-            sched_yield();
-        }
+    } else {
+      // Another joiner already waits (weft takes one), or the caller is a tasklet, which
+      // cannot block: wait for the end by yielding or spinning, as Argobots does.
+      while (u->join_word.load(std::memory_order_acquire) != weft::detail::join_done) {
+        if (can_block)
+          weft::this_unit::yield();
+        else
+          sched_yield();
       }
     }
-    // Argobots reports the join once the unit has terminated.
-    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_JOIN);
-    const int rc = never_ran_code(u);
-    if (then_free) {
-      if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
-      weft::detail::discard_unit(u);
-    }
-    return rc;
+    return ABT_SUCCESS;
   });
 }
 
-void honour_cancel() {
-  honour_cancel(weft::this_unit::current());
+}  // namespace
+
+int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
+  if (!u) return invalid_code;
+  const thread_ext* const e = ext_of(u);
+  if (e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed)) return invalid_code;
+  if (u->join_word.load(std::memory_order_acquire) != weft::detail::join_done) {
+    // A finished unit is neither the caller nor the primary ULT: only an unfinished one needs
+    // the caller's identity (one look-up).
+    weft::work_unit* const self = weft::this_unit::current();
+    if (u == self || u == primary_unit()) return invalid_code;
+    if (int rc = wait_for_end(u, self, e)) return rc;
+  }
+  if (!slow_paths_on()) [[likely]] {
+    // The common case: no tool to tell, and freed at once when nothing escaped the unit.
+    if (then_free && weft::detail::reap_if_done(u)) return ABT_SUCCESS;
+  } else if (tool_active()) {
+    tool_event(u, ABT_TOOL_EVENT_THREAD_JOIN);  // Argobots reports it once the unit terminated
+  }
+  const int rc = never_ran_code(u);
+  if (then_free) {
+    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
+    weft::detail::discard_unit(u);
+  }
+  return rc;
 }
 
-void honour_cancel(weft::work_unit* self) {
+void honour_cancel_slow(weft::work_unit* self) {
   thread_ext* e = ext_of(self);
   if (e && (e->flags.load(std::memory_order_acquire) & flag_cancel) &&
       self->kind == weft::unit_kind::ult) {
@@ -238,9 +271,10 @@ void honour_cancel(weft::work_unit* self) {
 ABT_pool last_pool_of(weft::work_unit* u) {
   weft::pool* home = u->home.load(std::memory_order_relaxed);
   thread_ext* e = ext_of(u);
-  if (e && e->last_pool && e->last_pool->pool.get() == home) return e->last_pool;
+  const ABT_pool last = e ? e->last_pool.load(std::memory_order_relaxed) : nullptr;
+  if (last && last->pool.get() == home) return last;
   ABT_pool h = find_pool(home);
-  if (e && h) e->last_pool = h;
+  if (e && h) e->last_pool.store(h, std::memory_order_relaxed);
   return h;
 }
 
@@ -269,7 +303,7 @@ int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle)
   return guarded(ABT_ERR_MIGRATION_NA, [&] {
     if (u == weft::this_unit::current()) {
       if (u->kind == weft::unit_kind::tasklet) return ABT_ERR_MIGRATION_NA;  // already running
-      if (e) e->last_pool = target_handle;
+      if (e) e->last_pool.store(target_handle, std::memory_order_relaxed);
       if (e && e->migration_cb) e->migration_cb(handle_of(u), e->migration_arg);
       weft::this_unit::migrate_to(target);
       return ABT_SUCCESS;
@@ -281,7 +315,7 @@ int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle)
     } else {
       borrowed_ult(u).migrate_to(target);
     }
-    if (e) e->last_pool = target_handle;
+    if (e) e->last_pool.store(target_handle, std::memory_order_relaxed);
     if (e && e->migration_cb) e->migration_cb(handle_of(u), e->migration_arg);
     return ABT_SUCCESS;
   });
@@ -409,6 +443,10 @@ int ABT_thread_revive_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
 int ABT_thread_free(ABT_thread* thread) {
   if (int rc = ensure_initialized()) return rc;
   if (!thread) return ABT_ERR_INV_ARG;
+  if (free_if_done(unit_of(*thread))) [[likely]] {
+    *thread = ABT_THREAD_NULL;
+    return ABT_SUCCESS;
+  }
   if (int rc = join_unit(unit_of(*thread), true, ABT_ERR_INV_THREAD)) return rc;
   *thread = ABT_THREAD_NULL;
   return ABT_SUCCESS;
@@ -447,6 +485,9 @@ int ABT_thread_cancel(ABT_thread thread) {
   if (!u || u == primary_unit()) return ABT_ERR_INV_THREAD;
   thread_ext* e = ext_of(u);
   if (!e) return ABT_ERR_INV_THREAD;
+  // The hot paths look at cancellation from now on (before the flag, so that one who sees the
+  // flag's effect has its look turned on).
+  g_slow_paths.fetch_or(slow_cancel, std::memory_order_seq_cst);
   e->flags.fetch_or(flag_cancel, std::memory_order_acq_rel);
   return ABT_SUCCESS;
 }
@@ -534,40 +575,35 @@ int ABT_thread_set_associated_pool(ABT_thread thread, ABT_pool pool) {
   // The primary ULT too: weft pins it to the primary stream, so a scheduler of another stream
   // that pops it from `pool` hands it back there; it runs wherever the primary stream serves it.
   u->home.store(pool->pool.get(), std::memory_order_relaxed);
-  if (thread_ext* e = ext_of(u)) e->last_pool = pool;
+  if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
   return ABT_SUCCESS;
 }
 
 int ABT_thread_yield_to(ABT_thread thread) {
   if (int rc = ensure_initialized()) return rc;
-  if (!caller_can_block()) return not_a_ult_code();
+  // One look at the caller serves every check: this is one of the C API's hot paths.
+  weft::work_unit* const self = weft::this_unit::current();
+  if (!self || self->kind != weft::unit_kind::ult) [[unlikely]]
+    return self ? ABT_ERR_INV_THREAD : ABT_ERR_INV_XSTREAM;
   weft::work_unit* u = unit_of(thread);
-  if (!u || u == weft::this_unit::current() || u->kind != weft::unit_kind::ult)
-    return ABT_ERR_INV_THREAD;
-  return guarded(ABT_ERR_THREAD, [&] {
-    if (tool_active())
-      tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
+  if (!u || u == self || u->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
+  if (!slow_paths_on()) [[likely]]
+    return guarded(ABT_ERR_THREAD, [u] {
+      weft::this_unit::yield_to(u);
+      return ABT_SUCCESS;
+    });
+  return guarded(ABT_ERR_THREAD, [self, u] {
+    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield_to(u);
-    tool_running_again();
-    honour_cancel();
+    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_RUN);
+    honour_cancel(self);
     return ABT_SUCCESS;
   });
 }
 
 int ABT_thread_yield(void) {
   if (int rc = ensure_initialized()) return rc;
-  // One look at the caller serves every check below: this is the C API's hot path. Argobots
-  // 1.x: from a tasklet, an external thread or a scheduler's loop there is nothing to yield, and
-  // the call succeeds without doing anything (ABT_self_yield reports those callers instead).
-  weft::work_unit* const self = weft::this_unit::current();
-  if (!self || self->kind != weft::unit_kind::ult) return ABT_SUCCESS;
-  return guarded(ABT_ERR_THREAD, [self] {
-    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
-    weft::this_unit::yield();
-    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_RUN);
-    honour_cancel(self);
-    return ABT_SUCCESS;
-  });
+  return yield_caller(false);
 }
 
 int ABT_thread_resume(ABT_thread thread) {

@@ -37,12 +37,12 @@ namespace abt {
 namespace {
 
 /// Calls the registered callback for `u`.
-void emit(weft::work_unit* u, std::uint64_t event, ABT_sync_event_type sync_type,
-          void* sync_object) noexcept {
+void emit(weft::work_unit* u, std::uint64_t event, ABT_sync_event_type sync_type, void* sync_object,
+          weft::work_unit* caller = weft::this_unit::current()) noexcept {
   if (!(g_tool.mask.load(std::memory_order_acquire) & event)) return;
   ABT_tool_thread_callback_fn cb = g_tool.cb.load(std::memory_order_acquire);
   if (!cb || !u) return;
-  ABT_tool_context_opaque ctx{u, event, weft::this_unit::current(), sync_type, sync_object};
+  ABT_tool_context_opaque ctx{u, event, caller, sync_type, sync_object};
   cb(handle_of(u), xstream_handle(weft::this_unit::stream()), event, &ctx,
      g_tool.arg.load(std::memory_order_acquire));
 }
@@ -116,6 +116,13 @@ void tool_event(weft::work_unit* u, std::uint64_t event, ABT_sync_event_type syn
   emit(u, event, sync_type, sync_object);
 }
 
+void scheduler_tool_event(weft::work_unit* s, std::uint64_t event,
+                          ABT_sync_event_type sync_type) noexcept {
+  // The stand-in never runs as a weft unit: nothing else reports it. Its caller is itself, as
+  // for any ULT's own yield.
+  emit(s, event, sync_type, nullptr, s);
+}
+
 }  // namespace abt
 
 using namespace abt;
@@ -131,6 +138,10 @@ int ABT_tool_register_thread_callback(ABT_tool_thread_callback_fn cb_func, uint6
   g_tool.arg.store(user_arg, std::memory_order_release);
   g_tool.mask.store(cb_func ? (event_mask & ABT_TOOL_EVENT_THREAD_ALL) : 0,
                     std::memory_order_release);
+  if (g_tool.mask.load(std::memory_order_relaxed))
+    g_slow_paths.fetch_or(slow_tool, std::memory_order_release);
+  else
+    g_slow_paths.fetch_and(~std::uint32_t{slow_tool}, std::memory_order_release);
   weft::detail::set_unit_event_hook(g_tool.mask.load(std::memory_order_relaxed) ? &runtime_event
                                                                                 : nullptr);
   return ABT_SUCCESS;

@@ -4,6 +4,7 @@
 
 #include "objects.hpp"
 #include "weft/this_unit.hpp"
+#include "weft/unit_handle.hpp"
 
 namespace abt {
 
@@ -14,10 +15,31 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
 /// Waits for `u` to terminate without freeing it (ABT_thread_join); `then_free` frees it too
 /// (ABT_thread_free).
 int join_unit(weft::work_unit* u, bool then_free, int invalid_code);
-/// Ends the calling ULT if it was cancelled (checked at the ABT layer's scheduling points).
-void honour_cancel() noexcept(false);
+/// ABT_thread_free's and ABT_task_free's common case, inline: `u`, named, has terminated, there
+/// is no tool to tell and nothing escaped it: frees it and returns true. Otherwise returns false
+/// and leaves it to join_unit().
+inline bool free_if_done(weft::work_unit* u) noexcept {
+  if (!u || slow_paths_on() ||
+      u->join_word.load(std::memory_order_acquire) != weft::detail::join_done)
+    return false;
+  if (const thread_ext* e = ext_of(u);
+      e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed))
+    return false;
+  return weft::detail::reap_if_done(u);
+}
+/// Ends the running ULT `self` if it was asked to cancel (honour_cancel's slow path).
+void honour_cancel_slow(weft::work_unit* self) noexcept(false);
 /// honour_cancel() for a caller that knows it is the running ULT `self`.
-void honour_cancel(weft::work_unit* self) noexcept(false);
+inline void honour_cancel(weft::work_unit* self) noexcept(false) {
+  if (g_slow_paths.load(std::memory_order_relaxed) & slow_cancel) [[unlikely]]
+    honour_cancel_slow(self);
+}
+/// Ends the calling ULT if it was cancelled (checked at the ABT layer's scheduling points). While
+/// no unit was ever asked to cancel, this is one load and a branch.
+inline void honour_cancel() noexcept(false) {
+  if (g_slow_paths.load(std::memory_order_relaxed) & slow_cancel) [[unlikely]]
+    honour_cancel_slow(weft::this_unit::current());
+}
 /// Requests the migration of `u` to `target`.
 int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle);
 /// The handle of the pool `u` is associated with.
@@ -31,11 +53,43 @@ int not_a_ult_code() noexcept;
 void tool_event(weft::work_unit* u, std::uint64_t event,
                 ABT_sync_event_type sync_type = ABT_SYNC_EVENT_TYPE_UNKNOWN,
                 void* sync_object = nullptr) noexcept;
+/// tool_event() for the descriptor that stands for a user main scheduler's ULT (its loop runs
+/// outside any weft unit, so neither the runtime nor tool_event() reports it).
+void scheduler_tool_event(weft::work_unit* s, std::uint64_t event,
+                          ABT_sync_event_type sync_type = ABT_SYNC_EVENT_TYPE_UNKNOWN) noexcept;
 /// Event mask of the registered tool callback (0: none); tool.cpp writes it.
 extern std::atomic<std::uint64_t> g_tool_mask;
 /// True when a tool callback is registered (a single relaxed load, inline on hot paths).
 inline bool tool_active() noexcept {
   return g_tool_mask.load(std::memory_order_relaxed) != 0;
+}
+
+/// A yield from a caller that is not a ULT (`self`: the calling tasklet, or nullptr): in a user
+/// main scheduler's run, the scheduler's ULT yields (yield_from_scheduler). Otherwise
+/// ABT_thread_yield (`report` false) succeeds without doing anything, as in Argobots 1.x, and
+/// ABT_self_yield (`report` true) reports the caller: ABT_ERR_INV_THREAD for a tasklet,
+/// ABT_ERR_INV_XSTREAM outside any unit.
+int yield_outside_ult(weft::work_unit* self, bool report) noexcept;
+
+/// ABT_thread_yield (`report` false) and ABT_self_yield (`report` true) past the initialisation
+/// check: one look at the caller serves every check. Without tool or cancellation to look after,
+/// a calling ULT makes a plain weft yield (weft's own cost plus a predictable branch).
+inline int yield_caller(bool report) noexcept {
+  weft::work_unit* const self = weft::this_unit::current();
+  if (!self || self->kind != weft::unit_kind::ult) [[unlikely]]
+    return yield_outside_ult(self, report);
+  if (!slow_paths_on()) [[likely]]
+    return guarded(ABT_ERR_THREAD, [] {
+      weft::this_unit::yield();
+      return ABT_SUCCESS;
+    });
+  return guarded(ABT_ERR_THREAD, [self] {
+    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
+    weft::this_unit::yield();
+    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_RUN);
+    honour_cancel(self);
+    return ABT_SUCCESS;
+  });
 }
 
 /// Reports RUN for the calling unit: it has its stream again after an ABT call switched away

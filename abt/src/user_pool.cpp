@@ -392,7 +392,7 @@ int user_pool_push_unit(ABT_pool p, ABT_unit unit) {
   weft::work_unit* u = as_user(p).push_unit(unit);
   if (!u) return ABT_ERR_INV_UNIT;
   u->home.store(p->pool.get(), std::memory_order_relaxed);
-  if (thread_ext* e = ext_of(u)) e->last_pool = p;
+  if (thread_ext* e = ext_of(u)) e->last_pool.store(p, std::memory_order_relaxed);
   return ABT_SUCCESS;
 }
 

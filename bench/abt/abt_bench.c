@@ -14,6 +14,7 @@
  *              (ABT_thread_free / ABT_task_free join them)
  *   yield      two ULTs call ABT_thread_yield N times each
  *   yield_to   two ULTs hand the stream to each other with ABT_thread_yield_to, N times each
+ *   chain      a chain N deep: each ULT creates the next with ABT_thread_create and frees it
  *   lock       the primary ULT locks and unlocks an uncontended ABT_mutex N times
  *   lock-yield two ULTs lock, yield while holding the lock, unlock, N times each (the other waits)
  */
@@ -65,6 +66,17 @@ static void lock_yield_body(void* arg) {
   }
 }
 
+/* One link of a chain: creates the next link (arg: the links left after this one), frees it. */
+static void chain_link(void* arg) {
+  const long left = (long)(intptr_t)arg;
+  if (left == 0) return;
+  ABT_thread next;
+  check(ABT_thread_create(g_pool, chain_link, (void*)(intptr_t)(left - 1), ABT_THREAD_ATTR_NULL,
+                          &next),
+        "ABT_thread_create");
+  check(ABT_thread_free(&next), "ABT_thread_free");
+}
+
 typedef long (*trial_fn)(long n, void* scratch);
 
 static long ult_fan_out(long n, void* scratch) {
@@ -105,6 +117,12 @@ static long yields(long n, void* scratch) {
 static long yield_tos(long n, void* scratch) {
   (void)scratch;
   return pair(n, yield_to_body);
+}
+
+static long chain(long n, void* scratch) {
+  (void)scratch;
+  chain_link((void*)(intptr_t)n);
+  return n;
 }
 
 static long locks(long n, void* scratch) {
@@ -158,6 +176,7 @@ int main(int argc, char** argv) {
   run("tasklet", "fanout", n, trials, tasklet_fan_out, scratch);
   run("ult", "yield", n, trials, yields, NULL);
   run("ult", "yield_to", n, trials, yield_tos, NULL);
+  run("ult", "chain", n, trials, chain, NULL);
   run("mutex", "lock", n, trials, locks, NULL);
   run("mutex", "lock-yield", n, trials, lock_yields, NULL);
   free(scratch);

@@ -755,7 +755,7 @@ static void record_event(ABT_thread thread, ABT_xstream xstream, uint64_t event,
   struct event_log* log = arg;
   if (thread == g_primary) return;
   ABT_sync_event_type sync = ABT_SYNC_EVENT_TYPE_UNKNOWN;
-  if (event == ABT_TOOL_EVENT_THREAD_SUSPEND)
+  if (event == ABT_TOOL_EVENT_THREAD_SUSPEND || event == ABT_TOOL_EVENT_THREAD_YIELD)
     OK(ABT_tool_query_thread(context, event, ABT_TOOL_QUERY_KIND_SYNC_OBJECT_TYPE, &sync));
   pthread_mutex_lock(&log->lock);
   CHECK(log->n < max_events);
@@ -1081,6 +1081,125 @@ static void test_scheduler_is_a_ult(void) {
   abt_test_stop();
 }
 
+/* A yield in a user main scheduler's run: Argobots' scheduler is a ULT, whose yield goes to its
+ * parent (the stream's root) and comes straight back; a tool sees it start, yield and run. */
+struct sched_yield_view {
+  int seen;
+  ABT_thread thread;
+  int thread_yield_code;
+  int self_yield_code;
+};
+
+static struct sched_yield_view g_sched_yield;
+
+static void yielding_sched_run(ABT_sched sched) {
+  ABT_pool pool;
+  OK(ABT_sched_get_pools(sched, 1, 0, &pool));
+  struct sched_yield_view* v = &g_sched_yield;
+  if (!abt_test_load(&v->seen)) {
+    OK(ABT_self_get_thread(&v->thread));
+    v->thread_yield_code = ABT_thread_yield();
+    v->self_yield_code = ABT_self_yield();
+    abt_test_store(&v->seen, 1);
+  }
+  for (int n = 0;; n++) {
+    ABT_thread t;
+    OK(ABT_pool_pop_thread(pool, &t));
+    if (t != ABT_THREAD_NULL) OK(ABT_self_schedule(t, ABT_POOL_NULL));
+    if (n % 16 == 0) {
+      OK(ABT_xstream_check_events(sched));
+      ABT_bool stop = ABT_FALSE;
+      OK(ABT_sched_has_to_stop(sched, &stop));
+      if (stop == ABT_TRUE) break;
+    }
+  }
+}
+
+static void test_scheduler_yield(void) {
+  abt_test_start();
+  memset(&g_sched_yield, 0, sizeof g_sched_yield);
+  clear_log();
+  OK(ABT_thread_self(&g_primary));
+  OK(ABT_tool_register_thread_callback(record_event, EV(RUN) | EV(YIELD), &g_log));
+  ABT_sched_def def = {ABT_SCHED_TYPE_ULT, NULL, yielding_sched_run, NULL, NULL};
+  ABT_pool pool;
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_TRUE, &pool));
+  ABT_sched sched;
+  OK(ABT_sched_create(&def, 1, &pool, ABT_SCHED_CONFIG_NULL, &sched));
+  ABT_xstream xs;
+  OK(ABT_xstream_create(sched, &xs));
+  abt_test_wait_flag(&g_sched_yield.seen);
+  struct sched_yield_view* v = &g_sched_yield;
+  OK(v->thread_yield_code);
+  OK(v->self_yield_code);
+  /* Started by the stream's root (RUN), then each yield: YIELD (sync type USER), RUN. */
+  const uint64_t expected[] = {EV(RUN), EV(YIELD), EV(RUN), EV(YIELD), EV(RUN), 0};
+  check_events_of(v->thread, expected, __LINE__);
+  for (int i = 0; i < 2; i++) {
+    const int at = event_index(v->thread, EV(YIELD), i);
+    CHECK(at >= 0 && g_log.sync[at] == ABT_SYNC_EVENT_TYPE_USER);
+  }
+  /* Units still run under it after the yields. */
+  int count = 0;
+  OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, NULL));
+  abt_test_wait_count(&count, 1);
+  OK(ABT_tool_register_thread_callback(NULL, ABT_TOOL_EVENT_THREAD_NONE, NULL));
+  OK(ABT_xstream_free(&xs));
+  abt_test_stop();
+}
+
+/* A yield in a stacked user scheduler's run goes back to its parent scheduler, which runs the
+ * work queued behind the stacked scheduler before the stacked run continues. */
+struct stacked_yield {
+  int entered;
+  int other_ran;
+  int other_ran_at_return;
+  int yield_code;
+  int done;
+};
+
+static struct stacked_yield g_stacked_yield;
+
+static void stacked_yielding_run(ABT_sched sched) {
+  struct stacked_yield* s = &g_stacked_yield;
+  if (!abt_test_load(&s->entered)) {
+    abt_test_store(&s->entered, 1);
+    s->yield_code = ABT_thread_yield();
+    s->other_ran_at_return = abt_test_load(&s->other_ran);
+    abt_test_store(&s->done, 1);
+  }
+  for (;;) {
+    OK(ABT_xstream_check_events(sched));
+    ABT_bool stop = ABT_FALSE;
+    OK(ABT_sched_has_to_stop(sched, &stop));
+    if (stop == ABT_TRUE) break;
+  }
+}
+
+static void test_stacked_scheduler_yield(void) {
+  abt_test_start();
+  memset(&g_stacked_yield, 0, sizeof g_stacked_yield);
+  /* A stream of its own whose main pool holds the stacked scheduler, then one more unit. */
+  ABT_pool main_pool;
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_TRUE, &main_pool));
+  ABT_sched main_sched;
+  OK(ABT_sched_create_basic(ABT_SCHED_BASIC, 1, &main_pool, ABT_SCHED_CONFIG_NULL, &main_sched));
+  ABT_sched_def def = {ABT_SCHED_TYPE_ULT, NULL, stacked_yielding_run, NULL, NULL};
+  ABT_pool stacked_pool;
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_TRUE, &stacked_pool));
+  ABT_sched stacked;
+  OK(ABT_sched_create(&def, 1, &stacked_pool, ABT_SCHED_CONFIG_NULL, &stacked));
+  OK(ABT_pool_add_sched(main_pool, stacked));
+  OK(ABT_thread_create(main_pool, add_one, &g_stacked_yield.other_ran, ABT_THREAD_ATTR_NULL, NULL));
+  ABT_xstream xs;
+  OK(ABT_xstream_create(main_sched, &xs));
+  abt_test_wait_flag(&g_stacked_yield.done);
+  OK(g_stacked_yield.yield_code);
+  CHECK(g_stacked_yield.other_ran_at_return == 1);
+  OK(ABT_xstream_free(&xs));
+  abt_test_stop();
+}
+
 struct run_unit_args {
   ABT_pool idle;
   int count;
@@ -1350,6 +1469,8 @@ int main(int argc, char** argv) {
       {"set_specific_race", test_set_specific_race},
       {"tool_events", test_tool_events},
       {"scheduler_is_a_ult", test_scheduler_is_a_ult},
+      {"scheduler_yield", test_scheduler_yield},
+      {"stacked_scheduler_yield", test_stacked_scheduler_yield},
       {"run_unit_from_ult", test_run_unit_from_ult},
       {"primary_under_user_sched", test_primary_under_user_sched},
       {"primary_associated_pool", test_primary_associated_pool},

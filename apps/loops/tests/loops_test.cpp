@@ -194,6 +194,86 @@ TEST(loops_streams, region_barrier_for_loop_and_reductions) {
   }
 }
 
+// Reductions combine in worker order whatever the team width (narrow teams: the last worker to
+// arrive combines everything in one barrier; wide ones: parallel slices): a non-commutative scalar
+// op and a non-associative array op give exactly the sequential worker-order result, to every
+// worker, round after round.
+TEST(loops_streams, reductions_combine_in_worker_order) {
+  weft::runtime rt(with_streams(2));
+  for (int width : {1, 2, 3, 4, 5, 7}) {
+    const std::size_t len = 37;
+    std::vector<std::int64_t> out(len), want(len);
+    for (std::size_t j = 0; j < len; ++j) out[j] = want[j] = static_cast<std::int64_t>(j);
+    auto mix = [](std::int64_t a, std::int64_t b) { return a * 3 + b; };
+    const int rounds = 3;
+    for (int r = 0; r < rounds; ++r) {
+      for (int t = 0; t < width; ++t) {
+        for (std::size_t j = 0; j < len; ++j) want[j] = mix(want[j], 100 * t + r + j);
+      }
+    }
+    std::string expect;
+    for (int t = 0; t < width; ++t) expect += std::to_string(t) + ",";
+    std::atomic<int> right{0};
+    wl::parallel(
+        [&](wl::worker_context& c) {
+          const int w = c.thread_num();
+          for (int r = 0; r < rounds; ++r) {
+            std::vector<std::int64_t> mine(len);
+            for (std::size_t j = 0; j < len; ++j) mine[j] = 100 * w + r + std::int64_t(j);
+            c.reduce_array(std::span<const std::int64_t>(mine), std::span<std::int64_t>(out), mix);
+            const std::string all = c.reduce(std::to_string(w) + ",", std::plus<std::string>{});
+            if (all == expect) right++;
+          }
+        },
+        {.num_workers = width});
+    EXPECT_EQ(right.load(), rounds * width) << "width " << width;
+    EXPECT_EQ(out, want) << "width " << width;
+
+    std::vector<std::int64_t> hist(len, 1), hist_want(len, 1);
+    std::vector<std::vector<std::int64_t>> per(static_cast<std::size_t>(width),
+                                               std::vector<std::int64_t>(len, 0));
+    const wl::static_split split(0, 1000, width);
+    for (int t = 0; t < width; ++t) {
+      for (std::int64_t i = split.block(t).begin; i < split.block(t).end; ++i)
+        per[static_cast<std::size_t>(t)][static_cast<std::size_t>(i) % len] += i;
+    }
+    for (const auto& p : per) {
+      for (std::size_t j = 0; j < len; ++j) hist_want[j] = mix(hist_want[j], p[j]);
+    }
+    wl::parallel_reduce_array(
+        0, 1000, std::span<std::int64_t>(hist), std::int64_t{0},
+        [&](std::int64_t i, std::span<std::int64_t> mine) { mine[std::size_t(i) % len] += i; }, mix,
+        {.num_workers = width});
+    EXPECT_EQ(hist, hist_want) << "width " << width;
+  }
+}
+
+// An op that throws while the last worker combines releases the team-mates waiting in the
+// reduction (team_aborted) and reaches the caller of parallel().
+TEST(loops_errors, throwing_reduction_op_releases_the_team) {
+  weft::runtime rt(with_streams(2));
+  for (int width : {2, 3, 6}) {
+    std::atomic<int> released{0};
+    try {
+      wl::parallel(
+          [&](wl::worker_context& c) {
+            try {
+              c.reduce(c.thread_num(),
+                       [](int, int) -> int { throw std::runtime_error("op failed"); });
+            } catch (const wl::team_aborted&) {
+              released++;
+              throw;
+            }
+          },
+          {.num_workers = width});
+      FAIL() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "op failed");
+    }
+    EXPECT_EQ(released.load(), width - 1) << "width " << width;
+  }
+}
+
 // Every wait policy, in teams with one worker per stream (the default spins there) and in
 // teams wider than the streams (a spinning worker must yield to the team-mates queued behind it
 // on its stream): no worker leaves round k of a barrier before every worker arrived in it.

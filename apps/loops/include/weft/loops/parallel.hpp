@@ -132,8 +132,10 @@ T parallel_reduce(std::int64_t begin, std::int64_t end, const T& identity, Body&
 
 /// Parallel array reduction: each worker gets a private array of out.size() elements set to
 /// `identity` and calls body(i, std::span<T> mine) for its iterations; then
-/// out[j] = combine(out[j], mine_0[j], mine_1[j], ...). In a ULT team the workers combine in
-/// parallel, each over a slice of the array; in a tasklet team the caller combines after the join.
+/// out[j] = combine(out[j], mine_0[j], mine_1[j], ...). In a ULT team of up to
+/// detail::serial_combine_width workers the last worker to finish combines the whole array; in a
+/// wider one the workers combine in parallel, each over a slice of the array; in a tasklet team
+/// the caller combines after the join.
 template <class T, class Body, class Combine = std::plus<>>
 void parallel_reduce_array(std::int64_t begin, std::int64_t end, std::span<T> out,
                            const T& identity, Body&& body, Combine combine = {},
@@ -154,6 +156,14 @@ void parallel_reduce_array(std::int64_t begin, std::int64_t end, std::span<T> ou
     auto step = [&](std::int64_t i) { body(i, view); };
     detail::run_share(st, w, step);
     if (!combine_in_team) return;
+    if (width <= detail::serial_combine_width) {  // the last to arrive combines everything
+      bar.arrive_and_wait([&] {
+        for (const std::vector<T>& src : mine) {
+          for (std::int64_t j = 0; j < len; ++j) out[j] = combine(out[j], src[j]);
+        }
+      });
+      return;
+    }
     bar.arrive_and_wait();
     const range r = static_block(0, len, w, width);
     for (int t = 0; t < width; ++t) {

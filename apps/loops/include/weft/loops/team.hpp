@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,14 +25,26 @@ namespace weft::loops {
 
 namespace detail {
 
+/// Widest team whose array reductions are combined by the last worker to arrive, in one
+/// barrier, rather than in parallel slices between two barriers. In a narrow team the serial
+/// combine costs at most this many passes over the array, while a second barrier would put a
+/// team-mate's wake-up (it may have blocked, and its stream parked, while waiting for the last
+/// worker) between the last arrival and the end of the reduction.
+inline constexpr int serial_combine_width = 4;
+
 /// What the workers of one region share.
 struct team {
   team(int w, unit_type u, long spin)
-      : width(w), units(u), barrier(w, spin), slots(static_cast<std::size_t>(w)) {}
+      : width(w),
+        units(u),
+        barrier(w, spin),
+        slots(static_cast<std::size_t>(w)),
+        results(static_cast<std::size_t>(w)) {}
   int width;
   unit_type units;
   team_barrier barrier;
   std::vector<const void*> slots;  // one per worker: the operand of the current reduction
+  std::vector<void*> results;      // one per worker: where reduce() delivers its result
   void* shared_out = nullptr;      // worker 0's output array of the current array reduction
   weft::mutex critical;
   std::mutex loops_mutex;  // guards `loops` (held for a map lookup only)
@@ -83,23 +96,30 @@ class worker_context {
   }
 
   /// All workers contribute `value`; every worker gets op(op(v0, v1), v2)... in worker order, so
-  /// floating-point results are the same on every worker and every run with the same team.
+  /// floating-point results are the same on every worker and every run with the same team. One
+  /// barrier: the last worker to arrive combines the values and hands each worker the result.
   template <class T, class Op = std::plus<>>
   T reduce(const T& value, Op op = {}) {
     require_waiting("reduce()");
+    std::optional<T> result;
     team_.slots[static_cast<std::size_t>(w_)] = &value;
-    team_.barrier.arrive_and_wait();
-    T result = *static_cast<const T*>(team_.slots[0]);
-    for (int t = 1; t < team_.width; ++t) {
-      result = op(result, *static_cast<const T*>(team_.slots[static_cast<std::size_t>(t)]));
-    }
-    team_.barrier.arrive_and_wait();
-    return result;
+    team_.results[static_cast<std::size_t>(w_)] = &result;
+    // The others wait in the barrier meanwhile, so their values and results are alive.
+    team_.barrier.arrive_and_wait([&] {
+      T r = *static_cast<const T*>(team_.slots[0]);
+      for (int t = 1; t < team_.width; ++t) {
+        r = op(r, *static_cast<const T*>(team_.slots[static_cast<std::size_t>(t)]));
+      }
+      for (void* slot : team_.results) static_cast<std::optional<T>*>(slot)->emplace(r);
+    });
+    return std::move(*result);
   }
 
   /// Array reduction (what 002 asks OpenMP for): out[j] = op(out[j], mine_0[j], mine_1[j], ...)
-  /// for every j, with `out` taken from worker 0 and every `mine` of the same length. The combine
-  /// is parallel: each worker reduces its own slice of the array over all workers' copies.
+  /// for every j, with `out` taken from worker 0 and every `mine` of the same length. In a team of
+  /// up to detail::serial_combine_width workers the last worker to arrive combines the whole
+  /// array before it releases the others (one barrier); in a wider team the combine is parallel,
+  /// each worker reducing its own slice of the array over all workers' copies (two barriers).
   template <class T, class Op = std::plus<>>
   void reduce_array(std::span<const T> mine, std::span<T> out, Op op = {}) {
     require_waiting("reduce_array()");
@@ -108,6 +128,16 @@ class worker_context {
     }
     team_.slots[static_cast<std::size_t>(w_)] = mine.data();
     if (w_ == 0) team_.shared_out = out.data();
+    if (team_.width <= detail::serial_combine_width) {
+      team_.barrier.arrive_and_wait([&] {
+        T* dst = static_cast<T*>(team_.shared_out);
+        for (const void* slot : team_.slots) {
+          const T* src = static_cast<const T*>(slot);
+          for (std::size_t j = 0; j < out.size(); ++j) dst[j] = op(dst[j], src[j]);
+        }
+      });
+      return;
+    }
     team_.barrier.arrive_and_wait();
     T* dst = static_cast<T*>(team_.shared_out);
     const range r = static_block(0, static_cast<std::int64_t>(out.size()), w_, team_.width);

@@ -42,10 +42,25 @@ class team_barrier {
 
   /// Arrives and waits for the round to complete. Throws team_aborted after abort().
   void arrive_and_wait() {
+    arrive_and_wait([] {});
+  }
+
+  /// Arrives and waits; the last party to arrive runs on_last() before it releases the others,
+  /// so on_last() sees everything the parties wrote before arriving, and they see what it wrote.
+  /// If on_last() throws, the barrier is aborted (the others throw team_aborted) and the
+  /// exception propagates to the last party.
+  template <class OnLast>
+  void arrive_and_wait(OnLast&& on_last) {
     if (aborted_.load(std::memory_order_acquire)) throw team_aborted();
     const std::uint64_t round = round_.load(std::memory_order_acquire);
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == parties_) {
       arrived_.store(0, std::memory_order_relaxed);  // published by the round's release below
+      try {
+        on_last();
+      } catch (...) {
+        abort();
+        throw;
+      }
       lock_.lock();
       round_.store(round + 1, std::memory_order_release);
       while (wakeup w = waiters_.take()) w();

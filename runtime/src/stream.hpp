@@ -165,8 +165,13 @@ class alignas(64) stream final : public execution_stream {
   // --- idling (stream.cpp) ---
   /// Sleeps until work may have arrived: a push into one of the main scheduler's pools, an inbox
   /// delivery, a request, a due timer; at most `limit`, stretched (see idle_parks_) while parks
-  /// keep ending with nothing to do. Called by the scheduler when idle.
-  void park(std::chrono::nanoseconds limit);
+  /// keep ending with nothing to do. Called by the scheduler when idle. `deep`: once the stretched
+  /// limit has reached max_idle_park, the stream may sleep up to deep_idle_park (the caller's
+  /// policy takes its work only from pools, whose pushes wake it).
+  void park(std::chrono::nanoseconds limit, bool deep);
+  /// True while the stream sleeps in a deep park (see park()), which nothing but a push, a
+  /// delivery, a request or unpark() ends early. Any thread; may be stale.
+  bool deep_parked() const noexcept { return deep_parked_.load(std::memory_order_seq_cst); }
   /// Wakes the stream from park() (or makes its next park() return at once). Any thread.
   void unpark() noexcept;
   /// True while the stream is inside park(). Any thread; may be stale.
@@ -241,6 +246,7 @@ class alignas(64) stream final : public execution_stream {
   // against missed wake-ups; each such park doubles it (up to max_idle_park), so that many idle
   // streams do not wake ten times a second each for nothing. Any sign of work resets it.
   unsigned idle_parks_ = 0;
+  std::atomic<bool> deep_parked_{false};  // inside a deep park (park(), `deep`)
   std::vector<park_entry> park_entries_;  // one per pool of the main scheduler, while parked
   timer_heap timers_;                     // deadlines of ULTs that wait here
   work_unit* pinned_head_ = nullptr;      // units pinned here, forwarded from other streams

@@ -55,13 +55,14 @@ inline bool watching() noexcept {
   return g_watch.load(std::memory_order_relaxed) != 0;
 }
 
-// The out-of-line halves (observe.cpp), reached only while something observes.
-void created_slow(work_unit* u) noexcept;
-void run_begin_slow(stream& s, work_unit* u) noexcept;
-void run_end_slow(stream& s) noexcept;
-void event_slow(work_unit* u, unit_event e) noexcept;
-void woken_slow(work_unit* u) noexcept;
-void record_slow(stream* s, trace_kind what, std::uint64_t a, std::uint64_t b,
+// The out-of-line halves (observe.cpp), reached only while something observes. Cold: the
+// compiler lays the calls out of the hot paths and does not let them shape the fast path.
+[[gnu::cold]] void created_slow(work_unit* u) noexcept;
+[[gnu::cold]] void run_begin_slow(stream& s, work_unit* u) noexcept;
+[[gnu::cold]] void run_end_slow(stream& s) noexcept;
+[[gnu::cold]] void event_slow(work_unit* u, unit_event e) noexcept;
+[[gnu::cold]] void woken_slow(work_unit* u) noexcept;
+[[gnu::cold]] void record_slow(stream* s, trace_kind what, std::uint64_t a, std::uint64_t b,
                  std::uint32_t c) noexcept;
 /// Records the unit running on `s` (if any) as beginning a run now: the run a trace starts in.
 void record_current(stream& s) noexcept;

@@ -444,21 +444,6 @@ bool stream::has_work() const noexcept {
   return false;
 }
 
-void stream::run_unit(work_unit* u) {
-  // A direct yield may leave a unit it popped but could not switch to (yield_directly): it runs
-  // next, as it would have without the shortcut.
-  do {
-    run_one(u);
-    u = std::exchange(handoff_, nullptr);
-  } while (u);
-  // Direct yields used up their budget: the scheduler's own count did not see them, so the
-  // events they skipped are checked here (check_events() runs units too: not from inside it).
-  if (events_due_ && !checking_events_) [[unlikely]] {
-    events_due_ = false;
-    if (!check_events(true)) sched_->on_event_check();
-  }
-}
-
 void stream::run_one(work_unit* u) {
   execution_stream* pin = u->pinned_to.load(std::memory_order_relaxed);
   if (pin && pin != this) [[unlikely]] {
@@ -489,6 +474,21 @@ void stream::run_one(work_unit* u) {
     complete(u);
   } else {
     resume_unit(u);
+  }
+}
+
+void stream::run_unit(work_unit* u) {
+  // A direct yield may leave a unit it popped but could not switch to (yield_directly): it runs
+  // next, as it would have without the shortcut.
+  do {
+    run_one(u);
+    u = std::exchange(handoff_, nullptr);
+  } while (u);
+  // Direct yields used up their budget: the scheduler's own count did not see them, so the
+  // events they skipped are checked here (check_events() runs units too: not from inside it).
+  if (events_due_ && !checking_events_) [[unlikely]] {
+    events_due_ = false;
+    if (!check_events(true)) sched_->on_event_check();
   }
 }
 

@@ -135,11 +135,11 @@ void wake_joiner(std::uintptr_t waiter) noexcept {
 
 }  // namespace
 
-void complete(work_unit* u) noexcept {
-  if (work_unit* j = complete_to_joiner(u, nullptr)) make_ready(j);
-}
+namespace {
 
-work_unit* complete_to_joiner(work_unit* u, stream* here) noexcept {
+// complete() and complete_to_joiner() in one body, inlined into both: a tasklet's completion
+// (here == nullptr) then folds away the joiner hand-off and pays no call.
+[[gnu::always_inline]] inline work_unit* complete_unit(work_unit* u, stream* here) noexcept {
   // invariant 8: a unit completes once (`done` is final; the descriptor is freed once).
   assert_invariant(
       [u] {
@@ -189,6 +189,16 @@ work_unit* complete_to_joiner(work_unit* u, stream* here) noexcept {
     return nullptr;
   }
   return joiner;
+}
+
+}  // namespace
+
+void complete(work_unit* u) noexcept {
+  if (work_unit* j = complete_unit(u, nullptr)) make_ready(j);
+}
+
+work_unit* complete_to_joiner(work_unit* u, stream* here) noexcept {
+  return complete_unit(u, here);
 }
 
 void run_callable(work_unit* u) noexcept {

@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fault injection: the test executable interposes mmap, pthread_create, socket and connect (its
-// definitions win over libc's for libweft too) and replaces operator new/delete, and makes the
-// Nth call of one of them fail, for every N up to the number of such calls a scenario makes. An
-// allocation counts when weft's own code asks for it (the caller's address lies in libweft.so or
-// libweft-abt.so), not the test's. Each run must end either normally or in a documented error
-// (weft::error with errc::resource, std::bad_alloc from a C++ call that allocates, ABT_ERR_MEM
-// from the C API), leave the runtime finalized, hang nowhere (a watchdog fails the process) and
-// run every unit that was created exactly once. Under the ASan configuration LeakSanitizer checks
-// that nothing leaks.
+// definitions win over libc's for libweft too), replaces operator new/delete and, in builds
+// without a sanitizer, interposes malloc, calloc, realloc, posix_memalign, aligned_alloc and
+// memalign; it makes the Nth call of one of them fail, for every N up to the number of such
+// calls a scenario makes. An allocation counts when weft asks for it: its caller lies in
+// libweft.so or libweft-abt.so, or, for the C allocation functions, in libhwloc or libnuma, which
+// weft calls (the test's own allocations do not count). Each run must end either normally or in
+// a documented error (weft::error with errc::resource, std::bad_alloc from a C++ call that
+// allocates, ABT_ERR_MEM from the C API), leave the runtime finalized, hang nowhere (a watchdog
+// fails the process) and run every unit that was created exactly once. Nothing may leak: under
+// the ASan configuration LeakSanitizer checks it; without a sanitizer the test keeps the blocks
+// weft's C allocation calls return and checks that each run freed them all.
+//
+// Sanitizers own malloc (ASan and TSan replace it, and TSan also mmap and pthread_create), so
+// their builds do not interpose the C allocation functions; TSan builds interpose nothing and
+// skip the test.
 #include <abt.h>
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -44,8 +51,8 @@
 
 namespace {
 
-enum class call { mmap, pthread_create, socket, connect, alloc };
-constexpr int call_kinds = 5;
+enum class call { mmap, pthread_create, socket, connect, alloc, c_alloc };
+constexpr int call_kinds = 6;
 
 /// Per kind: calls seen while armed, and which one (1-based) fails; 0: none.
 std::atomic<int> g_seen[call_kinds];
@@ -61,32 +68,47 @@ bool g_trace = false;  // FAULT_INJECTION_TRACE set: name each run, show where a
   return n == g_fail_at[i].load(std::memory_order_relaxed);
 }
 
-/// The executable segments of libweft.so and libweft-abt.so: an allocation whose caller lies in
-/// one of them is weft's.
+/// The executable segments of libweft.so and libweft-abt.so (an allocation whose caller lies in
+/// one of them is weft's), and of the libraries weft calls that allocate with malloc.
 struct code_range {
   std::uintptr_t lo = 0, hi = 0;
 };
 code_range g_weft_code[8];
 int g_weft_code_count = 0;
+code_range g_dep_code[8];
+int g_dep_code_count = 0;
 
 int note_weft_segments(dl_phdr_info* info, std::size_t, void*) {
   const char* name = info->dlpi_name ? info->dlpi_name : "";
-  if (!std::strstr(name, "libweft.so") && !std::strstr(name, "libweft-abt.so")) return 0;
-  for (int i = 0; i < info->dlpi_phnum && g_weft_code_count < 8; ++i) {
+  const bool weft = std::strstr(name, "libweft.so") || std::strstr(name, "libweft-abt.so");
+  const bool dep = std::strstr(name, "libhwloc.so") || std::strstr(name, "libnuma.so");
+  if (!weft && !dep) return 0;
+  code_range* ranges = weft ? g_weft_code : g_dep_code;
+  int& count = weft ? g_weft_code_count : g_dep_code_count;
+  for (int i = 0; i < info->dlpi_phnum && count < 8; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
     const std::uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
-    g_weft_code[g_weft_code_count++] = {lo, lo + ph.p_memsz};
+    ranges[count++] = {lo, lo + ph.p_memsz};
   }
   return 0;
 }
 
+bool in_ranges(const code_range* ranges, int count, void* caller) noexcept {
+  const auto a = reinterpret_cast<std::uintptr_t>(caller);
+  for (int i = 0; i < count; ++i)
+    if (a >= ranges[i].lo && a < ranges[i].hi) return true;
+  return false;
+}
+
 /// True when `caller` is code of libweft.so or libweft-abt.so.
 [[maybe_unused]] bool in_weft(void* caller) noexcept {
-  const auto a = reinterpret_cast<std::uintptr_t>(caller);
-  for (int i = 0; i < g_weft_code_count; ++i)
-    if (a >= g_weft_code[i].lo && a < g_weft_code[i].hi) return true;
-  return false;
+  return in_ranges(g_weft_code, g_weft_code_count, caller);
+}
+
+/// True when `caller` is code of weft or of a library it allocates through.
+[[maybe_unused]] bool in_weft_or_deps(void* caller) noexcept {
+  return in_weft(caller) || in_ranges(g_dep_code, g_dep_code_count, caller);
 }
 
 /// operator new's body: fails (nullptr) when this is the allocation to fail.
@@ -155,6 +177,150 @@ extern "C" int connect(int fd, const struct sockaddr* addr, socklen_t len) {
   }
   return 0;
 }
+
+#if !defined(__SANITIZE_ADDRESS__)
+// glibc's allocator under its own names: what the interposed C allocation functions call.
+extern "C" void* __libc_malloc(size_t);
+extern "C" void* __libc_calloc(size_t, size_t);
+extern "C" void* __libc_realloc(void*, size_t);
+extern "C" void* __libc_memalign(size_t, size_t);
+extern "C" void __libc_free(void*);
+
+namespace {
+
+/// The blocks weft's C allocation calls returned while armed and nobody has freed yet: a run must
+/// leave none (the leak check of builds without LeakSanitizer). A small table under a spin lock:
+/// weft makes few such calls.
+class block_table {
+ public:
+  void add(void* p) noexcept {
+    if (!p) return;
+    lock();
+    for (void*& slot : slots_) {
+      if (!slot) {
+        slot = p;
+        live_.fetch_add(1, std::memory_order_relaxed);
+        break;
+      }
+    }
+    unlock();
+  }
+  /// Forgets `p` if it is listed; true if it was.
+  bool remove(void* p) noexcept {
+    if (!p || live_.load(std::memory_order_relaxed) == 0) return false;
+    bool found = false;
+    lock();
+    for (void*& slot : slots_) {
+      if (slot == p) {
+        slot = nullptr;
+        live_.fetch_sub(1, std::memory_order_relaxed);
+        found = true;
+        break;
+      }
+    }
+    unlock();
+    return found;
+  }
+  int live() const noexcept { return live_.load(std::memory_order_relaxed); }
+  void clear() noexcept {
+    lock();
+    for (void*& slot : slots_) slot = nullptr;
+    live_.store(0, std::memory_order_relaxed);
+    unlock();
+  }
+
+ private:
+  void lock() noexcept {
+    while (busy_.test_and_set(std::memory_order_acquire)) {
+    }
+  }
+  void unlock() noexcept { busy_.clear(std::memory_order_release); }
+  std::atomic_flag busy_ = ATOMIC_FLAG_INIT;
+  std::atomic<int> live_{0};
+  void* slots_[4096] = {};
+};
+block_table g_blocks;
+
+/// True when this C allocation call, made from `caller`, is the one to fail; otherwise notes
+/// whether to keep the block it returns (`keep`).
+bool c_alloc_fails(void* caller, bool& keep) noexcept {
+  keep = false;
+  if (!g_armed.load(std::memory_order_relaxed) || !in_weft_or_deps(caller)) return false;
+  if (inject(call::c_alloc)) return true;
+  keep = true;
+  return false;
+}
+
+void* kept(void* p, bool keep) noexcept {
+  if (keep) g_blocks.add(p);
+  return p;
+}
+
+}  // namespace
+
+extern "C" void* malloc(size_t n) {
+  bool keep;
+  if (c_alloc_fails(__builtin_return_address(0), keep)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return kept(__libc_malloc(n), keep);
+}
+
+extern "C" void* calloc(size_t n, size_t size) {
+  bool keep;
+  if (c_alloc_fails(__builtin_return_address(0), keep)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return kept(__libc_calloc(n, size), keep);
+}
+
+extern "C" void* realloc(void* p, size_t n) {
+  bool keep;
+  if (c_alloc_fails(__builtin_return_address(0), keep)) {
+    errno = ENOMEM;
+    return nullptr;  // `p` stays valid, as realloc promises
+  }
+  const bool listed = g_blocks.remove(p);
+  void* q = __libc_realloc(p, n);
+  if (!q && n != 0 && listed) g_blocks.add(p);  // failed: `p` is still the caller's
+  return kept(q, keep || listed);
+}
+
+extern "C" int posix_memalign(void** out, size_t align, size_t n) {
+  if (align % sizeof(void*) != 0 || (align & (align - 1)) != 0) return EINVAL;
+  bool keep;
+  if (c_alloc_fails(__builtin_return_address(0), keep)) return ENOMEM;
+  void* p = __libc_memalign(align, n);
+  if (!p) return ENOMEM;
+  *out = kept(p, keep);
+  return 0;
+}
+
+extern "C" void* aligned_alloc(size_t align, size_t n) {
+  bool keep;
+  if (c_alloc_fails(__builtin_return_address(0), keep)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return kept(__libc_memalign(align, n), keep);
+}
+
+extern "C" void* memalign(size_t align, size_t n) {
+  bool keep;
+  if (c_alloc_fails(__builtin_return_address(0), keep)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return kept(__libc_memalign(align, n), keep);
+}
+
+extern "C" void free(void* p) {
+  (void)g_blocks.remove(p);
+  __libc_free(p);
+}
+#endif  // !__SANITIZE_ADDRESS__
 
 // Replaceable allocation functions (every form, so that new and delete always pair up).
 void* operator new(std::size_t n) {
@@ -240,6 +406,8 @@ const char* kind_name(call k) {
       return "connect";
     case call::alloc:
       return "operator new";
+    case call::c_alloc:
+      return "malloc";
   }
   return "?";
 }
@@ -481,6 +649,36 @@ void scenario_pools(counts& c) {
   if (failed) throw *failed;
 }
 
+/// Streams bound to CPUs: hwloc binds each thread, descriptors are placed on the streams' NUMA
+/// node; units run, a stream is created and freed.
+weft::config bound_config() {
+  weft::config c = test_config(2);
+  c.affinity = weft::affinity_policy::parse("compact");
+  return c;
+}
+
+void scenario_affinity(counts& c) {
+  weft::init(bound_config());
+  std::optional<weft::error> failed;
+  std::vector<weft::ult> us;
+  us.reserve(8);
+  try {
+    for (int i = 0; i < 8; ++i) {
+      us.push_back(weft::ult::create([&] { c.ran.fetch_add(1); }));
+      ++c.created;
+    }
+    auto& s = weft::execution_stream::create();
+    s.free();
+  } catch (const weft::error& e) {
+    failed = e;
+  } catch (const std::bad_alloc&) {
+    failed = out_of_memory();
+  }
+  join_all(us, c);
+  weft::finalize();
+  if (failed) throw *failed;
+}
+
 std::atomic<int>* g_abt_ran = nullptr;
 void abt_body(void*) {
   g_abt_ran->fetch_add(1);
@@ -590,7 +788,7 @@ struct named_scenario {
 const named_scenario scenarios[] = {
     {"init", scenario_init},     {"units", scenario_units},     {"streams", scenario_streams},
     {"resize", scenario_resize}, {"manager", scenario_manager}, {"sync", scenario_sync},
-    {"pools", scenario_pools},   {"abt", scenario_abt},
+    {"pools", scenario_pools},   {"abt", scenario_abt},         {"affinity", scenario_affinity},
 };
 
 class FaultInjectionTest : public env_test {};
@@ -601,6 +799,10 @@ TEST_F(FaultInjectionTest, EveryNthCallFailsCleanly) {
 #endif
   dl_iterate_phdr(note_weft_segments, nullptr);
   ASSERT_GT(g_weft_code_count, 0) << "libweft.so is not loaded: allocations cannot be told apart";
+  // The first init of the process loads hwloc's topology, which stays for the process: load it
+  // before counting (libhwloc's allocations for it would otherwise look leaked).
+  weft::init(bound_config());
+  weft::finalize();
   int tried = 0;
   g_trace = std::getenv("FAULT_INJECTION_TRACE") != nullptr;
   const char* only = std::getenv("FAULT_INJECTION_ONLY");  // a scenario's name, to debug it
@@ -643,6 +845,10 @@ TEST_F(FaultInjectionTest, EveryNthCallFailsCleanly) {
         // Tracing under ASan: a leak check after every run names the run that leaked.
         if (g_trace && __lsan_do_recoverable_leak_check() != 0)
           std::fprintf(stderr, "the run above leaked\n");
+#endif
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+        EXPECT_EQ(g_blocks.live(), 0) << "blocks weft allocated with malloc were not freed";
+        g_blocks.clear();
 #endif
         if (error) {
           EXPECT_EQ(*error, weft::errc::resource) << describe(error);

@@ -103,6 +103,61 @@ TEST_F(StaleHandleTest, StaleHandleNeverReachesTheNextRuntimesUnits) {
   weft::finalize();
 }
 
+// A handle is one word: the descriptor's address with its runtime's tag in the bits the address
+// leaves free. Every runtime number maps to a tag outside the address bits that is neither 0 (an
+// empty handle) nor the no-runtime tag, recoverable for messages; consecutive runtimes never
+// share a tag, and tags repeat only after handle_tags.
+TEST_F(StaleHandleTest, HandleIsOneWordWithADistinctTagPerRuntime) {
+  static_assert(sizeof(weft::ult) == 8 && sizeof(weft::tasklet) == 8);
+  using namespace weft::detail;
+  for (std::uint64_t e = 1; e <= handle_tags; ++e) {
+    const std::uintptr_t tag = handle_tag(e);
+    if (tag == 0 || tag == handle_no_runtime || (tag & handle_address_mask) != 0 ||
+        handle_tag_number(tag) != e) {
+      ADD_FAILURE() << "runtime " << e << ": tag " << tag;
+      break;
+    }
+  }
+  EXPECT_NE(handle_tag(1), handle_tag(2));
+  EXPECT_EQ(handle_tag(handle_tags + 1), handle_tag(1));
+  EXPECT_EQ(handle_tag(2 * handle_tags + 7), handle_tag(7));
+  // The live runtime's descriptors lie below 2^47, where a handle word can name them, and the
+  // handle gives back exactly the descriptor.
+  weft::init(test_config(1));
+  weft::ult u = weft::ult::create([] {});
+  weft::work_unit* d = u.native_handle();
+  EXPECT_LT(reinterpret_cast<std::uintptr_t>(d) + sizeof(weft::work_unit),
+            std::uintptr_t{1} << handle_address_bits);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(d) & ~handle_address_mask, 0u);
+  EXPECT_TRUE(is_live_handle(untagged(handle_word(d))));
+  EXPECT_FALSE(is_live_handle(untagged(0))) << "an empty handle looks live";
+  EXPECT_NE(u.id(), 0u);
+  u.join();
+  weft::finalize();
+  EXPECT_FALSE(is_live_handle(untagged(0))) << "an empty handle looks live without a runtime";
+  EXPECT_FALSE(is_live_handle(untagged(reinterpret_cast<std::uintptr_t>(d) | handle_tag(1))));
+}
+
+// Many runtimes in a row: a handle of each is stale in the next, whatever tag it carries.
+TEST_F(StaleHandleTest, HandlesOfEachOfManyRuntimesGoStale) {
+  weft::ult previous;
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 40; ++i) {
+    weft::init(test_config(1));
+    if (previous.joinable()) {
+      SCOPED_TRACE("runtime " + std::to_string(i));
+      EXPECT_WEFT_ERRC(previous.join(), weft::errc::invalid_state);
+      EXPECT_NE(drop(previous).find("outlived the runtime"), std::string::npos);
+    }
+    previous = weft::ult::create([&] { ran.fetch_add(1); });
+    weft::ult joined = weft::ult::create([&] { ran.fetch_add(1); });
+    joined.join();
+    weft::finalize();  // runs `previous`, which nobody joined
+  }
+  EXPECT_EQ(ran.load(), 80);
+  EXPECT_NE(drop(previous).find("outlived the runtime"), std::string::npos);
+}
+
 TEST_F(StaleHandleTest, TaskGroupOfAFinalizedRuntimeThrowsInvalidState) {
   std::atomic<int> ran{0};
   auto g = std::make_unique<weft::task_group>();

@@ -22,11 +22,11 @@ namespace {
 /// A handle that borrows a unit without owning it (so its destructor does not join).
 struct borrowed_ult : weft::ult {
   explicit borrowed_ult(weft::work_unit* u) noexcept : weft::ult(u) {}
-  ~borrowed_ult() { u_ = nullptr; }
+  ~borrowed_ult() { forget(); }
 };
 struct borrowed_tasklet : weft::tasklet {
   explicit borrowed_tasklet(weft::work_unit* u) noexcept : weft::tasklet(u) {}
-  ~borrowed_tasklet() { u_ = nullptr; }
+  ~borrowed_tasklet() { forget(); }
 };
 
 }  // namespace

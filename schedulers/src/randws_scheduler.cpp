@@ -116,6 +116,14 @@ void randws_scheduler::on_start() {
   own_->claim(stream());
   sync();
   on_pools_changed();  // pools() may have changed between two runs (attachment, replacement)
+  // Peers learn of this stream's pool at their next event check, and one in a deep park sleeps
+  // through the pushes into it: wake those, so that they can steal from it (each takes one look,
+  // adds the pool and parks again).
+  for (const auto& p : pools()) {
+    if (p == own_) continue;
+    execution_stream* o = p->owner();
+    if (o && o != &stream()) ext::wake_if_deep_parked(*o);
+  }
 }
 
 void randws_scheduler::on_stop() noexcept {

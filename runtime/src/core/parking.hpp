@@ -50,6 +50,19 @@ class parking {
     const unsigned shift = std::min(idle_parks_, 20u);
     return limit.count() > (cap.count() >> shift) ? cap : limit * (std::int64_t{1} << shift);
   }
+  /// True when stretched(limit, cap) has reached its cap: the stream has been idle about `cap`.
+  bool reached_cap(std::chrono::nanoseconds limit, std::chrono::nanoseconds cap) const noexcept {
+    if (idle_parks_ == 0) return false;
+    cap = std::max(limit, cap);
+    const unsigned shift = std::min(idle_parks_, 20u);
+    return limit.count() > (cap.count() >> shift);
+  }
+  /// Marks the coming sleep as deep (true) or the deep sleep as over (false); the stream only.
+  void set_deep(bool deep) noexcept {
+    deep_.store(deep, deep ? std::memory_order_seq_cst : std::memory_order_relaxed);
+  }
+  /// True while the stream sleeps deep. Any thread; may be stale.
+  bool deep() const noexcept { return deep_.load(std::memory_order_seq_cst); }
   /// Sleeps until wake() (after announce() returned `seen`) or `limit`; may wake spuriously.
   void sleep(std::uint32_t seen, std::chrono::nanoseconds limit) noexcept {
     futex_wait(&seq_, seen, limit);
@@ -82,6 +95,7 @@ class parking {
   std::atomic<std::uint32_t> seq_{0};  // the futex word; bumped by wake()
   std::atomic<bool> parked_{false};
   std::atomic<std::uint64_t> parks_{0};  // written by the stream only
+  std::atomic<bool> deep_{false};        // inside a deep park (stream::park, `deep`)
   unsigned idle_parks_ = 0;              // parks in a row that ran to their limit for nothing
   std::vector<park_entry> entries_;      // one per pool of the main scheduler, while parked
 };

@@ -160,7 +160,7 @@ void init(const config& cfg_in) {
     r->init_count = 1;
     r->primary_thread = pthread_self();
     detail::g_runtime = r;
-    detail::runtime_epoch.store(++detail::last_epoch, std::memory_order_relaxed);
+    detail::set_runtime_epoch(++detail::last_epoch);
     detail::install_overflow_handler();
     detail::start_primary(*r);
     for (int i = 1; i < r->cfg.num_streams; ++i) execution_stream::create();
@@ -183,7 +183,7 @@ void init(const config& cfg_in) {
       delete r;
     }
     detail::g_runtime = nullptr;
-    detail::runtime_epoch.store(0, std::memory_order_relaxed);
+    detail::set_runtime_epoch(0);
     try {
       throw;
     } catch (const std::bad_alloc&) {
@@ -267,7 +267,7 @@ void finalize() {
 
   lock.lock();
   detail::g_runtime = nullptr;
-  detail::runtime_epoch.store(0, std::memory_order_relaxed);
+  detail::set_runtime_epoch(0);
   detail::teardown(&r);
 }
 

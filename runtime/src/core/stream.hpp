@@ -163,8 +163,13 @@ class alignas(64) stream final : public execution_stream {
   // --- idling (stream.cpp) ---
   /// Sleeps until work may have arrived: a push into one of the main scheduler's pools, an inbox
   /// delivery, a request, a due timer; at most `limit`, stretched (parking::stretched) while parks
-  /// keep ending with nothing to do. Called by the scheduler when idle.
-  void park(std::chrono::nanoseconds limit);
+  /// keep ending with nothing to do. Called by the scheduler when idle. `deep`: once the stretched
+  /// limit has reached max_idle_park, the stream may sleep up to deep_idle_park (the caller's
+  /// policy takes its work only from pools, whose pushes wake it).
+  void park(std::chrono::nanoseconds limit, bool deep);
+  /// True while the stream sleeps in a deep park (see park()), which nothing but a push, a
+  /// delivery, a request or unpark() ends early. Any thread; may be stale.
+  bool deep_parked() const noexcept { return park_.deep(); }
   /// Wakes the stream from park() (or makes its next park() return at once). Any thread.
   void unpark() noexcept;
   /// True while the stream is inside park(). Any thread; may be stale.

@@ -430,6 +430,26 @@ void wait_unit_as(work_unit* u, stream* s, work_unit* self, bool help) {
 }  // namespace
 
 std::atomic<std::uint64_t> runtime_epoch{0};
+std::atomic<std::uintptr_t> runtime_handle_tag{handle_no_runtime};
+
+void set_runtime_epoch(std::uint64_t epoch) noexcept {
+  runtime_epoch.store(epoch, std::memory_order_relaxed);
+  runtime_handle_tag.store(epoch ? handle_tag(epoch) : handle_no_runtime,
+                           std::memory_order_relaxed);
+}
+
+void join_handle(std::uintptr_t& word) {
+  work_unit* slot = handle_unit(word);
+  // join_handle(slot) nulls the slot once the unit is freed, also when it then rethrows.
+  struct clear_when_freed {
+    std::uintptr_t& word;
+    work_unit*& slot;
+    ~clear_when_freed() {
+      if (!slot) word = 0;
+    }
+  } clear{word, slot};
+  join_handle(slot);
+}
 
 void throw_stale_handle(const char* what, std::uint64_t epoch) {
   const std::uint64_t live = runtime_epoch.load(std::memory_order_relaxed);
@@ -481,24 +501,26 @@ void detach_unit(work_unit* u) noexcept {
 }  // namespace detail
 
 unit_state unit_handle::state() const {
-  return u_ ? live_unit("state")->state.load(std::memory_order_acquire) : unit_state::terminated;
+  return joinable() ? live_unit("state")->state.load(std::memory_order_acquire)
+                    : unit_state::terminated;
 }
 
 execution_stream* unit_handle::last_stream() const {
-  return u_ ? live_unit("last_stream")->last_stream.load(std::memory_order_relaxed) : nullptr;
+  return joinable() ? live_unit("last_stream")->last_stream.load(std::memory_order_relaxed)
+                    : nullptr;
 }
 
 pool* unit_handle::last_pool() const {
-  return u_ ? live_unit("last_pool")->home.load(std::memory_order_relaxed) : nullptr;
+  return joinable() ? live_unit("last_pool")->home.load(std::memory_order_relaxed) : nullptr;
 }
 
 work_unit* unit_handle::release_or_throw() {
-  if (!u_) {
+  if (!word_) {
     throw error(errc::not_joinable,
                 "weft: join or detach on a handle that owns no unit (already joined, detached or "
                 "moved from)");
   }
-  return std::exchange(u_, nullptr);
+  return detail::handle_unit(std::exchange(word_, 0));
 }
 
 void resume(work_unit* u) {
@@ -521,7 +543,7 @@ void resume(work_unit* u) {
 }
 
 void ult::resume() const {
-  if (!u_) throw error(errc::not_joinable, "weft: resume on an empty handle");
+  if (!joinable()) throw error(errc::not_joinable, "weft: resume on an empty handle");
   weft::resume(live_unit("resume"));
 }
 
@@ -550,15 +572,15 @@ void request_migration(work_unit* u, pool& p) {
 }  // namespace
 
 void ult::migrate_to(pool& p) const {
-  request_migration(u_ ? live_unit("migrate_to") : nullptr, p);
+  request_migration(joinable() ? live_unit("migrate_to") : nullptr, p);
 }
 
 void tasklet::migrate_to(pool& p) const {
-  request_migration(u_ ? live_unit("migrate_to") : nullptr, p);
+  request_migration(joinable() ? live_unit("migrate_to") : nullptr, p);
 }
 
 void ult::pin_to(execution_stream* s) const {
-  if (!u_) throw error(errc::not_joinable, "weft: pin_to on an empty handle");
+  if (!joinable()) throw error(errc::not_joinable, "weft: pin_to on an empty handle");
   live_unit("pin_to")->pinned_to.store(s, std::memory_order_relaxed);
 }
 

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "unit_cache.hpp"
 
-#include <numa.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <new>
 
+#include "topology.hpp"
 #include "weft/error.hpp"
+#include "weft/unit_handle.hpp"
 
 namespace weft::detail {
 
@@ -34,8 +36,33 @@ void* map_huge(std::size_t bytes, int numa_node) noexcept {
     munmap(reinterpret_cast<void*>(lo + bytes), base + span - lo - bytes);
   void* memory = reinterpret_cast<void*>(lo);
   (void)madvise(memory, bytes, MADV_HUGEPAGE);
-  if (numa_node >= 0 && numa_available() >= 0) numa_tonode_memory(memory, bytes, numa_node);
+  if (numa_node >= 0) (void)topology::place_on_node(memory, bytes, numa_node);
   return memory;
+}
+
+/// True when [memory, memory + bytes) lies below 2^47, where a handle word can name it
+/// (weft/unit_handle.hpp).
+bool fits_handles(const void* memory, std::size_t bytes) noexcept {
+  return reinterpret_cast<std::uintptr_t>(memory) + bytes <=
+         (std::uintptr_t{1} << handle_address_bits);
+}
+
+/// Plain pages for a slab, below 2^47. Linux hands out higher addresses (5-level paging) only
+/// to a mapping whose hint lies above, so this is a check: should a mapping land above all the
+/// same, it is retried with a low hint, and failing that the runtime reports it.
+void* map_low(std::size_t bytes) {
+  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) throw error(errc::resource, "weft: cannot allocate work units");
+  if (fits_handles(memory, bytes)) return memory;
+  munmap(memory, bytes);
+  void* const hint = reinterpret_cast<void*>(std::uintptr_t{1} << (handle_address_bits - 2));
+  memory = mmap(hint, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) throw error(errc::resource, "weft: cannot allocate work units");
+  if (fits_handles(memory, bytes)) return memory;
+  munmap(memory, bytes);
+  throw error(errc::resource,
+              "weft: the kernel placed work unit descriptors above 2^47, where handles cannot "
+              "name them");
 }
 
 }  // namespace
@@ -44,11 +71,7 @@ unit_allocator::~unit_allocator() {
   for (const slab& s : slabs_) {
     auto* units = static_cast<work_unit*>(s.memory);
     for (std::size_t i = 0; i < s.count; ++i) units[i].~work_unit();
-    if (s.numa) {
-      numa_free(s.memory, s.bytes);
-    } else {
-      munmap(s.memory, s.bytes);
-    }
+    munmap(s.memory, s.bytes);
   }
 }
 
@@ -59,23 +82,24 @@ work_unit* unit_allocator::take(int numa_node) {
     return head;
   }
   // A new slab, placed on the stream's node so that its descriptors are local to their users.
+  // Its record's room first: out of memory, no mapping is left unowned.
+  if (slabs_.size() == slabs_.capacity())
+    slabs_.reserve(std::max<std::size_t>(8, 2 * slabs_.capacity()));
   const bool huge = allocated_ >= huge_after;
   std::size_t bytes = huge ? huge_slab_bytes : batch * sizeof(work_unit);
-  void* memory = nullptr;
-  bool numa = false;
-  if (huge) {
-    memory = map_huge(bytes, numa_node);
-  } else if (numa_node >= 0 && numa_available() >= 0) {
-    memory = numa_alloc_onnode(bytes, numa_node);
-    numa = memory != nullptr;
+  void* memory = huge ? map_huge(bytes, numa_node) : nullptr;
+  if (memory && !fits_handles(memory, bytes)) {
+    // Out of a handle's reach (see map_low): give it back and take plain low pages instead.
+    munmap(memory, bytes);
+    memory = nullptr;
   }
   if (!memory) {
     bytes = batch * sizeof(work_unit);
-    memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (memory == MAP_FAILED) throw error(errc::resource, "weft: cannot allocate work units");
+    memory = map_low(bytes);
+    if (numa_node >= 0) (void)topology::place_on_node(memory, bytes, numa_node);
   }
   const std::size_t count = bytes / sizeof(work_unit);
-  slabs_.push_back({memory, bytes, count, numa});
+  slabs_.push_back({memory, bytes, count});
   // Carve the slab into chunks of at most `batch`: the first is returned, the others are free.
   auto* units = static_cast<work_unit*>(memory);
   work_unit* next_chunk = nullptr;

@@ -70,7 +70,6 @@ class unit_allocator {
     void* memory;
     std::size_t bytes;
     std::size_t count;  // descriptors in it
-    bool numa;
   };
   mutable mutex mutex_;
   std::vector<slab> slabs_ WEFT_GUARDED_BY(mutex_);

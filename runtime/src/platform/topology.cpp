@@ -3,10 +3,15 @@
 
 #include <hwloc.h>
 #include <numa.h>
+#include <numaif.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -124,18 +129,51 @@ std::vector<std::vector<int>> topology::places(const affinity_policy& policy) co
 }
 
 bool topology::bind_current_thread(const std::vector<int>& cpus, std::string& why) const {
-  hwloc_bitmap_t set = hwloc_bitmap_alloc();
-  for (int c : cpus) hwloc_bitmap_set(set, static_cast<unsigned>(c));
-  const int rc = hwloc_set_cpubind(hw_->topo, set, HWLOC_CPUBIND_THREAD);
+  // sched_setaffinity rather than hwloc_set_cpubind, which allocates a CPU set of its own and
+  // writes to it unchecked when that allocation fails. A set on the stack covers CPU_SETSIZE
+  // CPUs; a larger one is allocated and checked.
+  const int top = cpus.empty() ? 0 : *std::max_element(cpus.begin(), cpus.end());
+  cpu_set_t fixed;
+  cpu_set_t* set = &fixed;
+  std::size_t size = sizeof fixed;
+  if (top >= CPU_SETSIZE) {
+    set = CPU_ALLOC(static_cast<std::size_t>(top) + 1);
+    if (!set) {
+      why = std::strerror(ENOMEM);
+      return false;
+    }
+    size = CPU_ALLOC_SIZE(static_cast<std::size_t>(top) + 1);
+  }
+  CPU_ZERO_S(size, set);
+  for (int c : cpus) CPU_SET_S(static_cast<std::size_t>(c), size, set);
+  const int rc = sched_setaffinity(0, size, set);
   const int err = errno;
-  hwloc_bitmap_free(set);
+  if (set != &fixed) CPU_FREE(set);
   if (rc != 0) why = std::strerror(err);
   return rc == 0;
 }
 
 int topology::numa_node_of(const std::vector<int>& cpus) noexcept {
   if (cpus.empty() || numa_available() < 0) return -1;
-  return numa_node_of_cpu(cpus.front());
+  try {
+    // The topology hwloc loaded at the first init; PUs record their node set (OS node numbers).
+    hwloc_obj_t pu =
+        hwloc_get_pu_obj_by_os_index(machine_topology(), static_cast<unsigned>(cpus.front()));
+    if (!pu || !pu->nodeset) return -1;
+    return hwloc_bitmap_first(pu->nodeset);  // -1 for an empty set
+  } catch (...) {
+    return -1;
+  }
+}
+
+bool topology::place_on_node(void* memory, std::size_t bytes, int node) noexcept {
+  constexpr int max_nodes = 1024;
+  constexpr int word_bits = sizeof(unsigned long) * CHAR_BIT;
+  if (node < 0 || node >= max_nodes) return false;
+  std::array<unsigned long, max_nodes / word_bits> mask{};
+  mask[static_cast<std::size_t>(node / word_bits)] = 1UL << (node % word_bits);
+  // maxnode counts one bit more than the mask holds, as libnuma passes it (the kernel drops one).
+  return ::syscall(SYS_mbind, memory, bytes, MPOL_BIND, mask.data(), max_nodes + 1, 0) == 0;
 }
 
 }  // namespace weft::detail

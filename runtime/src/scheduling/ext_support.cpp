@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The out-of-line part of the extension API (weft/ext/observe.hpp).
+// The out-of-line part of the extension API (weft/ext/observe.hpp, weft/ext/stream.hpp).
 #include "observe.hpp"
+#include "stream.hpp"
 #include "weft/ext/observe.hpp"
+#include "weft/ext/stream.hpp"
 
 namespace weft::ext {
 
@@ -11,6 +13,11 @@ void note_steal_attempt() noexcept {
 
 void note_stolen(work_unit* first, std::size_t n) noexcept {
   detail::obs::stole(first, n);
+}
+
+void wake_if_deep_parked(execution_stream& s) noexcept {
+  detail::stream& d = detail::impl(s);
+  if (d.deep_parked()) d.unpark();
 }
 
 }  // namespace weft::ext

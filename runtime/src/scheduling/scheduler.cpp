@@ -87,8 +87,14 @@ bool scheduler::do_wait_for_work(unsigned& idle_rounds) {
   }
   if (idle_.park) {
     // config::park_limit_ms: a safety net that turns what wakes nobody into latency, not a hang.
-    stream_->park(std::chrono::milliseconds(detail::g_runtime->cfg.park_limit_ms));
-    idle_rounds = 0;
+    // A policy that answers hooks takes its units from its pools, whose pushes wake the stream,
+    // so a long idle stream may sleep deep; a loop of its own may poll anything, so it may not.
+    stream_->park(std::chrono::milliseconds(detail::g_runtime->cfg.park_limit_ms), !writes_loop_);
+    // Spinning pays off for a stream that has just run out of work, not for one that wakes to
+    // find none (its park timed out, or another stream took what woke it): one more look, then
+    // park again. Spinning there made every safety-net wake-up of an idle work-stealing stream
+    // cost idle_spin sweeps over every other stream's pool.
+    idle_rounds = idle_spin();
   } else {
     sched_yield();
   }

@@ -26,4 +26,10 @@ inline int current_rank() noexcept {
   return s ? s->rank() : -1;
 }
 
+/// Wakes `s` if it sleeps in a deep park (an idle stream's long sleep, which only a push into one
+/// of its pools, a delivery or a request ends early): a policy that adds a pool its peers should
+/// steal from calls it for each peer, so that they look at the new pool. Any thread; a few loads
+/// when `s` is not deep-parked.
+void wake_if_deep_parked(execution_stream& s) noexcept;
+
 }  // namespace weft::ext

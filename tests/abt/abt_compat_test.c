@@ -1000,6 +1000,22 @@ struct sched_view {
 
 static struct sched_view g_sched_view;
 
+/* The loop of a minimal user scheduler: runs what `pool` holds, checking events every 16 units,
+ * until asked to stop. */
+static void run_until_stopped(ABT_sched sched, ABT_pool pool) {
+  for (int n = 0;; n++) {
+    ABT_thread t;
+    OK(ABT_pool_pop_thread(pool, &t));
+    if (t != ABT_THREAD_NULL) OK(ABT_self_schedule(t, ABT_POOL_NULL));
+    if (n % 16 == 0) {
+      OK(ABT_xstream_check_events(sched));
+      ABT_bool stop = ABT_FALSE;
+      OK(ABT_sched_has_to_stop(sched, &stop));
+      if (stop == ABT_TRUE) break;
+    }
+  }
+}
+
 static void viewing_sched_run(ABT_sched sched) {
   ABT_pool pool;
   OK(ABT_sched_get_pools(sched, 1, 0, &pool));
@@ -1022,17 +1038,7 @@ static void viewing_sched_run(ABT_sched sched) {
     v->create_code = ABT_thread_create(pool, add_one, &v->created_ran, ABT_THREAD_ATTR_NULL, NULL);
     abt_test_store(&v->seen, 1);
   }
-  for (int n = 0;; n++) {
-    ABT_thread t;
-    OK(ABT_pool_pop_thread(pool, &t));
-    if (t != ABT_THREAD_NULL) OK(ABT_self_schedule(t, ABT_POOL_NULL));
-    if (n % 16 == 0) {
-      OK(ABT_xstream_check_events(sched));
-      ABT_bool stop = ABT_FALSE;
-      OK(ABT_sched_has_to_stop(sched, &stop));
-      if (stop == ABT_TRUE) break;
-    }
-  }
+  run_until_stopped(sched, pool);
 }
 
 static void test_scheduler_is_a_ult(void) {
@@ -1102,17 +1108,7 @@ static void yielding_sched_run(ABT_sched sched) {
     v->self_yield_code = ABT_self_yield();
     abt_test_store(&v->seen, 1);
   }
-  for (int n = 0;; n++) {
-    ABT_thread t;
-    OK(ABT_pool_pop_thread(pool, &t));
-    if (t != ABT_THREAD_NULL) OK(ABT_self_schedule(t, ABT_POOL_NULL));
-    if (n % 16 == 0) {
-      OK(ABT_xstream_check_events(sched));
-      ABT_bool stop = ABT_FALSE;
-      OK(ABT_sched_has_to_stop(sched, &stop));
-      if (stop == ABT_TRUE) break;
-    }
-  }
+  run_until_stopped(sched, pool);
 }
 
 static void test_scheduler_yield(void) {

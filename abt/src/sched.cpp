@@ -418,7 +418,8 @@ int ABT_sched_get_pools(ABT_sched sched, int max_pools, int idx, ABT_pool* pools
   if (max_pools < 0 || idx < 0 || (max_pools > 0 && !pools)) return ABT_ERR_INV_ARG;
   const int n = static_cast<int>(sched->pools.size());
   if (idx + max_pools > n) return ABT_ERR_SCHED;  // as Argobots: the range must exist
-  for (int i = 0; i < max_pools; ++i) pools[i] = sched->pools[static_cast<std::size_t>(idx + i)];
+  for (int i = 0; i < max_pools; ++i)
+    pools[i] = sched->pools[static_cast<std::size_t>(idx) + static_cast<std::size_t>(i)];
   return ABT_SUCCESS;
 }
 

@@ -459,11 +459,11 @@ int ABT_pool_user_def_free(ABT_pool_user_def* def) {
   return ABT_SUCCESS;
 }
 
-#define WEFT_ABT_DEF_SETTER(name, type, field)                      \
-  int ABT_pool_user_def_set_##name(ABT_pool_user_def def, type f) { \
-    if (!def || !is_new_def(def)) return ABT_ERR_INV_POOL_USER_DEF; \
-    new_def(def)->field = f;                                        \
-    return ABT_SUCCESS;                                             \
+#define WEFT_ABT_DEF_SETTER(name, type, field)                             \
+  int ABT_pool_user_def_set_##name(ABT_pool_user_def def, type p_##name) { \
+    if (!def || !is_new_def(def)) return ABT_ERR_INV_POOL_USER_DEF;        \
+    new_def(def)->field = p_##name;                                        \
+    return ABT_SUCCESS;                                                    \
   }
 WEFT_ABT_DEF_SETTER(init, ABT_pool_user_init_fn, init)
 WEFT_ABT_DEF_SETTER(free, ABT_pool_user_free_fn, free)

@@ -135,6 +135,9 @@ template <class F>
 
 // ThreadSanitizer keeps its own books on mappings and threads through its interceptors of these
 // functions; replacing them breaks it, so the TSan build interposes nothing and skips the test.
+// The C library's declarations name their parameters with reserved identifiers (__size, ...),
+// which a definition outside it must not use.
+// NOLINTBEGIN(readability-inconsistent-declaration-parameter-name)
 #ifndef __SANITIZE_THREAD__
 extern "C" void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
   if (inject(call::mmap)) {
@@ -321,6 +324,7 @@ extern "C" void free(void* p) {
   __libc_free(p);
 }
 #endif  // !__SANITIZE_ADDRESS__
+// NOLINTEND(readability-inconsistent-declaration-parameter-name)
 
 // Replaceable allocation functions (every form, so that new and delete always pair up).
 void* operator new(std::size_t n) {

@@ -148,6 +148,7 @@ TEST_P(StackingTest, StopHandsLeftoverUnitsToTheMainScheduler) {
   weft::ult h = weft::push_scheduler(s->main_pool(), child);
   std::atomic<int> ran{0};
   std::vector<weft::ult> us;
+  us.reserve(20);
   for (int i = 0; i < 20; ++i)
     us.push_back(weft::ult::create(*child_pool, [&] {
       weft::this_unit::yield();
@@ -223,6 +224,7 @@ TEST_P(StackingTest, ExampleRingPoolIsFifoThroughItsOverflow) {
   weft::ult g = start_gate(*ring, gate);
   order_log log;
   std::vector<weft::tasklet> ts;
+  ts.reserve(10);
   for (int i = 0; i < 10; ++i)
     ts.push_back(weft::tasklet::create(
         *ring, [&log, i] { log.add(std::string(1, static_cast<char>('a' + i))); }));

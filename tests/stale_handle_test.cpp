@@ -85,6 +85,7 @@ TEST_F(StaleHandleTest, StaleHandleNeverReachesTheNextRuntimesUnits) {
   weft::init(test_config(1));
   std::atomic<int> ran{0};
   std::vector<weft::ult> fresh;
+  fresh.reserve(64);
   for (int i = 0; i < 64; ++i) fresh.push_back(weft::ult::create([&] { ran.fetch_add(1); }));
   expect_stale(old_ult);
   expect_stale(old_tasklet);

@@ -1000,6 +1000,18 @@ struct sched_view {
 
 static struct sched_view g_sched_view;
 
+/* A new stream whose main scheduler is a user scheduler running `run` over one FIFO pool, which
+ * goes to `pool`. */
+static ABT_xstream start_user_sched_stream(void (*run)(ABT_sched), ABT_pool* pool) {
+  ABT_sched_def def = {ABT_SCHED_TYPE_ULT, NULL, run, NULL, NULL};
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_TRUE, pool));
+  ABT_sched sched;
+  OK(ABT_sched_create(&def, 1, pool, ABT_SCHED_CONFIG_NULL, &sched));
+  ABT_xstream xs;
+  OK(ABT_xstream_create(sched, &xs));
+  return xs;
+}
+
 /* The loop of a minimal user scheduler: runs what `pool` holds, checking events every 16 units,
  * until asked to stop. */
 static void run_until_stopped(ABT_sched sched, ABT_pool pool) {
@@ -1044,13 +1056,8 @@ static void viewing_sched_run(ABT_sched sched) {
 static void test_scheduler_is_a_ult(void) {
   abt_test_start();
   memset(&g_sched_view, 0, sizeof g_sched_view);
-  ABT_sched_def def = {ABT_SCHED_TYPE_ULT, NULL, viewing_sched_run, NULL, NULL};
   ABT_pool pool;
-  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_TRUE, &pool));
-  ABT_sched sched;
-  OK(ABT_sched_create(&def, 1, &pool, ABT_SCHED_CONFIG_NULL, &sched));
-  ABT_xstream xs;
-  OK(ABT_xstream_create(sched, &xs));
+  ABT_xstream xs = start_user_sched_stream(viewing_sched_run, &pool);
   abt_test_wait_flag(&g_sched_view.seen);
   struct sched_view* v = &g_sched_view;
   OK(v->get_thread_code);
@@ -1117,13 +1124,8 @@ static void test_scheduler_yield(void) {
   clear_log();
   OK(ABT_thread_self(&g_primary));
   OK(ABT_tool_register_thread_callback(record_event, EV(RUN) | EV(YIELD), &g_log));
-  ABT_sched_def def = {ABT_SCHED_TYPE_ULT, NULL, yielding_sched_run, NULL, NULL};
   ABT_pool pool;
-  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC, ABT_TRUE, &pool));
-  ABT_sched sched;
-  OK(ABT_sched_create(&def, 1, &pool, ABT_SCHED_CONFIG_NULL, &sched));
-  ABT_xstream xs;
-  OK(ABT_xstream_create(sched, &xs));
+  ABT_xstream xs = start_user_sched_stream(yielding_sched_run, &pool);
   abt_test_wait_flag(&g_sched_yield.seen);
   struct sched_yield_view* v = &g_sched_yield;
   OK(v->thread_yield_code);

@@ -20,8 +20,8 @@ TEST_P(AbtSupportTest, WaitUnitLeavesTheDescriptorUntilDiscarded) {
   weft::detail::check_join(d);
   weft::detail::wait_unit(d);
   EXPECT_EQ(ran.load(), 1);
-  EXPECT_EQ(d->state.load(), weft::unit_state::terminated);
-  EXPECT_EQ(d->join_word.load(), weft::detail::join_done);
+  EXPECT_EQ(weft::detail::as_unit(d)->state.load(), weft::unit_state::terminated);
+  EXPECT_EQ(weft::detail::as_unit(d)->join_word.load(), weft::detail::join_done);
   weft::detail::wait_unit(d);  // a second wait returns at once
   // The handle still owns the descriptor: its join frees it (nothing escaped the unit).
   u.join();
@@ -37,7 +37,7 @@ TEST_P(AbtSupportTest, WaitUnitFromAUltBlocksOnlyTheCaller) {
     weft::work_unit* d = target.native_handle();
     weft::detail::check_join(d);
     weft::detail::wait_unit(d);
-    EXPECT_EQ(d->state.load(), weft::unit_state::terminated);
+    EXPECT_EQ(weft::detail::as_unit(d)->state.load(), weft::unit_state::terminated);
   });
   weft::this_unit::yield();
   release.store(true);
@@ -125,15 +125,15 @@ TEST_P(AbtSupportTest, UltRunsOnTheStackItIsGiven) {
     std::atomic<std::uintptr_t> local{0};
     weft::work_unit* u = weft::detail::allocate_unit(weft::unit_kind::ult, size);
     weft::detail::set_user_stack(u, reinterpret_cast<void*>(lo), size);
-    u->invoke = &weft::detail::invoke_c;
-    u->destroy = nullptr;
-    u->entry_fn = [](void* arg) {
+    weft::detail::as_unit(u)->callable.invoke = &weft::detail::invoke_c;
+    weft::detail::as_unit(u)->callable.destroy = nullptr;
+    weft::detail::as_unit(u)->callable.entry_fn = [](void* arg) {
       int probe = 0;
       static_cast<std::atomic<std::uintptr_t>*>(arg)->store(
           reinterpret_cast<std::uintptr_t>(&probe));
       weft::this_unit::yield();  // switches away from and back onto the user stack
     };
-    u->entry_arg = &local;
+    weft::detail::as_unit(u)->callable.entry_arg = &local;
     weft::detail::submit_unit(u, last_stream().main_pool());
     weft::ult handle(u);
     handle.join();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "weft/internal/unit.hpp"
 
 namespace {
 
@@ -298,7 +299,8 @@ idle_observation observe_idle(std::chrono::milliseconds window) {
       const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - t0;
       seen.cpu_fraction = (c1 - c0) / wall.count();
     }
-    while (!self->user_suspended.load(std::memory_order_acquire)) std::this_thread::yield();
+    while (!weft::detail::as_unit(self)->user_suspended.load(std::memory_order_acquire))
+      std::this_thread::yield();
     weft::resume(self);
   });
   weft::this_unit::suspend();
@@ -338,7 +340,8 @@ TEST_F(env_test, AUltJoiningABusyStreamLeavesItsOwnStreamIdle) {
   double fraction = -1;
   std::thread meter([&] {
     // The join below cannot end before the release.
-    blocked = wait_until([&] { return joiner->state.load() == weft::unit_state::blocked; });
+    blocked = wait_until(
+        [&] { return weft::detail::as_unit(joiner)->state.load() == weft::unit_state::blocked; });
     parked = blocked && wait_until([&] { return primary.is_parked(); });
     if (parked) {
       const std::uint64_t parks = primary.times_parked();

@@ -2,6 +2,7 @@
 // Schedulers: user-defined schedulers written against the public contract, the registry
 // (register_scheduler / make_scheduler / scheduler_names) and WEFT_SCHED.
 #include "test_support.hpp"
+#include "weft/internal/unit.hpp"
 
 namespace {
 
@@ -178,7 +179,7 @@ TEST_P(SchedulerTest, UserMigrationPool) {
     us.push_back(weft::ult::create([&] {
       weft::this_unit::migrate_to(*s);
       ran += weft::this_unit::stream() == &*s;
-      ran += weft::this_unit::current()->home == second.get();
+      ran += weft::detail::as_unit(weft::this_unit::current())->home == second.get();
     }));
   }
   // Joined once they ran (a join of a unit still queued in `second`, a multi-consumer pool, would

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "test_support.hpp"
+#include "weft/internal/unit.hpp"
 
 namespace {
 
@@ -28,7 +29,7 @@ TEST_P(TaskletTest, CreateAndJoinOnEveryStream) {
       s.is_tasklet = weft::this_unit::is_tasklet();
       s.is_ult = weft::this_unit::is_ult();
       s.id = weft::this_unit::id();
-      s.kind = weft::this_unit::current()->kind;
+      s.kind = weft::detail::as_unit(weft::this_unit::current())->kind;
     }));
     ids.push_back(ts.back().id());
     EXPECT_NE(ids.back(), 0u);

@@ -147,7 +147,7 @@ TEST_P(TraceTest, ForkJoinTraceIsValidAndComplete) {
   // A wake-up: `waiter` blocks until the primary ULT sets the eventual.
   weft::eventual<void> ev;
   weft::ult waiter = weft::ult::create([&] { ev.wait(); });
-  const weft::unit_id waiter_id = waiter.native_handle()->id;
+  const weft::unit_id waiter_id = waiter.id();
   while (waiter.state() != weft::unit_state::blocked) weft::this_unit::yield();
   ev.set();
   waiter.join();

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "test_support.hpp"
+#include "weft/internal/unit.hpp"
 
 namespace {
 
@@ -222,10 +223,10 @@ TEST_P(UltTest, IdsAreUniqueAndNonZero) {
   for (int i = 0; i < n; ++i) {
     us.push_back(weft::ult::create_on(stream(i % streams()), [&inside, i] {
       inside[static_cast<std::size_t>(i)] = weft::this_unit::id();
-      EXPECT_EQ(weft::this_unit::current()->id, weft::this_unit::id());
+      EXPECT_EQ(weft::detail::as_unit(weft::this_unit::current())->id, weft::this_unit::id());
     }));
     outside.push_back(us.back().id());
-    EXPECT_EQ(us.back().native_handle()->id, outside.back());
+    EXPECT_EQ(us.back().id(), outside.back());
   }
   for (auto& u : us) u.join();
   EXPECT_EQ(inside, outside);
@@ -264,7 +265,8 @@ TEST_P(UltTest, StateAndLastStream) {
   }
   // running, seen from inside.
   weft::unit_state inside = weft::unit_state::ready;
-  weft::ult w = weft::ult::create([&] { inside = weft::this_unit::current()->state.load(); });
+  weft::ult w = weft::ult::create(
+      [&] { inside = weft::detail::as_unit(weft::this_unit::current())->state.load(); });
   w.join();
   EXPECT_EQ(inside, weft::unit_state::running);
 }

@@ -44,7 +44,7 @@ TEST(UnitAllocatorTest, EveryDescriptorIsHandedOutOnceAndLargeSlabsFillHugePages
   // Past the first few thousand, descriptors come in slabs of one whole 2 MiB page each.
   std::map<std::uintptr_t, std::size_t> per_page;
   for (work_unit* u : seen) ++per_page[reinterpret_cast<std::uintptr_t>(u) / huge_page];
-  const std::size_t per_full_page = huge_page / sizeof(work_unit);
+  const std::size_t per_full_page = huge_page / sizeof(weft::detail::unit);
   std::size_t in_full_pages = 0;
   for (const auto& [page, count] : per_page) {
     EXPECT_LE(count, per_full_page);

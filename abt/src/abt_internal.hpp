@@ -30,6 +30,10 @@
 
 namespace abt {
 
+/// The whole descriptor of a work unit (weft/internal/unit.hpp): the fields the C API reads and
+/// writes beyond the queue hooks.
+using weft::detail::as_unit;
+
 // ------------------------------------------------------------------------------------------
 // Errors and context
 // ------------------------------------------------------------------------------------------
@@ -172,8 +176,8 @@ void invoke_entry(weft::work_unit* u);
 /// The ABT extension of `u`, or nullptr for units the ABT layer did not create (the primary ULT,
 /// units made with weft's C++ API, stacked schedulers). Inline: every ABT call on a unit asks.
 inline thread_ext* ext_of(weft::work_unit* u) noexcept {
-  if (!u || u->invoke != &invoke_entry) return nullptr;
-  return std::launder(reinterpret_cast<thread_ext*>(u->storage));
+  if (!u || as_unit(u)->callable.invoke != &invoke_entry) return nullptr;
+  return std::launder(reinterpret_cast<thread_ext*>(as_unit(u)->callable.storage));
 }
 
 // ------------------------------------------------------------------------------------------

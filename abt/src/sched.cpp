@@ -57,7 +57,7 @@ class user_scheduler final : public weft::loop_scheduler {
   }
   ~user_scheduler() override {
     if (self_unit_) {
-      self_unit_->state.store(weft::unit_state::terminated, std::memory_order_relaxed);
+      as_unit(self_unit_)->state.store(weft::unit_state::terminated, std::memory_order_relaxed);
       weft::detail::discard_unit(self_unit_);
     }
     sched_released(h_);
@@ -68,8 +68,8 @@ class user_scheduler final : public weft::loop_scheduler {
   weft::work_unit* self_unit() {
     if (!self_unit_) {
       weft::work_unit* u = weft::detail::allocate_unit(weft::unit_kind::ult, 0);
-      u->state.store(weft::unit_state::running, std::memory_order_relaxed);
-      u->last_stream.store(weft::this_unit::stream(), std::memory_order_relaxed);
+      as_unit(u)->state.store(weft::unit_state::running, std::memory_order_relaxed);
+      as_unit(u)->last_stream.store(weft::this_unit::stream(), std::memory_order_relaxed);
       self_unit_ = u;
     }
     return self_unit_;

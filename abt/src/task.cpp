@@ -32,7 +32,8 @@ int ABT_task_create_on_xstream(ABT_xstream xstream, void (*task_func)(void*), vo
 }
 
 int ABT_task_revive(ABT_pool pool, void (*task_func)(void*), void* arg, ABT_task* task) {
-  if (task && *task && unit_of(*task)->kind != weft::unit_kind::tasklet) return ABT_ERR_INV_TASK;
+  if (task && *task && as_unit(unit_of(*task))->kind != weft::unit_kind::tasklet)
+    return ABT_ERR_INV_TASK;
   const int rc = ABT_thread_revive(pool, task_func, arg, task);
   return rc == ABT_ERR_INV_THREAD ? ABT_ERR_INV_TASK : rc;
 }

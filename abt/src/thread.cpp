@@ -107,7 +107,8 @@ void end_of_entry(weft::work_unit* u) noexcept {
 }
 
 void invoke_entry(weft::work_unit* u) {
-  auto* e = std::launder(reinterpret_cast<thread_ext*>(u->storage));  // ours: invoke is this
+  auto* e = std::launder(
+      reinterpret_cast<thread_ext*>(as_unit(u)->callable.storage));  // ours: invoke is this
   const entry_end end{u, e};
   // A unit cancelled before it started terminates without running (Argobots' cancellation; a
   // cancel that comes later is honoured at the unit's next ABT yield).
@@ -120,7 +121,7 @@ void invoke_entry(weft::work_unit* u) {
     }
     if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
   }
-  u->entry_fn(u->entry_arg);
+  as_unit(u)->callable.entry_fn(as_unit(u)->callable.entry_arg);
 }
 
 int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
@@ -135,7 +136,7 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
     if (use_user_stack(u, attr->stack, attr->stack_size)) flags |= flag_user_guard;
   }
   if (attr && !attr->migratable) flags |= flag_not_migratable;
-  auto* e = ::new (static_cast<void*>(u->storage)) thread_ext;
+  auto* e = ::new (static_cast<void*>(as_unit(u)->callable.storage)) thread_ext;
   e->magic = thread_ext::magic_value;
   e->flags.store(flags, std::memory_order_relaxed);
   e->started.store(false, std::memory_order_relaxed);
@@ -147,12 +148,12 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
   e->migration_arg = attr ? attr->migration_arg : nullptr;
   e->last_pool.store(ph, std::memory_order_relaxed);
   e->user_stack = user_stack;
-  u->invoke = &invoke_entry;
-  u->destroy = (flags & flag_user_guard) ? &unguard_user_stack : nullptr;
-  u->entry_fn = fn;
-  u->entry_arg = arg;
+  as_unit(u)->callable.invoke = &invoke_entry;
+  as_unit(u)->callable.destroy = (flags & flag_user_guard) ? &unguard_user_stack : nullptr;
+  as_unit(u)->callable.entry_fn = fn;
+  as_unit(u)->callable.entry_arg = arg;
   if (tool_active()) {
-    u->home.store(&p, std::memory_order_relaxed);  // what a tool's POOL query reports
+    as_unit(u)->home.store(&p, std::memory_order_relaxed);  // what a tool's POOL query reports
     tool_event(u, ABT_TOOL_EVENT_THREAD_CREATE);
   }
   weft::detail::submit_unit(u, p);
@@ -192,10 +193,10 @@ namespace {
 /// blocks as usual otherwise.
 bool joins_in_place(const weft::work_unit* self, weft::work_unit* u, const thread_ext* e) noexcept {
   if (!e) return false;
-  weft::pool* const home = u->home.load(std::memory_order_relaxed);
+  weft::pool* const home = as_unit(u)->home.load(std::memory_order_relaxed);
   const ABT_pool p = e->last_pool.load(std::memory_order_relaxed);
   return p && home && !p->user_defined && p->pool.get() == home &&
-         self->home.load(std::memory_order_relaxed) == home &&
+         as_unit(self)->home.load(std::memory_order_relaxed) == home &&
          weft::single_consumer(home->access());
 }
 
@@ -203,9 +204,9 @@ bool joins_in_place(const weft::work_unit* self, weft::work_unit* u, const threa
 /// external thread), which is neither `u` nor joined by it.
 int wait_for_end(weft::work_unit* u, weft::work_unit* self, const thread_ext* e) {
   return guarded(ABT_ERR_THREAD, [&] {
-    const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+    const std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
     if (w == weft::detail::join_done) return ABT_SUCCESS;
-    const bool can_block = self && self->kind == weft::unit_kind::ult;
+    const bool can_block = self && as_unit(self)->kind == weft::unit_kind::ult;
     if (w == weft::detail::join_none && (can_block || !self)) {
       // The caller is not `u`, nobody else joins it and the caller may block: what
       // weft::detail::check_join would verify. A ULT blocks until the unit ends (SUSPEND, then
@@ -220,7 +221,7 @@ int wait_for_end(weft::work_unit* u, weft::work_unit* self, const thread_ext* e)
     } else {
       // Another joiner already waits (weft takes one), or the caller is a tasklet, which
       // cannot block: wait for the end by yielding or spinning, as Argobots does.
-      while (u->join_word.load(std::memory_order_acquire) != weft::detail::join_done) {
+      while (as_unit(u)->join_word.load(std::memory_order_acquire) != weft::detail::join_done) {
         if (can_block)
           weft::this_unit::yield();
         else
@@ -237,7 +238,7 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
   if (!u) return invalid_code;
   const thread_ext* const e = ext_of(u);
   if (e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed)) return invalid_code;
-  if (u->join_word.load(std::memory_order_acquire) != weft::detail::join_done) {
+  if (as_unit(u)->join_word.load(std::memory_order_acquire) != weft::detail::join_done) {
     // A finished unit is neither the caller nor the primary ULT: only an unfinished one needs
     // the caller's identity (one look-up).
     weft::work_unit* const self = weft::this_unit::current();
@@ -261,7 +262,7 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
 void honour_cancel_slow(weft::work_unit* self) {
   thread_ext* e = ext_of(self);
   if (e && (e->flags.load(std::memory_order_acquire) & flag_cancel) &&
-      self->kind == weft::unit_kind::ult) {
+      as_unit(self)->kind == weft::unit_kind::ult) {
     e->flags.fetch_or(flag_cancelled, std::memory_order_relaxed);
     if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_CANCEL);
     weft::this_unit::exit();
@@ -269,7 +270,7 @@ void honour_cancel_slow(weft::work_unit* self) {
 }
 
 ABT_pool last_pool_of(weft::work_unit* u) {
-  weft::pool* home = u->home.load(std::memory_order_relaxed);
+  weft::pool* home = as_unit(u)->home.load(std::memory_order_relaxed);
   thread_ext* e = ext_of(u);
   const ABT_pool last = e ? e->last_pool.load(std::memory_order_relaxed) : nullptr;
   if (last && last->pool.get() == home) return last;
@@ -279,7 +280,7 @@ ABT_pool last_pool_of(weft::work_unit* u) {
 }
 
 ABT_thread_state state_of(const weft::work_unit* u) noexcept {
-  switch (u->state.load(std::memory_order_acquire)) {
+  switch (as_unit(u)->state.load(std::memory_order_acquire)) {
     case weft::unit_state::ready:
       return ABT_THREAD_STATE_READY;
     case weft::unit_state::running:
@@ -297,18 +298,19 @@ int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle)
   thread_ext* e = ext_of(u);
   if (e && (e->flags.load(std::memory_order_acquire) & flag_not_migratable))
     return ABT_ERR_INV_THREAD;  // as Argobots: a non-migratable unit is an invalid target
-  if (u->state.load(std::memory_order_acquire) == weft::unit_state::terminated)
+  if (as_unit(u)->state.load(std::memory_order_acquire) == weft::unit_state::terminated)
     return ABT_ERR_INV_THREAD;
-  if (u->home.load(std::memory_order_relaxed) == &target) return ABT_ERR_MIGRATION_TARGET;
+  if (as_unit(u)->home.load(std::memory_order_relaxed) == &target) return ABT_ERR_MIGRATION_TARGET;
   return guarded(ABT_ERR_MIGRATION_NA, [&] {
     if (u == weft::this_unit::current()) {
-      if (u->kind == weft::unit_kind::tasklet) return ABT_ERR_MIGRATION_NA;  // already running
+      if (as_unit(u)->kind == weft::unit_kind::tasklet)
+        return ABT_ERR_MIGRATION_NA;  // already running
       if (e) e->last_pool.store(target_handle, std::memory_order_relaxed);
       if (e && e->migration_cb) e->migration_cb(handle_of(u), e->migration_arg);
       weft::this_unit::migrate_to(target);
       return ABT_SUCCESS;
     }
-    if (u->kind == weft::unit_kind::tasklet) {
+    if (as_unit(u)->kind == weft::unit_kind::tasklet) {
       if (e && e->started.load(std::memory_order_acquire))
         return ABT_ERR_MIGRATION_NA;  // a tasklet moves only before it starts
       borrowed_tasklet(u).migrate_to(target);
@@ -406,18 +408,18 @@ int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_
   if (!pool) return ABT_ERR_INV_POOL;
   if (!thread_func) return ABT_ERR_INV_ARG;
   weft::work_unit* u = unit_of(*thread);
-  if (u->state.load(std::memory_order_acquire) != weft::unit_state::terminated)
+  if (as_unit(u)->state.load(std::memory_order_acquire) != weft::unit_state::terminated)
     return ABT_ERR_INV_THREAD;
   thread_ext* e = ext_of(u);
   if (!e) return ABT_ERR_INV_THREAD;
   // A revived unit is a fresh descriptor of the same kind, stack size and attributes: weft
   // recycles descriptors through its caches, so this costs what the first create did.
   ABT_thread_attr_opaque attr;
-  attr.stack_size = u->stack_size;
+  attr.stack_size = as_unit(u)->stack_size;
   attr.migratable = !(e->flags.load(std::memory_order_relaxed) & flag_not_migratable);
   attr.migration_cb = e->migration_cb;
   attr.migration_arg = e->migration_arg;
-  const weft::unit_kind kind = u->kind;
+  const weft::unit_kind kind = as_unit(u)->kind;
   if (int rc = join_unit(u, true, ABT_ERR_INV_THREAD)) return rc;
   return guarded(ABT_ERR_MEM, [&] {
     int rc = create_unit(kind, *pool->pool, pool, thread_func, arg, &attr, thread);
@@ -518,7 +520,7 @@ int ABT_thread_self_id(ABT_unit_id* id) {
   if (c == context::scheduler) {
     weft::work_unit* s = scheduler_unit();
     if (!s) return ABT_ERR_INV_XSTREAM;
-    *id = s->id;
+    *id = as_unit(s)->id;
     return ABT_SUCCESS;
   }
   if (c != context::ult && c != context::primary_ult) return ABT_ERR_INV_XSTREAM;
@@ -530,7 +532,7 @@ int ABT_thread_get_last_xstream(ABT_thread thread, ABT_xstream* xstream) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!xstream) return ABT_ERR_INV_ARG;
-  *xstream = xstream_handle(u->last_stream.load(std::memory_order_relaxed));
+  *xstream = xstream_handle(as_unit(u)->last_stream.load(std::memory_order_relaxed));
   return ABT_SUCCESS;
 }
 
@@ -574,7 +576,7 @@ int ABT_thread_set_associated_pool(ABT_thread thread, ABT_pool pool) {
   if (!pool) return ABT_ERR_INV_POOL;
   // The primary ULT too: weft pins it to the primary stream, so a scheduler of another stream
   // that pops it from `pool` hands it back there; it runs wherever the primary stream serves it.
-  u->home.store(pool->pool.get(), std::memory_order_relaxed);
+  as_unit(u)->home.store(pool->pool.get(), std::memory_order_relaxed);
   if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
   return ABT_SUCCESS;
 }
@@ -583,10 +585,10 @@ int ABT_thread_yield_to(ABT_thread thread) {
   if (int rc = ensure_initialized()) return rc;
   // One look at the caller serves every check: this is one of the C API's hot paths.
   weft::work_unit* const self = weft::this_unit::current();
-  if (!self || self->kind != weft::unit_kind::ult) [[unlikely]]
+  if (!self || as_unit(self)->kind != weft::unit_kind::ult) [[unlikely]]
     return self ? ABT_ERR_INV_THREAD : ABT_ERR_INV_XSTREAM;
   weft::work_unit* u = unit_of(thread);
-  if (!u || u == self || u->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
+  if (!u || u == self || as_unit(u)->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
   if (!slow_paths_on()) [[likely]]
     return guarded(ABT_ERR_THREAD, [u] {
       weft::this_unit::yield_to(u);
@@ -609,16 +611,16 @@ int ABT_thread_yield(void) {
 int ABT_thread_resume(ABT_thread thread) {
   if (int rc = ensure_initialized()) return rc;
   weft::work_unit* u = unit_of(thread);
-  if (!u || u->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
+  if (!u || as_unit(u)->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
   if (thread_ext* e = ext_of(u)) {
     // A unit that suspended "to" another one is resumed before it actually suspends: the
     // resume cancels the pending suspension (see ABT_self_suspend_to).
     if (e->suspend_pending.exchange(false, std::memory_order_acq_rel)) return ABT_SUCCESS;
-    while (!u->user_suspended.load(std::memory_order_acquire) &&
+    while (!as_unit(u)->user_suspended.load(std::memory_order_acquire) &&
            e->suspending.load(std::memory_order_acquire))
       sched_yield();  // it is a few instructions away from suspending
   }
-  if (!u->user_suspended.load(std::memory_order_acquire)) return ABT_ERR_THREAD;
+  if (!as_unit(u)->user_suspended.load(std::memory_order_acquire)) return ABT_ERR_THREAD;
   return guarded(ABT_ERR_THREAD, [&] {
     if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RESUME);
     weft::resume(u);
@@ -655,7 +657,7 @@ int ABT_thread_migrate(ABT_thread thread) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   // Any other running stream; the next one after the unit's last, round robin.
-  weft::execution_stream* last = u->last_stream.load(std::memory_order_relaxed);
+  weft::execution_stream* last = as_unit(u)->last_stream.load(std::memory_order_relaxed);
   const int from = last ? last->rank() : -1;
   layer_state& st = state();
   ABT_xstream target = nullptr;
@@ -731,10 +733,10 @@ int ABT_thread_get_stacksize(ABT_thread thread, size_t* stacksize) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!stacksize) return ABT_ERR_INV_ARG;
-  if (u->kind == weft::unit_kind::tasklet)
+  if (as_unit(u)->kind == weft::unit_kind::tasklet)
     *stacksize = 0;
   else
-    *stacksize = u->stack_size ? u->stack_size : state().default_stack_size;
+    *stacksize = as_unit(u)->stack_size ? as_unit(u)->stack_size : state().default_stack_size;
   return ABT_SUCCESS;
 }
 
@@ -742,7 +744,7 @@ int ABT_thread_get_id(ABT_thread thread, ABT_unit_id* thread_id) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!thread_id) return ABT_ERR_INV_ARG;
-  *thread_id = u->id;
+  *thread_id = as_unit(u)->id;
   return ABT_SUCCESS;
 }
 
@@ -750,7 +752,7 @@ int ABT_thread_set_arg(ABT_thread thread, void* arg) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!ext_of(u)) return ABT_ERR_INV_THREAD;  // weft's own units keep their callable there
-  u->entry_arg = arg;
+  as_unit(u)->callable.entry_arg = arg;
   return ABT_SUCCESS;
 }
 
@@ -758,7 +760,7 @@ int ABT_thread_get_arg(ABT_thread thread, void** arg) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!arg) return ABT_ERR_INV_ARG;
-  *arg = ext_of(u) ? u->entry_arg : nullptr;
+  *arg = ext_of(u) ? as_unit(u)->callable.entry_arg : nullptr;
   return ABT_SUCCESS;
 }
 
@@ -766,7 +768,7 @@ int ABT_thread_get_thread_func(ABT_thread thread, void (**thread_func)(void*)) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!thread_func) return ABT_ERR_INV_ARG;
-  *thread_func = ext_of(u) ? u->entry_fn : nullptr;
+  *thread_func = ext_of(u) ? as_unit(u)->callable.entry_fn : nullptr;
   return ABT_SUCCESS;
 }
 
@@ -774,16 +776,17 @@ int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr* attr) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!attr) return ABT_ERR_INV_ARG;
-  if (u->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;  // Argobots 1.x: ULTs only
+  if (as_unit(u)->kind != weft::unit_kind::ult)
+    return ABT_ERR_INV_THREAD;  // Argobots 1.x: ULTs only
   auto* a = new (std::nothrow) ABT_thread_attr_opaque;
   if (!a) return ABT_ERR_MEM;
   thread_ext* e = ext_of(u);
-  a->stack_size = u->stack_size ? u->stack_size : state().default_stack_size;
+  a->stack_size = as_unit(u)->stack_size ? as_unit(u)->stack_size : state().default_stack_size;
   if (e && e->user_stack) {
     // The memory the user gave, guard page included (as Argobots reports it); its top is the
     // top of the region weft runs the ULT in (u->stack_size may be rounded up).
     a->stack = e->user_stack;
-    const weft::detail::stack_region st = u->stack;
+    const weft::detail::stack_region st = as_unit(u)->stack;
     if (st.lo)
       a->stack_size = static_cast<std::size_t>(static_cast<char*>(st.lo) + st.size -
                                                static_cast<char*>(e->user_stack));
@@ -791,7 +794,7 @@ int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr* attr) {
     // weft's own stack, taken at the first run and given back at the end (lazy allocation, as
     // Argobots' lazy stacks: NULL before and after): the bytes the ULT may use,
     // [stack, stack + size), with the guard page just below.
-    const weft::detail::stack_region st = u->stack;
+    const weft::detail::stack_region st = as_unit(u)->stack;
     if (st.lo) {
       a->stack = st.lo;
       a->stack_size = st.size;

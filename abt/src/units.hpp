@@ -20,7 +20,7 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code);
 /// and leaves it to join_unit().
 inline bool free_if_done(weft::work_unit* u) noexcept {
   if (!u || slow_paths_on() ||
-      u->join_word.load(std::memory_order_acquire) != weft::detail::join_done)
+      as_unit(u)->join_word.load(std::memory_order_acquire) != weft::detail::join_done)
     return false;
   if (const thread_ext* e = ext_of(u);
       e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed))
@@ -76,7 +76,7 @@ int yield_outside_ult(weft::work_unit* self, bool report) noexcept;
 /// a calling ULT makes a plain weft yield (weft's own cost plus a predictable branch).
 inline int yield_caller(bool report) noexcept {
   weft::work_unit* const self = weft::this_unit::current();
-  if (!self || self->kind != weft::unit_kind::ult) [[unlikely]]
+  if (!self || as_unit(self)->kind != weft::unit_kind::ult) [[unlikely]]
     return yield_outside_ult(self, report);
   if (!slow_paths_on()) [[likely]]
     return guarded(ABT_ERR_THREAD, [] {
@@ -106,7 +106,7 @@ class tool_block_scope {
   tool_block_scope(ABT_sync_event_type type, void* object) noexcept : type_(type), object_(object) {
     if (!tool_active()) return;
     weft::work_unit* u = weft::this_unit::current();
-    if (!u || u->kind != weft::unit_kind::ult) return;
+    if (!u || as_unit(u)->kind != weft::unit_kind::ult) return;
     u_ = u;
     tool_event(u_, ABT_TOOL_EVENT_THREAD_SUSPEND, type_, object_);
   }

@@ -279,7 +279,10 @@ context** foreign_slot() {
 
 context** current_slot() {
   work_unit* u = this_unit::current();
-  if (u && u->entry_fn == &unit_entry) return &static_cast<unit_arg*>(u->entry_arg)->cur;
+  if (!u) return foreign_slot();
+  // The C entry and argument a unit was created with: the callable part of the descriptor.
+  const detail::unit_callable& c = detail::callable_of(u);
+  if (c.entry_fn == &unit_entry) return &static_cast<unit_arg*>(c.entry_arg)->cur;
   return foreign_slot();
 }
 

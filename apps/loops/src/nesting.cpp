@@ -37,7 +37,9 @@ void worker_entry(void* arg) noexcept {
 worker_slot* current_worker() noexcept {
   // A unit's C entry point and argument are what unit_handle::function()/argument() report.
   const work_unit* u = this_unit::current();
-  return u && u->entry_fn == &worker_entry ? static_cast<worker_slot*>(u->entry_arg) : nullptr;
+  if (!u) return nullptr;
+  const weft::detail::unit_callable& c = weft::detail::callable_of(u);
+  return c.entry_fn == &worker_entry ? static_cast<worker_slot*>(c.entry_arg) : nullptr;
 }
 
 }  // namespace detail

@@ -31,13 +31,13 @@ inline bool epoch_is_live(std::uint64_t epoch) noexcept {
 // A handle is one word: the descriptor's address, and its runtime's tag in the bits an address
 // leaves free, so that a handle stays 8 bytes. Linux places no mapping above 2^47 unless asked
 // to (also with 5-level paging), descriptors are mapped by weft and checked to lie below
-// (unit_cache.cpp), and alignof(work_unit) is 16: the tag has 17 + 4 = 21 bits. The check XORs
-// the word with the live runtime's tag: the tag bits cancel for a handle of the live runtime,
+// (unit_cache.cpp), and aligned to unit_alignment (16): the tag has 17 + 4 = 21 bits. The check
+// XORs the word with the live runtime's tag: the tag bits cancel for a handle of the live runtime,
 // leaving the address, and for no other word (an empty handle, a stale one, any handle while no
 // runtime is initialised: the tag is then all ones, which no runtime has).
 /// Bits of a descriptor's address in a handle word.
 inline constexpr unsigned handle_address_bits = 47;
-/// The low bits of a handle word that hold part of the tag (alignof(work_unit) - 1).
+/// The low bits of a handle word that hold part of the tag (unit_alignment - 1).
 inline constexpr std::uintptr_t handle_low_bits = 15;
 /// The bits of a handle word that hold the descriptor's address.
 inline constexpr std::uintptr_t handle_address_mask =
@@ -48,7 +48,7 @@ inline constexpr std::uintptr_t handle_no_runtime = ~handle_address_mask;
 /// handle_no_runtime).
 inline constexpr std::uint64_t handle_tags = (std::uint64_t{1} << 21) - 2;
 static_assert(sizeof(void*) == 8, "handle words need 64-bit addresses");
-static_assert(alignof(work_unit) > handle_low_bits, "the low tag bits are alignment bits");
+static_assert(unit_alignment > handle_low_bits, "the low tag bits are alignment bits");
 
 /// The tag of runtime `epoch` (> 0): its bits within the handle word. Tags repeat every
 /// handle_tags runtimes.
@@ -97,6 +97,9 @@ void report_stale_handle() noexcept;
 void discard_unit(work_unit* u) noexcept;
 /// Makes a new unit ready in `p`, routing the push through the pool's access mode.
 void submit_unit(work_unit* u, pool& p);
+/// submit_unit() for a unit that frees itself when it ends: it is marked before anyone can see
+/// it, which saves the atomic exchange of a later detach_unit().
+void submit_detached_unit(work_unit* u, pool& p);
 /// The pool create() uses when none is named: the calling stream's main pool, or the primary
 /// stream's for an external thread.
 pool& default_pool();
@@ -105,8 +108,8 @@ pool& default_pool();
 void join_unit(work_unit* u);
 /// Waits for `u` to terminate like join_unit, but leaves it allocated (terminated, its error
 /// kept): the caller frees it later with discard_unit(). For layers whose join and free are
-/// separate calls (the Argobots C API). The caller has passed check_join(u); afterwards
-/// u->join_word is join_done, so later waits return at once.
+/// separate calls (the Argobots C API). The caller has passed check_join(u); afterwards later
+/// waits return at once.
 void wait_unit(work_unit* u);
 /// Throws if the caller may not join `u` (a unit joining itself; a tasklet joining a unit that
 /// has not finished).
@@ -126,41 +129,46 @@ void join_handle(work_unit*& slot);
 /// join_handle() for a handle word: `word` is set to 0 once the unit is freed.
 void join_handle(std::uintptr_t& word);
 
+/// unit_callable::invoke for a callable stored inside the descriptor.
 template <class F>
 void invoke_inline(work_unit* u) {
-  (*std::launder(reinterpret_cast<F*>(u->storage)))();
+  (*std::launder(reinterpret_cast<F*>(callable_of(u).storage)))();
 }
+/// unit_callable::destroy for a callable stored inside the descriptor.
 template <class F>
 void destroy_inline(work_unit* u) {
-  std::launder(reinterpret_cast<F*>(u->storage))->~F();
+  std::launder(reinterpret_cast<F*>(callable_of(u).storage))->~F();
 }
+/// unit_callable::invoke for a heap-allocated callable.
 template <class F>
 void invoke_heap(work_unit* u) {
-  (*static_cast<F*>(u->entry_arg))();
+  (*static_cast<F*>(callable_of(u).entry_arg))();
 }
+/// unit_callable::destroy for a heap-allocated callable.
 template <class F>
 void destroy_heap(work_unit* u) {
-  delete static_cast<F*>(u->entry_arg);
+  delete static_cast<F*>(callable_of(u).entry_arg);
 }
+/// unit_callable::invoke for a C-style entry: calls entry_fn(entry_arg).
 void invoke_c(work_unit* u);
 
-/// Stores `f` in `u` (inline when it fits) and sets the invoke/destroy hooks.
+/// Stores `f` in `c` (inline when it fits) and sets the invoke/destroy hooks.
 template <class F>
-void store_callable(work_unit* u, F&& f) {
+void store_callable(unit_callable& c, F&& f) {
   using fn = std::decay_t<F>;
   static_assert(std::is_invocable_v<fn&>, "a work unit's callable takes no arguments");
   if constexpr (sizeof(fn) <= inline_callable_size && alignof(fn) <= 16 &&
                 std::is_nothrow_move_constructible_v<fn>) {
-    ::new (static_cast<void*>(u->storage)) fn(std::forward<F>(f));
-    u->invoke = &invoke_inline<fn>;
-    u->destroy = &destroy_inline<fn>;
-    u->entry_arg = u->storage;
+    ::new (static_cast<void*>(c.storage)) fn(std::forward<F>(f));
+    c.invoke = &invoke_inline<fn>;
+    c.destroy = &destroy_inline<fn>;
+    c.entry_arg = c.storage;
   } else {
-    u->entry_arg = new fn(std::forward<F>(f));
-    u->invoke = &invoke_heap<fn>;
-    u->destroy = &destroy_heap<fn>;
+    c.entry_arg = new fn(std::forward<F>(f));
+    c.invoke = &invoke_heap<fn>;
+    c.destroy = &destroy_heap<fn>;
   }
-  u->entry_fn = nullptr;
+  c.entry_fn = nullptr;
 }
 
 /// Gives the unit `u`, not yet submitted, the name `name` (copied) for traces.
@@ -176,13 +184,15 @@ work_unit* spawn(unit_kind kind, pool& p, std::size_t stack_size, F&& f, bool de
   try {
     if (name) [[unlikely]]
       name_unit(u, name);
-    store_callable(u, std::forward<F>(f));
+    store_callable(callable_of(u), std::forward<F>(f));
   } catch (...) {
     discard_unit(u);
     throw;
   }
-  if (detached) u->join_word.store(join_detached, std::memory_order_relaxed);
-  submit_unit(u, p);
+  if (detached)
+    submit_detached_unit(u, p);
+  else
+    submit_unit(u, p);
   return u;
 }
 
@@ -237,7 +247,7 @@ class unit_handle {
   bool joinable() const noexcept { return word_ != 0; }
 
   /// The unit's id (0 for an empty handle).
-  unit_id id() const { return word_ ? live_unit("id")->id : 0; }
+  unit_id id() const;
   /// The unit's state (terminated for an empty handle).
   unit_state state() const;
   /// The stream the unit last ran on (nullptr before it first ran).
@@ -245,9 +255,13 @@ class unit_handle {
   /// The pool the unit returns to when it becomes ready.
   pool* last_pool() const;
   /// The C entry point it was created with, or nullptr for a C++ callable.
-  void (*function() const)(void*) { return word_ ? live_unit("function")->entry_fn : nullptr; }
+  void (*function() const)(void*) {
+    return word_ ? detail::callable_of(live_unit("function")).entry_fn : nullptr;
+  }
   /// The argument it was created with (for a C++ callable: the stored callable's address).
-  void* argument() const { return word_ ? live_unit("argument")->entry_arg : nullptr; }
+  void* argument() const {
+    return word_ ? detail::callable_of(live_unit("argument")).entry_arg : nullptr;
+  }
   /// The descriptor, for schedulers and the C layer (not checked: it dangles once the handle's
   /// runtime is finalized).
   work_unit* native_handle() const noexcept { return detail::handle_unit(word_); }

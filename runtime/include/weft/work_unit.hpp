@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The descriptor behind every ULT and tasklet.
+// The descriptor behind every ULT and tasklet, as pools see it: its queue hooks.
 #pragma once
 
 #include <atomic>
@@ -21,78 +21,52 @@ enum class unit_state : std::uint8_t { ready, running, blocked, terminated };
 using unit_id = std::uint64_t;
 
 namespace detail {
+/// The alignment of every descriptor the runtime hands out (handle words keep a tag in the low
+/// bits this leaves free).
+inline constexpr std::size_t unit_alignment = 16;
+}  // namespace detail
 
-// ThreadSanitizer builds give every stack a TSan fiber. Its handle exists only in those builds,
-// which must be whole-program anyway, so that a normal build's descriptor stays at three cache
-// lines (a fan-out of 10^6 units is bound by descriptor bytes).
-#if defined(__SANITIZE_THREAD__)
-#define WEFT_DETAIL_TSAN_FIBERS 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define WEFT_DETAIL_TSAN_FIBERS 1
-#endif
-#endif
-
-/// A ULT stack: [lo, lo + size) is usable, the guard page (if any) lies just below lo. Sizes are
-/// at most 2 GiB (a larger ULT stack is refused; a larger native stack is described by its top
-/// 2 GiB).
-struct stack_region {
-  void* lo = nullptr;
-#ifdef WEFT_DETAIL_TSAN_FIBERS
-  void* tsan_fiber = nullptr;  // ThreadSanitizer's fiber for this stack
-#endif
-  std::uint32_t size = 0;
-  std::uint32_t flags = 0;  // stack_flags in runtime/src/memory/stack.hpp
+/// A work unit, as a pool sees it: the queue hooks. Pools may use them freely while the unit is
+/// queued in them; the rest of the descriptor (its state, stack, callable, ...) lies beyond them
+/// and belongs to the runtime. A unit is in at most one pool at a time, so one hook suffices.
+/// Descriptors are recycled through per-stream caches: never keep a pointer to a unit after it
+/// has been joined or, if detached, after it terminated.
+struct work_unit {
+  work_unit* pool_next;
+  work_unit* pool_prev;
+  std::atomic<pool*> pool_holder;  // atomic: remove() may test it while another stream holds u
 };
 
-/// The largest stack a stack_region describes: ULT stacks are refused above it, a larger native
-/// or user-provided stack is used from its top.
-inline constexpr std::size_t max_stack_size = std::size_t{1} << 31;
-
-/// Sentinels of work_unit::join_word; other values are waiter addresses (see unit.cpp).
-inline constexpr std::uintptr_t join_none = 0;
-inline constexpr std::uintptr_t join_done = 1;
-inline constexpr std::uintptr_t join_detached = 2;
+namespace detail {
 
 /// Callables up to this size live inside the descriptor; larger ones are heap-allocated.
 inline constexpr std::size_t inline_callable_size = 48;
 
-}  // namespace detail
-
-/// A work unit. Pools may use the three hook fields freely while the unit is queued in them and
-/// must not touch anything else; every other field belongs to the runtime. A unit is in at most one
-/// pool at a time, so one hook suffices. Descriptors are recycled through per-stream caches: never
-/// keep a pointer to a unit after it has been joined or, if detached, after it terminated.
-struct work_unit {
-  // Pool hook.
-  work_unit* pool_next;
-  work_unit* pool_prev;
-  std::atomic<pool*> pool_holder;  // atomic: remove() may test it while another stream holds u
-
-  // Runtime fields.
-  void* context;                // saved fcontext_t while not running
-  detail::stack_region stack;   // taken at first run, returned at termination
+/// The part of a descriptor that the inline creation path (spawn() in unit_handle.hpp) fills:
+/// the callable and how to run it. Every descriptor holds one at unit_callable_offset.
+struct unit_callable {
   void (*invoke)(work_unit*);   // runs the callable stored in `storage`
   void (*destroy)(work_unit*);  // destroys it (nullptr once destroyed)
   void (*entry_fn)(void*);      // C-style entry, or nullptr for a C++ callable
   void* entry_arg;              // its argument, or the address of the callable
-  void* extras;                 // runtime-private, allocated on first need: the exception that
-                                // escaped the unit, its ULT-local values (src/unit_extras.hpp)
-  std::atomic<std::uintptr_t> join_word;
-  std::atomic<pool*> migrate_to;               // pending migration request, applied at the next pop
-  std::atomic<pool*> home;                     // the pool it returns to when it becomes ready
-  std::atomic<execution_stream*> last_stream;  // where it last ran (read by handles anytime)
-  std::atomic<execution_stream*> pinned_to;    // runs only on this stream, or nullptr
-  unit_id id;
-  std::uint32_t stack_size;  // requested stack bytes (ULTs)
-  std::atomic<unit_state> state;
-  std::atomic<bool> user_suspended;  // suspended by this_unit::suspend(), resumable by resume()
-  unit_kind kind;
-  std::uint8_t flags;  // unit_flags in runtime/src/memory/unit_cache.hpp
-  alignas(16) unsigned char storage[detail::inline_callable_size];
+  alignas(16) unsigned char storage[inline_callable_size];
 };
-#ifndef WEFT_DETAIL_TSAN_FIBERS
-static_assert(sizeof(work_unit) == 192, "a descriptor is three cache lines");
-#endif
+
+/// Where a descriptor's unit_callable lies, in bytes from its work_unit (the runtime's descriptor
+/// type checks it).
+inline constexpr std::size_t unit_callable_offset = 32;
+
+/// The callable part of the descriptor `u`.
+inline unit_callable& callable_of(work_unit* u) noexcept {
+  return *reinterpret_cast<unit_callable*>(reinterpret_cast<unsigned char*>(u) +
+                                           unit_callable_offset);
+}
+/// The callable part of the descriptor `u`, read-only.
+inline const unit_callable& callable_of(const work_unit* u) noexcept {
+  return *reinterpret_cast<const unit_callable*>(reinterpret_cast<const unsigned char*>(u) +
+                                                 unit_callable_offset);
+}
+
+}  // namespace detail
 
 }  // namespace weft

@@ -18,7 +18,8 @@ namespace {
 
 /// Takes `target` for a direct switch from `s`: out of its pool when queued in one this stream
 /// may take it from, or as it is when it is in no pool. False when it cannot be taken.
-bool take_target(stream* s, work_unit* self, work_unit* target) {
+bool take_target(stream* s, work_unit* self, work_unit* w) {
+  unit* const target = as_unit(w);
   if (!target || target == self || target->kind != unit_kind::ult ||
       target->state.load(std::memory_order_acquire) != unit_state::ready ||
       target->migrate_to.load(std::memory_order_acquire)) {
@@ -40,10 +41,10 @@ bool take_target(stream* s, work_unit* self, work_unit* target) {
 /// (as a terminating ULT's, but with no context parked on it: the leaver stopped mid-stack) and
 /// completes it.
 void finish_exited(work_unit* from, void*) {
-  const stack_region stack = from->stack;
+  const stack_region stack = as_unit(from)->stack;
   if (!stack_intact(stack)) report_stack_overflow(from);
-  from->stack = {};
-  from->context = nullptr;
+  as_unit(from)->stack = {};
+  as_unit(from)->context = nullptr;
   if (stack.flags & stack_user) {
     tsan_destroy_fiber(tsan_fiber(stack));  // the memory stays the user's
   } else {
@@ -58,7 +59,7 @@ void finish_exited(work_unit* from, void*) {
 bool suspend_and_switch(work_unit* target) {
   stream* s = current_stream_no_switch();
   work_unit* self = s ? s->current_ : nullptr;
-  if (!self || self->kind != unit_kind::ult || is_primary_unit(self)) return false;
+  if (!self || as_unit(self)->kind != unit_kind::ult || is_primary_unit(self)) return false;
   if (!take_target(s, self, target)) return false;
   switch_record rec{self, switch_action::suspend};
   s->switch_to_unit(target, rec);
@@ -68,12 +69,12 @@ bool suspend_and_switch(work_unit* target) {
 bool exit_and_switch(work_unit* target) {
   stream* s = current_stream_no_switch();
   work_unit* self = s ? s->current_ : nullptr;
-  if (!self || self->kind != unit_kind::ult || is_primary_unit(self)) return false;
+  if (!self || as_unit(self)->kind != unit_kind::ult || is_primary_unit(self)) return false;
   if (!take_target(s, self, target)) return false;
   // What run_callable does once a callable has returned.
-  if (self->destroy) self->destroy(self);
-  self->destroy = nullptr;
-  if (self->extras) settle_extras(self);
+  if (as_unit(self)->callable.destroy) as_unit(self)->callable.destroy(self);
+  as_unit(self)->callable.destroy = nullptr;
+  if (as_unit(self)->extras) settle_extras(self);
   switch_record rec{self, switch_action::block};
   rec.on_block = &finish_exited;
   s->switch_to_unit(target, rec);

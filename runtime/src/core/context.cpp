@@ -53,7 +53,8 @@ stack_region take_finished_stack(work_unit* u) noexcept;
 
 /// Takes the stack of a ULT that has finished on it, after checking the stack's canary (while
 /// the unit still holds the stack, so that the report names the unit and the stack's size).
-stack_region take_finished_stack(work_unit* u) noexcept {
+stack_region take_finished_stack(work_unit* w) noexcept {
+  unit* const u = as_unit(w);
   const stack_region stack = u->stack;
   if (!stack_intact(stack)) report_stack_overflow(u);
   u->stack = {};
@@ -71,7 +72,8 @@ void release_finished_stack(stream& s, const stack_region& stack, void* parked) 
 }
 
 /// Gives a unit that never ran its stack and its initial context.
-void prepare_first_run(stream& s, work_unit* u) {
+void prepare_first_run(stream& s, work_unit* w) {
+  unit* const u = as_unit(w);
   if (u->stack.flags & stack_user) {  // set_user_stack: the user's memory, set before submission
     u->context = bc::make_fcontext(static_cast<char*>(u->stack.lo) + u->stack.size, u->stack.size,
                                    &ult_entry);
@@ -86,7 +88,8 @@ void prepare_first_run(stream& s, work_unit* u) {
 
 }  // namespace
 
-bool stream::pass_stack(const stack_region& stack, work_unit* next) noexcept {
+bool stream::pass_stack(const stack_region& stack, work_unit* w) noexcept {
+  unit* const next = as_unit(w);
   // `next` must be a plain ULT of the default size that never ran (no context, no user stack),
   // free to run here; the stack a cached one of that size (not the user's, not a custom size).
   assert_invariant([&stack] { return stack.lo != nullptr; },
@@ -113,15 +116,16 @@ bool stream::try_prepare(work_unit* u) noexcept {
     return true;
   } catch (...) {
     capture_error(u);
-    if (u->destroy) u->destroy(u);
-    u->destroy = nullptr;
+    if (as_unit(u)->callable.destroy) as_unit(u)->callable.destroy(u);
+    as_unit(u)->callable.destroy = nullptr;
     complete(u);
     return false;
   }
 }
 
 template <bool inline_requeued>
-[[gnu::always_inline]] inline void stream::jump_to(work_unit* target, switch_record& rec) {
+[[gnu::always_inline]] inline void stream::jump_to(work_unit* w, switch_record& rec) {
+  unit* const target = as_unit(w);
   current_ = target;
   target->last_stream.store(this, std::memory_order_relaxed);
   target->state.store(unit_state::running, std::memory_order_relaxed);
@@ -135,14 +139,15 @@ template <bool inline_requeued>
   // Most landings after a direct yield are another yielder's: take those without the call.
   if constexpr (inline_requeued) {
     if (auto* in = static_cast<switch_record*>(t.data); in->action == switch_action::requeued) {
-      in->from->context = t.fctx;
+      as_unit(in->from)->context = t.fctx;
       return;
     }
   }
   land(t);
 }
 
-void stream::resume_unit(work_unit* u) {
+void stream::resume_unit(work_unit* w) {
+  unit* const u = as_unit(w);
   if (!u->context && !try_prepare(u)) return;
   // Called from the stream's scheduler context, or from a ULT that runs a stacked scheduler. In
   // the second case that ULT is the scheduler `u` switches back to: while `u` runs, sched_ctx_
@@ -151,7 +156,7 @@ void stream::resume_unit(work_unit* u) {
   const fcontext outer_ctx = sched_ctx_;
   const stack_region outer_stack = sched_stack_;
   scheduler* const outer_direct = direct_;
-  if (outer) sched_stack_ = outer->stack;
+  if (outer) sched_stack_ = as_unit(outer)->stack;
   direct_ = !outer && !sched_->writes_loop_ ? sched_.get() : nullptr;
   current_ = u;
   u->last_stream.store(this, std::memory_order_relaxed);
@@ -189,9 +194,9 @@ bool stream::direct_allowed() noexcept {
 
 void stream::switch_directly(work_unit* next, switch_record& rec) {
   if (next) {
-    execution_stream* pin = next->pinned_to.load(std::memory_order_relaxed);
-    if (next->kind == unit_kind::ult && (!pin || pin == this) &&
-        !next->migrate_to.load(std::memory_order_relaxed)) [[likely]] {
+    execution_stream* pin = as_unit(next)->pinned_to.load(std::memory_order_relaxed);
+    if (as_unit(next)->kind == unit_kind::ult && (!pin || pin == this) &&
+        !as_unit(next)->migrate_to.load(std::memory_order_relaxed)) [[likely]] {
       switch_to_unit(next, rec);
       return;
     }
@@ -214,7 +219,8 @@ void stream::switch_out(switch_record& rec) {
   }
 }
 
-bool stream::yield_directly(work_unit* self) {
+bool stream::yield_directly(work_unit* w) {
+  unit* const self = as_unit(w);
   // The yielder queues itself and asks the policy, as the loop would after a plain yield, so the
   // choice is the policy's for any pool discipline (FIFO, LIFO, ...). Being queued while still
   // running is safe only where no other stream can take it out: its home must be a pool this
@@ -234,9 +240,9 @@ bool stream::yield_directly(work_unit* self) {
     return true;
   }
   switch_record rec{self, switch_action::requeued};
-  if (next && next->context && next->kind == unit_kind::ult &&
-      !next->pinned_to.load(std::memory_order_relaxed) &&
-      !next->migrate_to.load(std::memory_order_relaxed)) [[likely]] {
+  if (next && as_unit(next)->context && as_unit(next)->kind == unit_kind::ult &&
+      !as_unit(next)->pinned_to.load(std::memory_order_relaxed) &&
+      !as_unit(next)->migrate_to.load(std::memory_order_relaxed)) [[likely]] {
     jump_to<true>(next, rec);  // switch_directly's common case, inline
     return true;
   }
@@ -257,7 +263,7 @@ void stream::switch_to_scheduler(switch_record& rec) {
 }
 
 void stream::switch_to_unit(work_unit* target, switch_record& rec) {
-  if (!target->context && !try_prepare(target)) {
+  if (!as_unit(target)->context && !try_prepare(target)) {
     // `target` ended without a stack (its join rethrows why), but the leaver must still leave:
     // returning here would let a blocking ULT run on holding its primitive's lock, a requeued
     // one run while queued, and a finished one run again.
@@ -284,25 +290,25 @@ void stream::land(transfer t) {
   }
   switch (rec->action) {
     case switch_action::yield:
-      from->context = t.fctx;
+      as_unit(from)->context = t.fctx;
       make_ready_yielded(from);
       break;
     case switch_action::migrate:
       obs::migrated(from, rec->target);
-      from->context = t.fctx;
-      from->home.store(rec->target, std::memory_order_relaxed);
+      as_unit(from)->context = t.fctx;
+      as_unit(from)->home.store(rec->target, std::memory_order_relaxed);
       make_ready(from);
       break;
     case switch_action::block:
-      from->context = t.fctx;
-      from->state.store(unit_state::blocked, std::memory_order_release);
+      as_unit(from)->context = t.fctx;
+      as_unit(from)->state.store(unit_state::blocked, std::memory_order_release);
       if (rec->on_block) rec->on_block(from, rec->arg);
       break;
     case switch_action::suspend:
       // Resumable before it reads as blocked: whoever sees `blocked` can resume it.
-      from->context = t.fctx;
-      from->user_suspended.store(true, std::memory_order_release);
-      from->state.store(unit_state::blocked, std::memory_order_release);
+      as_unit(from)->context = t.fctx;
+      as_unit(from)->user_suspended.store(true, std::memory_order_release);
+      as_unit(from)->state.store(unit_state::blocked, std::memory_order_release);
       break;
     case switch_action::terminate:
       release_finished_stack(*here, take_finished_stack(from), t.fctx);
@@ -311,7 +317,7 @@ void stream::land(transfer t) {
     case switch_action::requeued:
       // Queued before the switch (yield_directly); only this stream can take it out, and
       // nobody runs here before this landing.
-      from->context = t.fctx;
+      as_unit(from)->context = t.fctx;
       break;
     case switch_action::none:
     case switch_action::sched_exit:

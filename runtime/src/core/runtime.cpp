@@ -55,9 +55,9 @@ std::unique_ptr<alt_signal_stack> primary_alt_stack;
   switch_record rec;  // from = nullptr: the scheduler
   rec.action = switch_action::sched_exit;
   rec.on_stream = s;
-  asan_start_switch(nullptr, primary->stack.lo, primary->stack.size);
-  tsan_switch(tsan_fiber(primary->stack));
-  jump(primary->context, &rec);
+  asan_start_switch(nullptr, as_unit(primary)->stack.lo, as_unit(primary)->stack.size);
+  tsan_switch(tsan_fiber(as_unit(primary)->stack));
+  jump(as_unit(primary)->context, &rec);
   __builtin_unreachable();
 }
 
@@ -86,12 +86,12 @@ void start_primary(runtime_state& r) {
 
   work_unit* u = p->units_.pop();
   init_unit(u, unit_kind::ult, 0, p->next_id());
-  u->flags = unit_primary;
-  u->pinned_to.store(p, std::memory_order_relaxed);
-  u->home.store(p->main_pool_.load(), std::memory_order_relaxed);
-  u->last_stream.store(p, std::memory_order_relaxed);
-  u->stack = native_stack();
-  u->state.store(unit_state::running, std::memory_order_relaxed);
+  as_unit(u)->flags = unit_primary;
+  as_unit(u)->pinned_to.store(p, std::memory_order_relaxed);
+  as_unit(u)->home.store(p->main_pool_.load(), std::memory_order_relaxed);
+  as_unit(u)->last_stream.store(p, std::memory_order_relaxed);
+  as_unit(u)->stack = native_stack();
+  as_unit(u)->state.store(unit_state::running, std::memory_order_relaxed);
   p->primary_unit_ = u;
   p->current_ = u;
 

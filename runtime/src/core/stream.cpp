@@ -200,13 +200,13 @@ void stream::shut_down_scheduling() {
   // Units forwarded here because they were pinned to this stream lose the pin: the stream ends,
   // their work must not.
   auto unpin_and_route = [](work_unit* u) {
-    u->flags &= static_cast<std::uint8_t>(~unit_forwarded);
-    u->pinned_to.store(nullptr, std::memory_order_relaxed);
+    as_unit(u)->flags &= static_cast<std::uint8_t>(~unit_forwarded);
+    as_unit(u)->pinned_to.store(nullptr, std::memory_order_relaxed);
     route(u);
   };
   while (list) {
     work_unit* next = list->pool_next;
-    if (list->flags & unit_forwarded) {
+    if (as_unit(list)->flags & unit_forwarded) {
       unpin_and_route(list);
     } else {
       route(list);
@@ -300,7 +300,7 @@ void stream::wait_terminated() {
     const std::uint32_t st = state_.load(std::memory_order_acquire);
     if (st == terminated) break;
     stream* here = current_stream();
-    if (here && here->current_ && here->current_->kind == unit_kind::ult) {
+    if (here && here->current_ && as_unit(here->current_)->kind == unit_kind::ult) {
       // Blocks the ULT, not its stream: the stream runs other work, or parks, meanwhile. The
       // state is read again under the lock the terminating thread takes to wake the queue, so
       // the wake-up cannot be missed.
@@ -414,7 +414,8 @@ bool stream::has_work() const noexcept {
   return false;
 }
 
-void stream::run_one(work_unit* u) {
+void stream::run_one(work_unit* w) {
+  unit* const u = as_unit(w);
   execution_stream* pin = u->pinned_to.load(std::memory_order_relaxed);
   if (pin && pin != this) [[unlikely]] {
     stream& target = impl(*pin);
@@ -496,8 +497,8 @@ bool stream::check_events(bool main) {
     while (fifo) {
       work_unit* u = fifo;
       fifo = u->pool_next;
-      if (u->flags & unit_forwarded) {
-        u->flags &= static_cast<std::uint8_t>(~unit_forwarded);
+      if (as_unit(u)->flags & unit_forwarded) {
+        as_unit(u)->flags &= static_cast<std::uint8_t>(~unit_forwarded);
         pinned_.push_back(u);
       } else {
         route(u);

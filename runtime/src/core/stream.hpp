@@ -23,6 +23,7 @@
 #include "unit_cache.hpp"
 #include "unit_ids.hpp"
 #include "weft/execution_stream.hpp"
+#include "weft/internal/unit.hpp"
 #include "weft/spinlock.hpp"
 #include "weft/wait_queue.hpp"
 

@@ -31,10 +31,12 @@ namespace {
 inline std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
   detail::stream* s = detail::current_stream_no_switch();
   work_unit* u = s ? s->current_ : nullptr;
-  if (!u || u->kind == unit_kind::tasklet) [[unlikely]]
+  if (!u || detail::as_unit(u)->kind == unit_kind::tasklet) [[unlikely]]
     not_a_ult(what, u);
   detail::assert_invariant(
-      [u] { return u->state.load(std::memory_order_relaxed) == unit_state::running; },
+      [u] {
+        return detail::as_unit(u)->state.load(std::memory_order_relaxed) == unit_state::running;
+      },
       "invariant 4: the current unit of a stream is running");
   return {s, u};
 }
@@ -48,17 +50,17 @@ work_unit* current() noexcept {
 
 unit_id id() noexcept {
   work_unit* u = current();
-  return u ? u->id : 0;
+  return u ? detail::as_unit(u)->id : 0;
 }
 
 bool is_ult() noexcept {
   work_unit* u = current();
-  return u && u->kind == unit_kind::ult;
+  return u && detail::as_unit(u)->kind == unit_kind::ult;
 }
 
 bool is_tasklet() noexcept {
   work_unit* u = current();
-  return u && u->kind == unit_kind::tasklet;
+  return u && detail::as_unit(u)->kind == unit_kind::tasklet;
 }
 
 execution_stream* stream() noexcept {
@@ -73,7 +75,8 @@ void yield() {
   s->switch_to_scheduler(rec);
 }
 
-bool yield_to(work_unit* target) {
+bool yield_to(work_unit* w) {
+  detail::unit* const target = detail::as_unit(w);
   auto [s, self] = calling_ult("yield_to");
   pool* home = target ? target->home.load(std::memory_order_relaxed) : nullptr;
   const bool eligible = target && target != self && target->kind == unit_kind::ult &&

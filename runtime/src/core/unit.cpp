@@ -33,9 +33,9 @@ std::mutex external_units_mutex;  // external threads share one cache, under thi
 void register_joiner(work_unit* self, void* arg) {
   auto* target = static_cast<work_unit*>(arg);
   std::uintptr_t expected = join_none;
-  if (!target->join_word.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(self),
-                                                 std::memory_order_acq_rel,
-                                                 std::memory_order_acquire)) {
+  if (!as_unit(target)->join_word.compare_exchange_strong(
+          expected, reinterpret_cast<std::uintptr_t>(self), std::memory_order_acq_rel,
+          std::memory_order_acquire)) {
     make_ready(self);  // it finished while we were switching out
   }
 }
@@ -54,7 +54,8 @@ bool may_remove_from(pool& p, stream* here) {
 /// changed nothing, when `u` cannot be taken; the caller then blocks as usual. What runs after
 /// `u` is what runs after any unit that ends: for the stock work-stealing pools the joiner, whom
 /// the end of `u` made the newest unit of its pool.
-bool help_join(stream* s, work_unit* self, work_unit* u) {
+bool help_join(stream* s, work_unit* self, work_unit* w) {
+  unit* const u = as_unit(w);
   if (u->state.load(std::memory_order_acquire) != unit_state::ready) return false;
   pool* home = u->home.load(std::memory_order_relaxed);
   if (!home || !may_remove_from(*home, s)) return false;
@@ -88,7 +89,7 @@ bool help_join(stream* s, work_unit* self, work_unit* u) {
 
 void route_slow(work_unit* u) noexcept {
   for (;;) {
-    pool& p = *u->home.load(std::memory_order_relaxed);
+    pool& p = *as_unit(u)->home.load(std::memory_order_relaxed);
     if (!single_producer(p.access())) {
       p.push(u);
       return;
@@ -143,25 +144,25 @@ namespace {
   // invariant 8: a unit completes once (`done` is final; the descriptor is freed once).
   assert_invariant(
       [u] {
-        return u->state.load(std::memory_order_relaxed) != unit_state::terminated &&
-               u->join_word.load(std::memory_order_relaxed) != join_done;
+        return as_unit(u)->state.load(std::memory_order_relaxed) != unit_state::terminated &&
+               as_unit(u)->join_word.load(std::memory_order_relaxed) != join_done;
       },
       "invariant 8: complete() of a unit that already terminated");
   obs::finished(u);
-  u->state.store(unit_state::terminated, std::memory_order_release);
+  as_unit(u)->state.store(unit_state::terminated, std::memory_order_release);
   // A detached unit has no handle, so nothing can change its join word any more: no race to
   // settle, and no locked instruction (units created detached never take one). Neither can
   // anything change it once a joiner is registered: the joiner waits, and only this store
   // releases it. Only a word still at join_none races with a joiner arriving.
-  const std::uintptr_t seen = u->join_word.load(std::memory_order_acquire);
+  const std::uintptr_t seen = as_unit(u)->join_word.load(std::memory_order_acquire);
   if (seen == join_detached) {
     if (has_error(u)) report_detached_error(u);
     free_unit(u);
     return nullptr;
   }
-  const std::uintptr_t prev = seen != join_none
-                                  ? (u->join_word.store(join_done, std::memory_order_release), seen)
-                                  : u->join_word.exchange(join_done, std::memory_order_acq_rel);
+  const std::uintptr_t prev =
+      seen != join_none ? (as_unit(u)->join_word.store(join_done, std::memory_order_release), seen)
+                        : as_unit(u)->join_word.exchange(join_done, std::memory_order_acq_rel);
   if (prev == join_none) return nullptr;
   if (prev == join_detached) {
     if (has_error(u)) report_detached_error(u);
@@ -177,10 +178,10 @@ namespace {
   // The joiner can run next here, without the trip through its pool, when that pool is one this
   // stream owns: there it would be the newest unit, the first popped.
   if (here) {
-    pool* home = joiner->home.load(std::memory_order_relaxed);
-    execution_stream* pin = joiner->pinned_to.load(std::memory_order_relaxed);
+    pool* home = as_unit(joiner)->home.load(std::memory_order_relaxed);
+    execution_stream* pin = as_unit(joiner)->pinned_to.load(std::memory_order_relaxed);
     if (pool_access::owner(*home).load(std::memory_order_relaxed) == here &&
-        (!pin || pin == here) && !joiner->migrate_to.load(std::memory_order_relaxed)) {
+        (!pin || pin == here) && !as_unit(joiner)->migrate_to.load(std::memory_order_relaxed)) {
       return joiner;
     }
   }
@@ -201,25 +202,29 @@ work_unit* complete_to_joiner(work_unit* u, stream* here) noexcept {
   return complete_unit(u, here);
 }
 
-void run_callable(work_unit* u) noexcept {
+void run_callable(work_unit* w) noexcept {
+  unit* const u = as_unit(w);
   try {
-    u->invoke(u);
+    u->callable.invoke(u);
   } catch (const unit_exit&) {
   } catch (...) {
     capture_error(u);
   }
-  if (u->destroy) u->destroy(u);
-  u->destroy = nullptr;
+  if (u->callable.destroy) u->callable.destroy(u);
+  u->callable.destroy = nullptr;
   if (u->extras) settle_extras(u);  // ULT-local values; an error stays for the join
 }
 
 void free_unit(work_unit* u) noexcept {
   // invariant 9: a terminated ULT gave its stack back before its descriptor is recycled (a user's
   // or a thread's own stack is not the runtime's: only the descriptor's record of it remains).
-  assert_invariant([u] { return !u->stack.lo || (u->stack.flags & (stack_user | stack_foreign)); },
-                   "invariant 9: a descriptor is freed while it holds a stack");
+  assert_invariant(
+      [u] {
+        return !as_unit(u)->stack.lo || (as_unit(u)->stack.flags & (stack_user | stack_foreign));
+      },
+      "invariant 9: a descriptor is freed while it holds a stack");
   obs::freed(u);
-  if (u->extras) [[unlikely]]
+  if (as_unit(u)->extras) [[unlikely]]
     (void)take_error(u);  // nobody will join it now; init_unit relies on extras being empty
   if (stream* s = current_stream_no_switch()) {
     s->units_.push(u);
@@ -238,8 +243,8 @@ void report_detached_error(work_unit* u) noexcept {
   } catch (...) {
   }
   std::fprintf(stderr, "weft: exception escaped detached %s %llu: %s\n",
-               u->kind == unit_kind::ult ? "ULT" : "tasklet",
-               static_cast<unsigned long long>(u->id), what.c_str());
+               as_unit(u)->kind == unit_kind::ult ? "ULT" : "tasklet",
+               static_cast<unsigned long long>(as_unit(u)->id), what.c_str());
 }
 
 namespace {
@@ -284,14 +289,19 @@ work_unit* allocate_unit(unit_kind kind, std::size_t stack_size) {
 void discard_unit(work_unit* u) noexcept {
   // Never submitted: unit dumps, which take every descriptor not terminated for a live unit,
   // must not list it.
-  u->state.store(unit_state::terminated, std::memory_order_relaxed);
+  as_unit(u)->state.store(unit_state::terminated, std::memory_order_relaxed);
   free_unit(u);
 }
 
 void submit_unit(work_unit* u, pool& p) {
-  u->home.store(&p, std::memory_order_relaxed);
+  as_unit(u)->home.store(&p, std::memory_order_relaxed);
   obs::created(u);
   route(u);
+}
+
+void submit_detached_unit(work_unit* u, pool& p) {
+  as_unit(u)->join_word.store(join_detached, std::memory_order_relaxed);
+  submit_unit(u, p);
 }
 
 pool& default_pool() {
@@ -301,18 +311,21 @@ pool& default_pool() {
 }
 
 void invoke_c(work_unit* u) {
-  u->entry_fn(u->entry_arg);
+  as_unit(u)->callable.entry_fn(as_unit(u)->callable.entry_arg);
 }
 
 work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(void*), void* arg,
                    bool detached) {
   if (!fn) throw error(errc::invalid_state, "weft: a work unit needs a function");
   work_unit* u = allocate_unit(kind, stack_size);
-  u->invoke = &invoke_c;
-  u->entry_fn = fn;
-  u->entry_arg = arg;
-  if (detached) u->join_word.store(join_detached, std::memory_order_relaxed);
-  submit_unit(u, p);
+  unit_callable& c = as_unit(u)->callable;
+  c.invoke = &invoke_c;
+  c.entry_fn = fn;
+  c.entry_arg = arg;
+  if (detached)
+    submit_detached_unit(u, p);
+  else
+    submit_unit(u, p);
   return u;
 }
 
@@ -321,13 +334,13 @@ bool is_primary_unit(const work_unit* u) noexcept {
 }
 
 void check_join(work_unit* u) {
-  const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+  const std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
   if (w == join_done) return;  // the common case of a fan-out; a finished unit is not the caller
   stream* s = current_stream();
   work_unit* self = s ? s->current_ : nullptr;
   if (self == u) throw error(errc::invalid_state, "weft: a work unit cannot join itself");
   if (w != join_none) throw error(errc::not_joinable, "weft: the unit is already being joined");
-  if (self && self->kind == unit_kind::tasklet) {
+  if (self && as_unit(self)->kind == unit_kind::tasklet) {
     throw error(errc::tasklet_cannot_block,
                 "weft: a tasklet cannot join a unit that has not finished (tasklets never block)");
   }
@@ -336,7 +349,8 @@ void check_join(work_unit* u) {
 bool reap_if_done(work_unit* u) noexcept {
   // Acquire: everything the unit did happens before the caller goes on (as in wait_unit).
   // extras (an error, or values set from outside after the end) take the full join.
-  if (u->join_word.load(std::memory_order_acquire) != join_done || u->extras) return false;
+  if (as_unit(u)->join_word.load(std::memory_order_acquire) != join_done || as_unit(u)->extras)
+    return false;
   obs::reaped(u);
   if (stream* s = current_stream_no_switch()) [[likely]] {
     s->units_.push(u);
@@ -355,7 +369,7 @@ void wait_unit_as(work_unit* u, stream* s, work_unit* self, bool help = true);
 /// Frees the joined unit `u` and rethrows what escaped it.
 void reap(work_unit* u) {
   std::exception_ptr e;
-  if (u->extras) [[unlikely]]
+  if (as_unit(u)->extras) [[unlikely]]
     e = take_error(u);
   obs::joined(u);
   free_unit(u);
@@ -373,11 +387,11 @@ void join_handle(work_unit*& slot) {
   work_unit* const u = slot;
   stream* s = current_stream();
   work_unit* self = s ? s->current_ : nullptr;
-  const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+  const std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
   if (w != join_done) {
     if (self == u) throw error(errc::invalid_state, "weft: a work unit cannot join itself");
     if (w != join_none) throw error(errc::not_joinable, "weft: the unit is already being joined");
-    if (self && self->kind == unit_kind::tasklet) {
+    if (self && as_unit(self)->kind == unit_kind::tasklet) {
       throw error(errc::tasklet_cannot_block,
                   "weft: a tasklet cannot join a unit that has not finished (tasklets never "
                   "block)");
@@ -389,14 +403,14 @@ void join_handle(work_unit*& slot) {
 }
 
 void wait_unit(work_unit* u) {
-  if (u->join_word.load(std::memory_order_acquire) != join_done) {
+  if (as_unit(u)->join_word.load(std::memory_order_acquire) != join_done) {
     stream* s = current_stream();
     wait_unit_as(u, s, s ? s->current_ : nullptr);
   }
 }
 
 void wait_unit_in_place(work_unit* u) {
-  if (u->join_word.load(std::memory_order_acquire) != join_done) {
+  if (as_unit(u)->join_word.load(std::memory_order_acquire) != join_done) {
     stream* s = current_stream();
     wait_unit_as(u, s, s ? s->current_ : nullptr, false);
   }
@@ -405,7 +419,7 @@ void wait_unit_in_place(work_unit* u) {
 namespace {
 
 void wait_unit_as(work_unit* u, stream* s, work_unit* self, bool help) {
-  std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+  std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
   if (w != join_done) {
     if (self) {
       if (!help || !help_join(s, self, u)) {
@@ -416,14 +430,14 @@ void wait_unit_as(work_unit* u, stream* s, work_unit* self, bool help) {
     } else {
       external_waiter waiter;
       std::uintptr_t expected = join_none;
-      if (u->join_word.compare_exchange_strong(
+      if (as_unit(u)->join_word.compare_exchange_strong(
               expected, reinterpret_cast<std::uintptr_t>(&waiter) | external_tag,
               std::memory_order_acq_rel, std::memory_order_acquire)) {
         while (!waiter.done.load(std::memory_order_acquire)) futex_wait(&waiter.done, 0);
       }
     }
     // Synchronise with complete(): everything the unit did happens before what follows.
-    (void)u->join_word.load(std::memory_order_acquire);
+    (void)as_unit(u)->join_word.load(std::memory_order_acquire);
   }
 }
 
@@ -475,7 +489,7 @@ void join_unit_noexcept(work_unit* u) noexcept {
   } catch (const std::exception& e) {
     std::fprintf(stderr,
                  "weft: exception escaped unit %llu, joined by its handle's destructor: %s\n",
-                 static_cast<unsigned long long>(u->id), e.what());
+                 static_cast<unsigned long long>(as_unit(u)->id), e.what());
   } catch (...) {
     std::fprintf(stderr,
                  "weft: unknown exception escaped a unit joined by its handle's destructor\n");
@@ -488,7 +502,8 @@ std::exception_ptr unit_error(const work_unit* u) noexcept {
 }
 
 void detach_unit(work_unit* u) noexcept {
-  const std::uintptr_t prev = u->join_word.exchange(join_detached, std::memory_order_acq_rel);
+  const std::uintptr_t prev =
+      as_unit(u)->join_word.exchange(join_detached, std::memory_order_acq_rel);
   // invariant 8: handles give up their pointer before detaching, so nobody joins or detached it.
   assert_invariant([prev] { return prev == join_none || prev == join_done; },
                    "invariant 8: detach of a unit that is being joined or already detached");
@@ -500,18 +515,24 @@ void detach_unit(work_unit* u) noexcept {
 
 }  // namespace detail
 
+unit_id unit_handle::id() const {
+  return joinable() ? detail::as_unit(live_unit("id"))->id : 0;
+}
+
 unit_state unit_handle::state() const {
-  return joinable() ? live_unit("state")->state.load(std::memory_order_acquire)
+  return joinable() ? detail::as_unit(live_unit("state"))->state.load(std::memory_order_acquire)
                     : unit_state::terminated;
 }
 
 execution_stream* unit_handle::last_stream() const {
-  return joinable() ? live_unit("last_stream")->last_stream.load(std::memory_order_relaxed)
+  return joinable() ? detail::as_unit(live_unit("last_stream"))
+                          ->last_stream.load(std::memory_order_relaxed)
                     : nullptr;
 }
 
 pool* unit_handle::last_pool() const {
-  return joinable() ? live_unit("last_pool")->home.load(std::memory_order_relaxed) : nullptr;
+  return joinable() ? detail::as_unit(live_unit("last_pool"))->home.load(std::memory_order_relaxed)
+                    : nullptr;
 }
 
 work_unit* unit_handle::release_or_throw() {
@@ -525,16 +546,19 @@ work_unit* unit_handle::release_or_throw() {
 
 void resume(work_unit* u) {
   bool expected = true;
-  if (!u ||
-      !u->user_suspended.compare_exchange_strong(expected, false, std::memory_order_acq_rel)) {
+  if (!u || !detail::as_unit(u)->user_suspended.compare_exchange_strong(
+                expected, false, std::memory_order_acq_rel)) {
     throw error(errc::invalid_state, "weft: resume of a ULT that is not suspended (ULT " +
-                                         std::to_string(u ? u->id : 0) + ")");
+                                         std::to_string(u ? detail::as_unit(u)->id : 0) + ")");
   }
   // The suspending side publishes user_suspended just before state = blocked: wait out that
   // window (a few instructions on the landing stream) so the unit is never made ready twice.
-  while (u->state.load(std::memory_order_acquire) != unit_state::blocked) {
+  while (detail::as_unit(u)->state.load(std::memory_order_acquire) != unit_state::blocked) {
     detail::assert_invariant(
-        [u] { return u->state.load(std::memory_order_relaxed) != unit_state::terminated; },
+        [u] {
+          return detail::as_unit(u)->state.load(std::memory_order_relaxed) !=
+                 unit_state::terminated;
+        },
         "unit life cycle: a suspended ULT terminated before its resume()");
     detail::cpu_relax();
   }
@@ -548,7 +572,8 @@ void ult::resume() const {
 }
 
 namespace {
-void request_migration(work_unit* u, pool& p) {
+void request_migration(work_unit* w, pool& p) {
+  detail::unit* const u = detail::as_unit(w);
   if (!u) throw error(errc::not_joinable, "weft: migrate_to on an empty handle");
   if (u->state.load(std::memory_order_acquire) == unit_state::terminated) {
     throw error(errc::invalid_state, "weft: cannot migrate a terminated unit");
@@ -581,7 +606,7 @@ void tasklet::migrate_to(pool& p) const {
 
 void ult::pin_to(execution_stream* s) const {
   if (!joinable()) throw error(errc::not_joinable, "weft: pin_to on an empty handle");
-  live_unit("pin_to")->pinned_to.store(s, std::memory_order_relaxed);
+  detail::as_unit(live_unit("pin_to"))->pinned_to.store(s, std::memory_order_relaxed);
 }
 
 }  // namespace weft

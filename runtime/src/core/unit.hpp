@@ -6,20 +6,21 @@
 #include "pool_access.hpp"
 #include "stream.hpp"
 #include "unit_extras.hpp"
-#include "weft/work_unit.hpp"
+#include "weft/internal/unit.hpp"
 
 namespace weft::detail {
 
 /// Resets a recycled descriptor for a new unit (inline: it is on every creation).
-inline void init_unit(work_unit* u, unit_kind kind, std::uint32_t stack_size, unit_id id) noexcept {
+inline void init_unit(work_unit* w, unit_kind kind, std::uint32_t stack_size, unit_id id) noexcept {
+  unit* const u = as_unit(w);
   u->pool_next = u->pool_prev = nullptr;
   u->pool_holder.store(nullptr, std::memory_order_relaxed);
   u->context = nullptr;
   u->stack = {};
-  u->invoke = nullptr;
-  u->destroy = nullptr;
-  u->entry_fn = nullptr;
-  u->entry_arg = nullptr;
+  u->callable.invoke = nullptr;
+  u->callable.destroy = nullptr;
+  u->callable.entry_fn = nullptr;
+  u->callable.entry_arg = nullptr;
   u->join_word.store(join_none, std::memory_order_relaxed);
   u->migrate_to.store(nullptr, std::memory_order_relaxed);
   u->home.store(nullptr, std::memory_order_relaxed);
@@ -42,7 +43,7 @@ inline void route(work_unit* u) noexcept {
   // The common case inline: a stream pushing into a pool it consumes (a yield, a wake-up or a
   // creation on the unit's own stream), which needs no wake-up. consumer() is set for
   // single-consumer modes only; a single-producer mode also needs the stream to be its producer.
-  pool& p = *u->home.load(std::memory_order_relaxed);
+  pool& p = *as_unit(u)->home.load(std::memory_order_relaxed);
   stream* const here = current_stream_no_switch();
   if (pool_access::consumer(p).load(std::memory_order_relaxed) == here && here &&
       (!single_producer(p.access()) ||
@@ -67,7 +68,8 @@ inline bool queues_privately(pool& p, stream* here) noexcept {
           pool_access::producer(p).load(std::memory_order_relaxed) == here);
 }
 /// Marks `u` ready and routes it (applying a pending migration request).
-inline void make_ready(work_unit* u) noexcept {
+inline void make_ready(work_unit* w) noexcept {
+  unit* const u = as_unit(w);
   // Life cycle: only a unit that runs (and switches away) or is blocked becomes ready; a second
   // wake-up of one unit would queue it twice (invariant 2).
   assert_invariant(
@@ -86,14 +88,15 @@ inline void make_ready(work_unit* u) noexcept {
 /// make_ready() for a ULT that yielded: it goes where its pool puts yielders (behind the units
 /// queued beside it).
 inline void make_ready_yielded(work_unit* u) noexcept {
-  assert_invariant([u] { return u->state.load(std::memory_order_relaxed) == unit_state::running; },
-                   "invariant 4: a yielding ULT is running until its landing requeues it");
-  if (u->migrate_to.load(std::memory_order_relaxed)) [[unlikely]] {
+  assert_invariant(
+      [u] { return as_unit(u)->state.load(std::memory_order_relaxed) == unit_state::running; },
+      "invariant 4: a yielding ULT is running until its landing requeues it");
+  if (as_unit(u)->migrate_to.load(std::memory_order_relaxed)) [[unlikely]] {
     make_ready(u);
     return;
   }
-  u->state.store(unit_state::ready, std::memory_order_relaxed);
-  pool& p = *u->home.load(std::memory_order_relaxed);
+  as_unit(u)->state.store(unit_state::ready, std::memory_order_relaxed);
+  pool& p = *as_unit(u)->home.load(std::memory_order_relaxed);
   stream* const here = current_stream_no_switch();
   if (here && queues_privately(p, here)) [[likely]] {
     pool_access::push_yield_as_consumer(p, u);

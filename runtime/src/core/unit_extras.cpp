@@ -11,16 +11,16 @@
 namespace weft::detail {
 
 unit_extras& ensure_extras(work_unit* u) {
-  if (!u->extras) u->extras = new unit_extras;
+  if (!as_unit(u)->extras) as_unit(u)->extras = new unit_extras;
   return *extras_of(u);
 }
 
 void capture_error(work_unit* u) noexcept {
-  if (!u->extras) u->extras = new (std::nothrow) unit_extras;
-  if (!u->extras) {
+  if (!as_unit(u)->extras) as_unit(u)->extras = new (std::nothrow) unit_extras;
+  if (!as_unit(u)->extras) {
     std::fprintf(stderr,
                  "weft: out of memory recording the exception that escaped unit %llu; aborting\n",
-                 static_cast<unsigned long long>(u->id));
+                 static_cast<unsigned long long>(as_unit(u)->id));
     std::abort();
   }
   extras_of(u)->error = std::current_exception();
@@ -32,7 +32,7 @@ void settle_extras(work_unit* u) noexcept {
   run_local_destructors(*x);
   if (x->error) return;
   delete x;
-  u->extras = nullptr;
+  as_unit(u)->extras = nullptr;
 }
 
 std::exception_ptr take_error(work_unit* u) noexcept {
@@ -41,7 +41,7 @@ std::exception_ptr take_error(work_unit* u) noexcept {
   std::exception_ptr e = std::move(x->error);
   run_local_destructors(*x);
   delete x;
-  u->extras = nullptr;
+  as_unit(u)->extras = nullptr;
   return e;
 }
 

@@ -6,7 +6,7 @@
 
 #include <exception>
 
-#include "weft/work_unit.hpp"
+#include "weft/internal/unit.hpp"
 
 namespace weft::detail {
 
@@ -23,7 +23,7 @@ struct unit_extras {
 
 /// u's block, or nullptr if it has none.
 inline unit_extras* extras_of(const work_unit* u) noexcept {
-  return static_cast<unit_extras*>(u->extras);
+  return static_cast<unit_extras*>(as_unit(u)->extras);
 }
 /// u's block, allocated if it has none. Only the thread that runs u, or one that owns u's
 /// handle while u cannot run (set_for on a unit that finished), may call it. Throws bad_alloc.

@@ -88,16 +88,17 @@ void on_fault(int sig, siginfo_t* info, void* uctx) noexcept {
   const std::uintptr_t sp = fault_sp(uctx);
   if (stream* s = current_stream()) {
     work_unit* u = s->current_;
-    if (u && u->kind == unit_kind::ult) {
+    if (u && as_unit(u)->kind == unit_kind::ult) {
       // A canary overwritten by the time anything faults is an overflow too.
-      if (overflowed(u->stack, addr, sp) || !stack_intact(u->stack)) report_stack_overflow(u);
+      if (overflowed(as_unit(u)->stack, addr, sp) || !stack_intact(as_unit(u)->stack))
+        report_stack_overflow(u);
     } else if (overflowed(s->sched_stack_, addr, sp)) {
       // Tasklets run on the scheduler's stack: the primary's is mapped with a guard page, a
       // secondary's is its thread's own stack with glibc's guard below it.
       char buf[32];
       if (u) {
         write_all("weft: stack overflow in tasklet ");
-        write_all(format_u64(buf + sizeof buf, u->id));
+        write_all(format_u64(buf + sizeof buf, as_unit(u)->id));
         write_all(", on the scheduler stack of execution stream ");
       } else {
         write_all("weft: stack overflow in the scheduler of execution stream ");
@@ -116,17 +117,17 @@ void on_fault(int sig, siginfo_t* info, void* uctx) noexcept {
 
 void report_stack_overflow(const work_unit* u) noexcept {
   char buf[32];
-  if (u->stack.flags & stack_foreign) {
+  if (as_unit(u)->stack.flags & stack_foreign) {
     // The primary ULT runs on the primary thread's own stack, sized by RLIMIT_STACK.
     write_all("weft: stack overflow in the primary ULT (the primary thread's stack of ");
-    write_all(format_u64(buf + sizeof buf, u->stack.size));
+    write_all(format_u64(buf + sizeof buf, as_unit(u)->stack.size));
     write_all(" bytes; raise ulimit -s)\n");
     abort();
   }
   write_all("weft: stack overflow in ULT ");
-  write_all(format_u64(buf + sizeof buf, u->id));
+  write_all(format_u64(buf + sizeof buf, as_unit(u)->id));
   write_all(" (stack of ");
-  write_all(format_u64(buf + sizeof buf, u->stack.size));
+  write_all(format_u64(buf + sizeof buf, as_unit(u)->stack.size));
   write_all(" bytes; raise WEFT_STACK_SIZE or ult_attributes::stack_size)\n");
   abort();
 }

@@ -612,7 +612,7 @@ stack_region native_stack() noexcept {
 }
 
 void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept {
-  u->stack = describe_stack(lo, size, stack_user, tsan_create_fiber());
+  as_unit(u)->stack = describe_stack(lo, size, stack_user, tsan_create_fiber());
 }
 
 void unmap_stack(const stack_region& s) noexcept {

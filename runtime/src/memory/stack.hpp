@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "weft/work_unit.hpp"
+#include "weft/internal/unit.hpp"
 
 namespace weft::detail {
 

@@ -69,8 +69,8 @@ void* map_low(std::size_t bytes) {
 
 unit_allocator::~unit_allocator() {
   for (const slab& s : slabs_) {
-    auto* units = static_cast<work_unit*>(s.memory);
-    for (std::size_t i = 0; i < s.count; ++i) units[i].~work_unit();
+    auto* units = static_cast<unit*>(s.memory);
+    for (std::size_t i = 0; i < s.count; ++i) units[i].~unit();
     munmap(s.memory, s.bytes);
   }
 }
@@ -86,7 +86,7 @@ work_unit* unit_allocator::take(int numa_node) {
   if (slabs_.size() == slabs_.capacity())
     slabs_.reserve(std::max<std::size_t>(8, 2 * slabs_.capacity()));
   const bool huge = allocated_ >= huge_after;
-  std::size_t bytes = huge ? huge_slab_bytes : batch * sizeof(work_unit);
+  std::size_t bytes = huge ? huge_slab_bytes : batch * sizeof(unit);
   void* memory = huge ? map_huge(bytes, numa_node) : nullptr;
   if (memory && !fits_handles(memory, bytes)) {
     // Out of a handle's reach (see map_low): give it back and take plain low pages instead.
@@ -94,19 +94,19 @@ work_unit* unit_allocator::take(int numa_node) {
     memory = nullptr;
   }
   if (!memory) {
-    bytes = batch * sizeof(work_unit);
+    bytes = batch * sizeof(unit);
     memory = map_low(bytes);
     if (numa_node >= 0) (void)topology::place_on_node(memory, bytes, numa_node);
   }
-  const std::size_t count = bytes / sizeof(work_unit);
+  const std::size_t count = bytes / sizeof(unit);
   slabs_.push_back({memory, bytes, count});
   // Carve the slab into chunks of at most `batch`: the first is returned, the others are free.
-  auto* units = static_cast<work_unit*>(memory);
+  auto* units = static_cast<unit*>(memory);
   work_unit* next_chunk = nullptr;
   for (std::size_t end = count; end > 0;) {
     const std::size_t first = end > batch ? end - batch : 0;
     for (std::size_t i = first; i < end; ++i) {
-      ::new (&units[i]) work_unit{};
+      ::new (&units[i]) unit{};
       units[i].pool_next = i + 1 < end ? &units[i + 1] : nullptr;
     }
     make_chunk(&units[first], end - first, next_chunk);
@@ -124,16 +124,16 @@ void unit_allocator::give(work_unit* first, work_unit* last) noexcept {
   chunks_ = first;
 }
 
-std::vector<std::pair<work_unit*, std::size_t>> unit_allocator::slabs(bool wait) const {
+std::vector<std::pair<unit*, std::size_t>> unit_allocator::slabs(bool wait) const {
   std::unique_lock lock(mutex_, std::defer_lock);
   if (wait) {
     lock.lock();
   } else {
     (void)lock.try_lock();
   }
-  std::vector<std::pair<work_unit*, std::size_t>> out;
+  std::vector<std::pair<unit*, std::size_t>> out;
   out.reserve(slabs_.size());
-  for (const slab& s : slabs_) out.emplace_back(static_cast<work_unit*>(s.memory), s.count);
+  for (const slab& s : slabs_) out.emplace_back(static_cast<unit*>(s.memory), s.count);
   return out;
 }
 

@@ -13,15 +13,15 @@
 
 namespace weft::detail {
 
-/// Bits of work_unit::flags.
+/// Bits of unit::flags.
 enum unit_flags : std::uint8_t {
   unit_primary = 1u << 0,    ///< The primary ULT (the thread that called init): native stack.
   unit_forwarded = 1u << 1,  ///< In a stream's inbox because it is pinned to that stream.
 };
 /// Records what the calling ULT `u` is about to wait for (0: nothing).
 inline void set_wait_kind(work_unit* u, std::uint8_t kind) noexcept {
-  u->flags = static_cast<std::uint8_t>((u->flags & ((1u << unit_wait_shift) - 1)) |
-                                       (kind << unit_wait_shift));
+  as_unit(u)->flags = static_cast<std::uint8_t>(
+      (as_unit(u)->flags & ((1u << unit_wait_shift) - 1)) | (kind << unit_wait_shift));
 }
 // unit_wait_shift and wait_kind_of(): weft/internal/abt_support.hpp.
 
@@ -54,14 +54,16 @@ class unit_allocator {
   /// slabs are then read without it.
   // Excluded from the lock analysis: with `wait` false it reads without the lock when another
   // thread holds it (a dump of a deadlocked program must not wait for that thread).
-  std::vector<std::pair<work_unit*, std::size_t>> slabs(bool wait = true) const
+  std::vector<std::pair<unit*, std::size_t>> slabs(bool wait = true) const
       WEFT_NO_THREAD_SAFETY_ANALYSIS;
 
   /// The size of the chunk headed by `head`.
-  static std::size_t chunk_size(const work_unit* head) noexcept { return head->stack_size; }
+  static std::size_t chunk_size(const work_unit* head) noexcept {
+    return as_unit(head)->stack_size;
+  }
   /// Makes `head` (followed by `count` - 1 descriptors) a chunk.
   static void make_chunk(work_unit* head, std::size_t count, work_unit* next_chunk) noexcept {
-    head->stack_size = static_cast<std::uint32_t>(count);
+    as_unit(head)->stack_size = static_cast<std::uint32_t>(count);
     head->pool_prev = next_chunk;
   }
 

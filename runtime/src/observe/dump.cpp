@@ -115,7 +115,7 @@ template <class F>
 void for_each_live(runtime_state& r, bool wait, F f) {
   for (const auto& [first, count] : r.units.slabs(wait)) {
     for (std::size_t i = 0; i < count; ++i) {
-      work_unit* u = first + i;
+      unit* u = first + i;
       // Descriptors never handed out have id 0; freed ones are terminated.
       if (u->id == 0 || u->state.load(std::memory_order_acquire) == unit_state::terminated)
         continue;
@@ -126,15 +126,15 @@ void for_each_live(runtime_state& r, bool wait, F f) {
 
 /// A join word that holds a ULT joiner (rather than a sentinel or a tagged external waiter).
 work_unit* joiner_of(const work_unit* u) noexcept {
-  const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+  const std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
   if (w == join_none || w == join_done || w == join_detached) return nullptr;
-  if (w % alignof(work_unit) != 0) return nullptr;  // an external thread's waiter
+  if (w % alignof(unit) != 0) return nullptr;  // an external thread's waiter
   return reinterpret_cast<work_unit*>(w);
 }
 
 bool external_joiner(const work_unit* u) noexcept {
-  const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
-  return w != join_none && w != join_done && w != join_detached && w % alignof(work_unit) != 0;
+  const std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
+  return w != join_none && w != join_done && w != join_detached && w % alignof(unit) != 0;
 }
 
 void write_streams(std::ostream& out, runtime_state& r, bool wait) {
@@ -150,7 +150,7 @@ void write_streams(std::ostream& out, runtime_state& r, bool wait) {
         << stream_state_name(s->state_.load(std::memory_order_acquire));
     if (s->is_parked()) out << ", parked";
     if (const work_unit* c = s->current_) {
-      out << ", running unit " << c->id;
+      out << ", running unit " << as_unit(c)->id;
     } else {
       out << ", in its scheduler";
     }
@@ -168,13 +168,13 @@ void write_streams(std::ostream& out, runtime_state& r, bool wait) {
 void write_unit(std::ostream& out, const work_unit* u,
                 const std::unordered_map<const work_unit*, const work_unit*>& joined_by,
                 bool backtraces) {
-  const unit_state st = u->state.load(std::memory_order_acquire);
-  out << "unit " << u->id << ' ' << kind_name(u->kind) << ' ' << state_name(st);
+  const unit_state st = as_unit(u)->state.load(std::memory_order_acquire);
+  out << "unit " << as_unit(u)->id << ' ' << kind_name(as_unit(u)->kind) << ' ' << state_name(st);
   if (st == unit_state::blocked) {
     out << ": ";
     if (const auto it = joined_by.find(u); it != joined_by.end()) {
-      out << "join of unit " << it->second->id;
-    } else if (u->user_suspended.load(std::memory_order_acquire)) {
+      out << "join of unit " << as_unit(it->second)->id;
+    } else if (as_unit(u)->user_suspended.load(std::memory_order_acquire)) {
       out << "suspended (this_unit::suspend)";
     } else if (const char* what = wait_kind_name(wait_kind_of(u))) {
       out << what;
@@ -186,19 +186,20 @@ void write_unit(std::ostream& out, const work_unit* u,
   out << '\n';
   // ult_attributes::name, interned for the life of the process: the pointer stays valid.
   if (const unit_extras* x = extras_of(u); x && x->name) out << "  name " << x->name << '\n';
-  if (const pool* home = u->home.load(std::memory_order_relaxed))
+  if (const pool* home = as_unit(u)->home.load(std::memory_order_relaxed))
     out << "  pool " << address(home) << '\n';
-  if (const execution_stream* s = u->last_stream.load(std::memory_order_relaxed)) {
+  if (const execution_stream* s = as_unit(u)->last_stream.load(std::memory_order_relaxed)) {
     out << (st == unit_state::running ? "  on stream " : "  last ran on stream ") << impl(*s).rank_
         << '\n';
   } else if (st != unit_state::running) {
     out << "  not started\n";
   }
-  if (const execution_stream* pin = u->pinned_to.load(std::memory_order_relaxed))
+  if (const execution_stream* pin = as_unit(u)->pinned_to.load(std::memory_order_relaxed))
     out << "  pinned to stream " << impl(*pin).rank_ << '\n';
-  if (backtraces && u->kind == unit_kind::ult && st != unit_state::running && u->context) {
+  if (backtraces && as_unit(u)->kind == unit_kind::ult && st != unit_state::running &&
+      as_unit(u)->context) {
     out << "  backtrace:\n";
-    write_saved_backtrace(out, u->context, "    ");
+    write_saved_backtrace(out, as_unit(u)->context, "    ");
   }
 }
 
@@ -265,7 +266,7 @@ extern "C" {
   const weft::detail::tsan_ignore_reads racy;
   for (const auto& [first, count] : r->units.slabs(false)) {
     for (std::size_t i = 0; i < count; ++i) {
-      weft::work_unit* u = first + i;
+      const weft::detail::unit* u = first + i;
       if (u->id != id || u->kind != weft::unit_kind::ult) continue;
       const auto st = u->state.load(std::memory_order_acquire);
       if (st == weft::unit_state::running || st == weft::unit_state::terminated) return nullptr;

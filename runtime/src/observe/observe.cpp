@@ -27,7 +27,7 @@ void hook(work_unit* u, unit_event e) noexcept {
 
 /// The id of the unit running on `s` (0: its scheduler context, or no stream).
 std::uint64_t running_id(const stream* s) noexcept {
-  return s && s->current_ ? s->current_->id : 0;
+  return s && s->current_ ? as_unit(s->current_)->id : 0;
 }
 
 /// Appends a record to s's buffer when a trace is being recorded and `s` is a stream.
@@ -40,11 +40,11 @@ void record(stream* s, trace_kind what, std::uint64_t a, std::uint64_t b, std::u
 
 /// Records that `u` begins running on `s`.
 void record_run(stream& s, const work_unit* u) noexcept {
-  record(&s, trace_kind::run_begin, u->id,
-         reinterpret_cast<std::uintptr_t>(u->home.load(std::memory_order_relaxed)), 0,
-         static_cast<std::uint8_t>(u->kind));
+  record(&s, trace_kind::run_begin, as_unit(u)->id,
+         reinterpret_cast<std::uintptr_t>(as_unit(u)->home.load(std::memory_order_relaxed)), 0,
+         static_cast<std::uint8_t>(as_unit(u)->kind));
   if (const unit_extras* x = extras_of(u); x && x->name)
-    record(&s, trace_kind::run_name, u->id, reinterpret_cast<std::uintptr_t>(x->name));
+    record(&s, trace_kind::run_name, as_unit(u)->id, reinterpret_cast<std::uintptr_t>(x->name));
 }
 
 }  // namespace
@@ -74,7 +74,7 @@ namespace obs {
 
 void created_slow(work_unit* u) noexcept {
   stream* s = current_stream_no_switch();
-  record(s, trace_kind::create, u->id, running_id(s));
+  record(s, trace_kind::create, as_unit(u)->id, running_id(s));
   hook(u, unit_event::create);
 }
 
@@ -95,7 +95,7 @@ void event_slow(work_unit* u, unit_event e) noexcept {
 
 void woken_slow(work_unit* u) noexcept {
   stream* s = current_stream_no_switch();
-  record(s, trace_kind::wake, u->id, running_id(s));
+  record(s, trace_kind::wake, as_unit(u)->id, running_id(s));
   hook(u, unit_event::resume);
 }
 

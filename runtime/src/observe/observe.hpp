@@ -127,7 +127,7 @@ inline void stole(work_unit* u, std::size_t n) noexcept {
   if (!s) return;
   s->obs_.steals.add(n);
   if (watching()) [[unlikely]]
-    record_slow(s, trace_kind::steal, u->id, 0, static_cast<std::uint32_t>(n));
+    record_slow(s, trace_kind::steal, as_unit(u)->id, 0, static_cast<std::uint32_t>(n));
 }
 /// `u` moves to pool `to`, done by the calling stream.
 inline void migrated(work_unit* u, const void* to) noexcept {
@@ -135,7 +135,7 @@ inline void migrated(work_unit* u, const void* to) noexcept {
   if (!s) return;
   s->obs_.migrations.add();
   if (watching()) [[unlikely]]
-    record_slow(s, trace_kind::migrate, u->id, reinterpret_cast<std::uintptr_t>(to), 0);
+    record_slow(s, trace_kind::migrate, as_unit(u)->id, reinterpret_cast<std::uintptr_t>(to), 0);
 }
 /// `s` goes to sleep (a slow path already: it ends in a futex wait); returns the time, for
 /// park_end().

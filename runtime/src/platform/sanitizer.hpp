@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "weft/work_unit.hpp"
+#include "weft/internal/unit.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define WEFT_ASAN 1

@@ -120,7 +120,9 @@ struct detail_loop {
     for (;;) {
       if (work_unit* u = s.pick_next()) {
         detail::assert_invariant(
-            [u] { return u->state.load(std::memory_order_relaxed) == unit_state::ready; },
+            [u] {
+              return detail::as_unit(u)->state.load(std::memory_order_relaxed) == unit_state::ready;
+            },
             "invariant 2: a unit a policy picks was taken out of its pool, ready");
         s.do_run_unit(u);
         idle = 0;
@@ -165,7 +167,7 @@ bool scheduler::add_pool(std::shared_ptr<pool> p) {
     consumer.store(stream_, std::memory_order_release);
     // A stacked scheduler's ULT must then stay on this stream (see stacking.cpp).
     if (running_stacked_ && stream_->current_)
-      stream_->current_->pinned_to.store(stream_, std::memory_order_relaxed);
+      detail::as_unit(stream_->current_)->pinned_to.store(stream_, std::memory_order_relaxed);
   }
   if (single_producer(p->access())) {
     auto& producer = detail::pool_access::producer(*p);

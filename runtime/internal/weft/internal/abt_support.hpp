@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the Argobots layer (abt/) needs from the runtime beyond weft's public API: switches
-// (suspend-and-switch, exit-and-switch), user stacks, a join that keeps placement, the error of a
-// unit, the unit events of the tool interface and what a blocked unit waits for. Internal to the
-// project: the weft_internal CMake target puts it on the include path of the runtime and of the
-// layer; it is not installed, and the functions it declares are exported from libweft.so for
-// libweft-abt.so only (cmake/libweft.map).
+// What the Argobots layer (abt/) needs from the runtime beyond weft's public API: the whole
+// descriptor (weft/internal/unit.hpp), switches (suspend-and-switch, exit-and-switch), user
+// stacks, a join that keeps placement, the error of a unit, the unit events of the tool interface
+// and what a blocked unit waits for. Internal to the project: the weft_internal CMake target puts
+// it on the include path of the runtime and of the layer; it is not installed, and the functions
+// it declares are exported from libweft.so for libweft-abt.so only (cmake/libweft.map).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 
+#include "weft/internal/unit.hpp"
 #include "weft/work_unit.hpp"
 
 namespace weft::detail {
@@ -53,13 +54,13 @@ using unit_event_hook = void (*)(work_unit* u, unit_event e) noexcept;
 /// either hook.
 void set_unit_event_hook(unit_event_hook hook) noexcept;
 
-/// The bits of work_unit::flags above unit_flags: the wait_kind of a ULT blocked in a wait queue
+/// The bits of unit::flags above unit_flags: the wait_kind of a ULT blocked in a wait queue
 /// or a sleep (0 otherwise), for unit dumps. Written by the ULT itself, around its switch.
 inline constexpr unsigned unit_wait_shift = 2;
 
 /// What a blocked ULT waits for (a wait_kind value), 0 when it did not record it.
 inline std::uint8_t wait_kind_of(const work_unit* u) noexcept {
-  return static_cast<std::uint8_t>(u->flags >> unit_wait_shift);
+  return static_cast<std::uint8_t>(as_unit(u)->flags >> unit_wait_shift);
 }
 
 }  // namespace weft::detail

@@ -58,7 +58,7 @@ void finish_exited(work_unit* from, void*) {
 
 bool suspend_and_switch(work_unit* target) {
   stream* s = current_stream_no_switch();
-  work_unit* self = s ? s->current_ : nullptr;
+  work_unit* self = s ? s->current() : nullptr;
   if (!self || as_unit(self)->kind != unit_kind::ult || is_primary_unit(self)) return false;
   if (!take_target(s, self, target)) return false;
   switch_record rec{self, switch_action::suspend};
@@ -68,7 +68,7 @@ bool suspend_and_switch(work_unit* target) {
 
 bool exit_and_switch(work_unit* target) {
   stream* s = current_stream_no_switch();
-  work_unit* self = s ? s->current_ : nullptr;
+  work_unit* self = s ? s->current() : nullptr;
   if (!self || as_unit(self)->kind != unit_kind::ult || is_primary_unit(self)) return false;
   if (!take_target(s, self, target)) return false;
   // What run_callable does once a callable has returned.

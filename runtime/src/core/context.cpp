@@ -29,7 +29,7 @@ stack_region take_finished_stack(work_unit* u) noexcept;
   for (;;) {
     // Ask each time: the previous ULT on this stack may have migrated to another stream, and
     // pass_stack() may have made the next one current.
-    work_unit* self = current_stream()->current_;
+    work_unit* self = current_stream()->current();
     run_callable(self);
     stream* here = current_stream();
     // Straight on to the policy's choice when the main scheduler is a policy: on this
@@ -37,11 +37,11 @@ stack_region take_finished_stack(work_unit* u) noexcept;
     // frees this stack. The unit completes before the choice, so that a joiner it wakes on this
     // stream can be the choice: a fork-join parent goes on at once (a LIFO pool pops it first).
     // From here on only `rec.stack` is used, never `self`: its joiner may free it at any time.
-    if (here->direct_ && here->direct_allowed()) {
+    if (here->switching_.direct_policy() && here->direct_allowed()) {
       switch_record rec{nullptr, switch_action::release_stack};
       rec.stack = take_finished_stack(self);
       work_unit* next = complete_to_joiner(self, here);
-      if (!next) next = here->direct_->pick_next();
+      if (!next) next = here->switching_.direct_policy()->pick_next();
       if (here->pass_stack(rec.stack, next)) continue;
       here->switch_directly(next, rec);
     } else {
@@ -102,7 +102,7 @@ bool stream::pass_stack(const stack_region& stack, work_unit* w) noexcept {
     return false;
   }
   next->stack = stack;
-  current_ = next;
+  switching_.set_current(next);
   next->last_stream.store(this, std::memory_order_relaxed);
   next->state.store(unit_state::running, std::memory_order_relaxed);
   obs::run_begin(*this, next, false);
@@ -126,7 +126,7 @@ bool stream::try_prepare(work_unit* u) noexcept {
 template <bool inline_requeued>
 [[gnu::always_inline]] inline void stream::jump_to(work_unit* w, switch_record& rec) {
   unit* const target = as_unit(w);
-  current_ = target;
+  switching_.set_current(target);
   target->last_stream.store(this, std::memory_order_relaxed);
   target->state.store(unit_state::running, std::memory_order_relaxed);
   obs::run_begin(*this, target, true);
@@ -149,16 +149,9 @@ template <bool inline_requeued>
 void stream::resume_unit(work_unit* w) {
   unit* const u = as_unit(w);
   if (!u->context && !try_prepare(u)) return;
-  // Called from the stream's scheduler context, or from a ULT that runs a stacked scheduler. In
-  // the second case that ULT is the scheduler `u` switches back to: while `u` runs, sched_ctx_
-  // and sched_stack_ name the stacked scheduler, and the outer ones are restored afterwards.
-  work_unit* const outer = current_;
-  const fcontext outer_ctx = sched_ctx_;
-  const stack_region outer_stack = sched_stack_;
-  scheduler* const outer_direct = direct_;
-  if (outer) sched_stack_ = as_unit(outer)->stack;
-  direct_ = !outer && !sched_->writes_loop_ ? sched_.get() : nullptr;
-  current_ = u;
+  // Called from the stream's scheduler context, or from a ULT that runs a stacked scheduler
+  // (switching::enter says what changes for the run of `u`).
+  const switching::frame outer = switching_.enter(u, sched_->writes_loop_ ? nullptr : sched_.get());
   u->last_stream.store(this, std::memory_order_relaxed);
   u->state.store(unit_state::running, std::memory_order_relaxed);
   obs::run_begin(*this, u, true);
@@ -169,12 +162,7 @@ void stream::resume_unit(work_unit* w) {
   tsan_switch(tsan_fiber(u->stack));
   transfer t = jump(u->context, &rec);
   asan_finish_switch(fake_stack);
-  current_ = outer;
-  if (outer) {
-    sched_ctx_ = outer_ctx;
-    sched_stack_ = outer_stack;
-    direct_ = outer_direct;
-  }
+  switching_.leave(outer);
   obs::run_end(*this);
   land(t);
 }
@@ -182,13 +170,11 @@ void stream::resume_unit(work_unit* w) {
 bool stream::direct_allowed() noexcept {
   // The scheduler sees at least every event_freq-th choice, and every one while a request
   // (stop, join, replacement, adoption) waits: those are decided in its loop.
-  if (direct_left_ == 0) [[unlikely]] {
-    events_due_ = true;
+  if (!switching_.direct_budget_left()) [[unlikely]]
     return false;
-  }
   if (requests_.load(std::memory_order_relaxed) != 0) [[unlikely]]
     return false;
-  --direct_left_;
+  switching_.spend_direct_choice();
   return true;
 }
 
@@ -203,7 +189,7 @@ void stream::switch_directly(work_unit* next, switch_record& rec) {
   }
   // Nothing to run, or a unit only run_unit() knows how to treat (a tasklet, a unit pinned
   // elsewhere or migrating): run_unit() takes it right after the scheduler lands.
-  handoff_ = next;
+  switching_.hand_off(next);
   switch_to_scheduler(rec);
 }
 
@@ -212,8 +198,8 @@ void stream::switch_out(switch_record& rec) {
   // scheduler is a policy and something is ready; the lander carries out the record (marks the
   // leaver blocked, runs on_block) exactly as the loop would. switch_directly() takes a null
   // `next` (nothing ready) to the loop.
-  if (direct_ && direct_allowed()) {
-    switch_directly(direct_->pick_next(), rec);
+  if (scheduler* const policy = switching_.direct_policy(); policy && direct_allowed()) {
+    switch_directly(policy->pick_next(), rec);
   } else {
     switch_to_scheduler(rec);
   }
@@ -234,7 +220,7 @@ bool stream::yield_directly(work_unit* w) {
     return false;
   }
   self->state.store(unit_state::ready, std::memory_order_relaxed);
-  work_unit* const next = direct_->pick_after_yield(self, home);
+  work_unit* const next = switching_.direct_policy()->pick_after_yield(self, home);
   if (next == self) {  // nothing queued ahead of it: it goes on
     self->state.store(unit_state::running, std::memory_order_relaxed);
     return true;
@@ -254,9 +240,10 @@ void stream::switch_to_scheduler(switch_record& rec) {
   obs::to_scheduler(*this);
   rec.on_stream = this;
   void* fake_stack = nullptr;
-  asan_start_switch(&fake_stack, sched_stack_.lo, sched_stack_.size);
-  tsan_switch(tsan_fiber(sched_stack_));
-  transfer t = jump(sched_ctx_, &rec);
+  const stack_region& sched_stack = switching_.scheduler_stack();
+  asan_start_switch(&fake_stack, sched_stack.lo, sched_stack.size);
+  tsan_switch(tsan_fiber(sched_stack));
+  transfer t = jump(switching_.scheduler_context(), &rec);
   // `this` may be another stream's object now: the ULT can have been resumed elsewhere.
   asan_finish_switch(fake_stack);
   land(t);
@@ -285,7 +272,7 @@ void stream::land(transfer t) {
   work_unit* from = rec->from;
   if (!from) {
     // A scheduler resumed us (or, at finalize, returned for good): remember where it waits.
-    here->sched_ctx_ = t.fctx;
+    here->switching_.save_scheduler_context(t.fctx);
     return;
   }
   switch (rec->action) {

@@ -45,10 +45,10 @@ std::unique_ptr<alt_signal_stack> primary_alt_stack;
   asan_finish_switch(nullptr);
   stream::land(t);
   stream* s = current_stream();
-  s->current_ = nullptr;  // the primary ULT, which just switched away; we run no unit
+  s->switching_.set_current(nullptr);  // the primary ULT just switched away; we run no unit
   // A unit the primary ULT handed over on its way out (a tasklet it joins, say) runs first, as
   // run_unit() does when the scheduler context was already inside it.
-  if (work_unit* next = std::exchange(s->handoff_, nullptr)) s->run_unit(next);
+  if (work_unit* next = s->switching_.take_handoff()) s->run_unit(next);
   s->scheduler_loop();
   // finalize asked the scheduler to finish: go back to the primary ULT for good.
   work_unit* primary = s->primary_unit_;
@@ -93,12 +93,13 @@ void start_primary(runtime_state& r) {
   as_unit(u)->stack = native_stack();
   as_unit(u)->state.store(unit_state::running, std::memory_order_relaxed);
   p->primary_unit_ = u;
-  p->current_ = u;
+  p->switching_.set_current(u);
 
-  p->sched_stack_ = map_stack(std::max<std::size_t>(r.stack_size, 64 * 1024));
-  p->sched_ctx_ = boost::context::detail::make_fcontext(
-      static_cast<char*>(p->sched_stack_.lo) + p->sched_stack_.size, p->sched_stack_.size,
-      &primary_scheduler_entry);
+  const stack_region sched_stack = map_stack(std::max<std::size_t>(r.stack_size, 64 * 1024));
+  p->switching_.set_scheduler_stack(sched_stack);
+  p->switching_.save_scheduler_context(
+      boost::context::detail::make_fcontext(static_cast<char*>(sched_stack.lo) + sched_stack.size,
+                                            sched_stack.size, &primary_scheduler_entry));
 }
 
 void teardown(runtime_state* r) {
@@ -109,9 +110,9 @@ void teardown(runtime_state* r) {
   for (stream* s : r->freed_streams) delete s;
   observation_at_teardown();
   if (stream* p = r->primary) {
-    unmap_stack(p->sched_stack_);
+    unmap_stack(p->switching_.scheduler_stack());
     work_unit* u = p->primary_unit_;
-    p->current_ = nullptr;
+    p->switching_.set_current(nullptr);
     if (u) free_unit(u);  // null when init failed before the primary ULT was set up
     set_current_stream(nullptr);
     delete p;
@@ -203,7 +204,7 @@ void finalize() {
   }
   detail::stream* p = r.primary;
   if (!pthread_equal(pthread_self(), r.primary_thread) || detail::current_stream() != p ||
-      p->current_ != p->primary_unit_) {
+      p->current() != p->primary_unit_) {
     throw error(errc::wrong_thread,
                 "weft: the last finalize() must be called by the primary ULT (the thread that "
                 "called init)");

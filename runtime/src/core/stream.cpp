@@ -70,7 +70,7 @@ void* thread_main(void* arg) {
           s->rank_, cpu_list(s->cpus_).c_str(), why.c_str());
     }
   }
-  s->sched_stack_ = native_stack();
+  s->switching_.set_scheduler_stack(native_stack());
   s->scheduler_loop();
   s->shut_down_scheduling();
   set_current_stream(nullptr);
@@ -300,18 +300,13 @@ void stream::wait_terminated() {
     const std::uint32_t st = state_.load(std::memory_order_acquire);
     if (st == terminated) break;
     stream* here = current_stream();
-    if (here && here->current_ && as_unit(here->current_)->kind == unit_kind::ult) {
+    if (here && here->current() && as_unit(here->current())->kind == unit_kind::ult) {
       // Blocks the ULT, not its stream: the stream runs other work, or parks, meanwhile. The
       // state is read again under the lock the terminating thread takes to wake the queue, so
       // the wake-up cannot be missed.
-      terminated_lock_.lock();
-      if (state_.load(std::memory_order_acquire) == terminated) {
-        terminated_lock_.unlock();
+      if (!terminated_waiters_.wait(
+              [this] { return state_.load(std::memory_order_acquire) == terminated; }))
         break;
-      }
-      waiter w;
-      w.kind = wait_kind::stream_join;
-      terminated_waiters_.wait(terminated_lock_, w);
     } else {
       futex_wait(&state_, st);
     }
@@ -323,11 +318,8 @@ void stream::wait_terminated() {
 }
 
 void stream::wake_terminated_waiters() noexcept {
-  // Under the lock: a woken ULT never touches the lock or the queue again, and this thread exits
-  // before any waiter's pthread_join returns and lets the stream be freed.
-  terminated_lock_.lock();
-  while (wakeup w = terminated_waiters_.take()) w();
-  terminated_lock_.unlock();
+  // This thread exits before any waiter's pthread_join returns and lets the stream be freed.
+  terminated_waiters_.wake_all();
 }
 
 void stream::release_resources() noexcept {
@@ -434,13 +426,13 @@ void stream::run_one(work_unit* w) {
     }
   }
   if (u->kind == unit_kind::tasklet) {
-    work_unit* const outer = current_;  // a stacked scheduler's ULT, or nullptr
-    current_ = u;
+    work_unit* const outer = switching_.current();  // a stacked scheduler's ULT, or nullptr
+    switching_.set_current(u);
     u->last_stream.store(this, std::memory_order_relaxed);
     u->state.store(unit_state::running, std::memory_order_relaxed);
     obs::run_begin(*this, u, false);
     run_callable(u);
-    current_ = outer;
+    switching_.set_current(outer);
     obs::run_end(*this);
     complete(u);
   } else {
@@ -453,12 +445,11 @@ void stream::run_unit(work_unit* u) {
   // next, as it would have without the shortcut.
   do {
     run_one(u);
-    u = std::exchange(handoff_, nullptr);
+    u = switching_.take_handoff();
   } while (u);
   // Direct yields used up their budget: the scheduler's own count did not see them, so the
   // events they skipped are checked here (check_events() runs units too: not from inside it).
-  if (events_due_ && !checking_events_) [[unlikely]] {
-    events_due_ = false;
+  if (switching_.take_due_events()) [[unlikely]] {
     if (!check_events(true)) sched_->on_event_check();
   }
 }
@@ -480,17 +471,8 @@ void stream::run_timers() noexcept {
 }
 
 bool stream::check_events(bool main) {
-  direct_left_ = sched_->event_freq();
-  // Restores the previous value: a stacked scheduler run from inside this check makes checks of
-  // its own, which must not clear the flag while this one is still running.
-  struct checking {
-    bool& flag;
-    bool before;
-    explicit checking(bool& f) : flag(f), before(f) { flag = true; }
-    ~checking() { flag = before; }
-    checking(const checking&) = delete;
-    checking& operator=(const checking&) = delete;
-  } guard(checking_events_);
+  switching_.refill_direct_budget(sched_->event_freq());
+  const switching::event_check checking(switching_);
   run_timers();
   if (inbox_.nonempty()) {
     work_unit* fifo = inbox_.take_in_order();

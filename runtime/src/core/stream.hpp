@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The execution stream's internals: scheduler context, direct switches, requests, life cycle,
-// and the parts it is made of, each with its own state and header (inbox.hpp, parking.hpp,
-// pinned_units.hpp, timer.hpp, unit_ids.hpp, unit_cache.hpp, stack.hpp, observe_state.hpp).
+// The execution stream's internals: its identity, schedulers, requests and life cycle, and the
+// parts it is made of, each with its own state, owner and header (switching.hpp, inbox.hpp,
+// parking.hpp, termination.hpp, pinned_units.hpp, timer.hpp, unit_ids.hpp, unit_cache.hpp,
+// stack.hpp, observe_state.hpp).
 #pragma once
 
 #include <pthread.h>
@@ -19,6 +20,8 @@
 #include "parking.hpp"
 #include "pinned_units.hpp"
 #include "stack.hpp"
+#include "switching.hpp"
+#include "termination.hpp"
 #include "timer.hpp"
 #include "unit_cache.hpp"
 #include "unit_ids.hpp"
@@ -116,7 +119,8 @@ class alignas(64) stream final : public execution_stream {
   /// event budget left); counts the choice.
   bool direct_allowed() noexcept;
   /// Jumps from the running ULT into `next`, or, when that is not a ULT it can jump into (or
-  /// nullptr), to the scheduler, which runs `next` first (handoff_). `rec` is the ULT's record.
+  /// nullptr), to the scheduler, which runs `next` first (switching::hand_off). `rec` is the
+  /// ULT's record.
   void switch_directly(work_unit* next, switch_record& rec);
   /// Gives `u` its stack and context; on failure ends it with the error and returns false.
   bool try_prepare(work_unit* u) noexcept;
@@ -200,15 +204,16 @@ class alignas(64) stream final : public execution_stream {
   /// Unit id for a new unit (ids are handed out in blocks, so this takes no atomic).
   unit_id next_id() noexcept { return ids_.next(); }
 
+  /// The unit running on this stream (nullptr while a scheduler runs); the stream's thread, or a
+  /// report from another thread (see switching).
+  work_unit* current() const noexcept { return switching_.current(); }
+
   // identity
   const int rank_;
   const bool primary_;
+  // Threads waiting in wait_terminated() sleep on its futex; ULTs wait in terminated_waiters_.
   std::atomic<std::uint32_t> state_{static_cast<std::uint32_t>(stream_state::running)};
-  // ULTs blocked in wait_terminated(); threads sleep on the futex of state_ instead. The stream's
-  // thread wakes both after storing `terminated` (and before it exits, which the waiter's
-  // pthread_join waits for, so the lock outlives every use).
-  spinlock terminated_lock_;
-  wait_queue terminated_waiters_;  // under terminated_lock_
+  termination_waiters terminated_waiters_;
   std::vector<int> cpus_;
   int node_;
 
@@ -219,22 +224,11 @@ class alignas(64) stream final : public execution_stream {
   std::atomic<pool*> migration_pool_{nullptr};  // its migration_pool()
   std::mutex request_mutex_;
   std::atomic<std::uint32_t> requests_{0};
-  work_unit* current_ = nullptr;  // the unit running on this stream, nullptr in the scheduler
-  fcontext sched_ctx_ = nullptr;  // the scheduler context, saved while a unit runs
-  // Direct switches (yield_directly, switch_out, ult_entry): the policy a switching ULT asks,
-  // while the running ULT was resumed by the main scheduler's loop (nullptr otherwise); how many
-  // more direct yields before the scheduler must see one (reset by check_events); a unit popped by
-  // a direct yield that the scheduler side must run.
-  scheduler* direct_ = nullptr;
-  unsigned direct_left_ = 0;
-  work_unit* handoff_ = nullptr;
-  bool events_due_ = false;       // a direct yield found its budget spent
-  bool checking_events_ = false;  // inside check_events()
-  stack_region sched_stack_;      // its stack (primary: mapped; secondary: the thread's own)
-  inbox inbox_;                   // units handed to this stream by other threads
-  parking park_;                  // the word it sleeps on when idle (park, unpark)
-  timer_heap timers_;             // deadlines of ULTs that wait here
-  pinned_units pinned_;           // units pinned here, forwarded from other streams
+  switching switching_;  // the running unit, the scheduler context, the direct-switch state
+  inbox inbox_;          // units handed to this stream by other threads
+  parking park_;         // the word it sleeps on when idle (park, unpark)
+  timer_heap timers_;    // deadlines of ULTs that wait here
+  pinned_units pinned_;  // units pinned here, forwarded from other streams
 
   // caches
   unit_cache units_;

@@ -30,7 +30,7 @@ namespace {
 /// initial-exec load is never cached across one (stream.hpp).
 inline std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
   detail::stream* s = detail::current_stream_no_switch();
-  work_unit* u = s ? s->current_ : nullptr;
+  work_unit* u = s ? s->current() : nullptr;
   if (!u || detail::as_unit(u)->kind == unit_kind::tasklet) [[unlikely]]
     not_a_ult(what, u);
   detail::assert_invariant(
@@ -45,7 +45,7 @@ inline std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
 
 work_unit* current() noexcept {
   detail::stream* s = detail::current_stream();
-  return s ? s->current_ : nullptr;
+  return s ? s->current() : nullptr;
 }
 
 unit_id id() noexcept {
@@ -70,7 +70,7 @@ execution_stream* stream() noexcept {
 void yield() {
   auto [s, self] = calling_ult("yield");
   detail::obs::yielded(self);
-  if (s->direct_ && s->yield_directly(self)) return;
+  if (s->switching_.direct_policy() && s->yield_directly(self)) return;
   detail::switch_record rec{self, detail::switch_action::yield};
   s->switch_to_scheduler(rec);
 }

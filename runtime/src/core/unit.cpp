@@ -337,7 +337,7 @@ void check_join(work_unit* u) {
   const std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
   if (w == join_done) return;  // the common case of a fan-out; a finished unit is not the caller
   stream* s = current_stream();
-  work_unit* self = s ? s->current_ : nullptr;
+  work_unit* self = s ? s->current() : nullptr;
   if (self == u) throw error(errc::invalid_state, "weft: a work unit cannot join itself");
   if (w != join_none) throw error(errc::not_joinable, "weft: the unit is already being joined");
   if (self && as_unit(self)->kind == unit_kind::tasklet) {
@@ -386,7 +386,7 @@ void join_unit(work_unit* u) {
 void join_handle(work_unit*& slot) {
   work_unit* const u = slot;
   stream* s = current_stream();
-  work_unit* self = s ? s->current_ : nullptr;
+  work_unit* self = s ? s->current() : nullptr;
   const std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
   if (w != join_done) {
     if (self == u) throw error(errc::invalid_state, "weft: a work unit cannot join itself");
@@ -405,14 +405,14 @@ void join_handle(work_unit*& slot) {
 void wait_unit(work_unit* u) {
   if (as_unit(u)->join_word.load(std::memory_order_acquire) != join_done) {
     stream* s = current_stream();
-    wait_unit_as(u, s, s ? s->current_ : nullptr);
+    wait_unit_as(u, s, s ? s->current() : nullptr);
   }
 }
 
 void wait_unit_in_place(work_unit* u) {
   if (as_unit(u)->join_word.load(std::memory_order_acquire) != join_done) {
     stream* s = current_stream();
-    wait_unit_as(u, s, s ? s->current_ : nullptr, false);
+    wait_unit_as(u, s, s ? s->current() : nullptr, false);
   }
 }
 

@@ -149,7 +149,7 @@ void write_streams(std::ostream& out, runtime_state& r, bool wait) {
     out << "stream " << s->rank_ << (s->primary_ ? " (primary)" : "") << ": "
         << stream_state_name(s->state_.load(std::memory_order_acquire));
     if (s->is_parked()) out << ", parked";
-    if (const work_unit* c = s->current_) {
+    if (const work_unit* c = s->current()) {
       out << ", running unit " << as_unit(c)->id;
     } else {
       out << ", in its scheduler";

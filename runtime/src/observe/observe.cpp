@@ -27,7 +27,7 @@ void hook(work_unit* u, unit_event e) noexcept {
 
 /// The id of the unit running on `s` (0: its scheduler context, or no stream).
 std::uint64_t running_id(const stream* s) noexcept {
-  return s && s->current_ ? as_unit(s->current_)->id : 0;
+  return s && s->current() ? as_unit(s->current())->id : 0;
 }
 
 /// Appends a record to s's buffer when a trace is being recorded and `s` is a stream.
@@ -86,7 +86,7 @@ void run_begin_slow(stream& s, work_unit* u) noexcept {
 void run_end_slow(stream& s) noexcept {
   record(&s, trace_kind::run_end, 0, 0);
   // Back in a stacked scheduler's ULT, whose run goes on.
-  if (s.current_) record_run(s, s.current_);
+  if (s.current()) record_run(s, s.current());
 }
 
 void event_slow(work_unit* u, unit_event e) noexcept {
@@ -105,7 +105,7 @@ void record_slow(stream* s, trace_kind what, std::uint64_t a, std::uint64_t b,
 }
 
 void record_current(stream& s) noexcept {
-  if (s.current_) record_run(s, s.current_);
+  if (s.current()) record_run(s, s.current());
 }
 
 }  // namespace obs

@@ -70,7 +70,7 @@ inline void run_begin(stream& s, work_unit* u, bool switched) noexcept {
   if (watching()) [[unlikely]]
     run_begin_slow(s, u);
 }
-/// The unit that ran on `s` switched back to the scheduler context (which then runs s.current_,
+/// The unit that ran on `s` switched back to the scheduler context (which then runs s.current(),
 /// the stacked scheduler's ULT, if any).
 inline void run_end(stream& s) noexcept {
   if (watching()) [[unlikely]]

@@ -166,8 +166,8 @@ bool scheduler::add_pool(std::shared_ptr<pool> p) {
     if (c && c != stream_ && attached.load(std::memory_order_acquire) > 0) return false;
     consumer.store(stream_, std::memory_order_release);
     // A stacked scheduler's ULT must then stay on this stream (see stacking.cpp).
-    if (running_stacked_ && stream_->current_)
-      detail::as_unit(stream_->current_)->pinned_to.store(stream_, std::memory_order_relaxed);
+    if (running_stacked_ && stream_->current())
+      detail::as_unit(stream_->current())->pinned_to.store(stream_, std::memory_order_relaxed);
   }
   if (single_producer(p->access())) {
     auto& producer = detail::pool_access::producer(*p);

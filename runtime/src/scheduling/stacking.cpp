@@ -75,7 +75,7 @@ struct detail_stacking {
         }
       }
     }
-    if (pin) detail::as_unit(here.current_)->pinned_to.store(&here, std::memory_order_relaxed);
+    if (pin) detail::as_unit(here.current())->pinned_to.store(&here, std::memory_order_relaxed);
   }
 
   static void enter(scheduler& child, detail::stream& here) {

@@ -42,7 +42,7 @@ std::pair<stream*, work_unit*> caller(const char* what) {
                                          "callbacks must not block)");
   }
   stream* s = current_stream();
-  work_unit* u = s ? s->current_ : nullptr;
+  work_unit* u = s ? s->current() : nullptr;
   if (u && as_unit(u)->kind == unit_kind::tasklet) {
     throw error(errc::tasklet_cannot_block,
                 std::string("weft: ") + what + " would block a tasklet (tasklets never block)");
@@ -91,7 +91,9 @@ void fire(timer_node* n) noexcept {
   if (n->state.compare_exchange_strong(expected, wait_timed_out, std::memory_order_acq_rel)) {
     // We won: the ULT is still blocked (nobody else may wake it), so n->w is alive.
     assert_invariant(
-        [n] { return as_unit(n->unit)->state.load(std::memory_order_acquire) == unit_state::blocked; },
+        [n] {
+          return as_unit(n->unit)->state.load(std::memory_order_acquire) == unit_state::blocked;
+        },
         "timed waits: a timer that won its waiter finds it blocked");
     if (waiter* w = n->w) {
       spinlock* lock = wait_access::lock_of(*w);

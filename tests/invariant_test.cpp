@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "../runtime/src/platform/assert.hpp"
+#include "platform/assert.hpp"
 #include "weft/rwlock.hpp"
 #include "weft/schedulers/fifo_pool.hpp"
 #include "weft/schedulers/lifo_pool.hpp"

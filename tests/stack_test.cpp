@@ -8,8 +8,8 @@
 #include <fstream>
 #include <string>
 
-#include "../runtime/src/memory/stack.hpp"
-#include "../runtime/src/platform/sanitizer.hpp"
+#include "memory/stack.hpp"
+#include "platform/sanitizer.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "../runtime/src/memory/unit_cache.hpp"
+#include "memory/unit_cache.hpp"
 
 namespace {
 

@@ -4,13 +4,13 @@
 // caller, or blocks it with a landing hook that ends it once it no longer runs.
 #include "weft/internal/abt_support.hpp"
 
-#include "overflow.hpp"
-#include "pool_access.hpp"
-#include "sanitizer.hpp"
-#include "stack.hpp"
-#include "stream.hpp"
-#include "unit.hpp"
-#include "unit_extras.hpp"
+#include "core/stream.hpp"
+#include "core/unit.hpp"
+#include "core/unit_extras.hpp"
+#include "memory/overflow.hpp"
+#include "memory/stack.hpp"
+#include "platform/sanitizer.hpp"
+#include "scheduling/pool_access.hpp"
 
 namespace weft::detail {
 

@@ -5,12 +5,12 @@
 // race-free: a ULT is published as blocked (or pushed back to a pool) only when it no longer runs.
 #include <boost/context/detail/fcontext.hpp>
 
-#include "assert.hpp"
-#include "observe.hpp"
-#include "overflow.hpp"
-#include "sanitizer.hpp"
-#include "stream.hpp"
-#include "unit.hpp"
+#include "core/stream.hpp"
+#include "core/unit.hpp"
+#include "memory/overflow.hpp"
+#include "observe/observe.hpp"
+#include "platform/assert.hpp"
+#include "platform/sanitizer.hpp"
 
 namespace weft::detail {
 

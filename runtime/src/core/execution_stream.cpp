@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <string>
 
-#include "assert.hpp"
-#include "runtime_state.hpp"
-#include "stream.hpp"
+#include "core/runtime_state.hpp"
+#include "core/stream.hpp"
+#include "platform/assert.hpp"
 #include "weft/error.hpp"
 
 namespace weft {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "futex.hpp"
+#include "platform/futex.hpp"
 
 namespace weft::detail {
 

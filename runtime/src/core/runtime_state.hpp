@@ -12,8 +12,8 @@
 #include <mutex>
 #include <vector>
 
-#include "topology.hpp"
-#include "unit_cache.hpp"
+#include "memory/unit_cache.hpp"
+#include "platform/topology.hpp"
 #include "weft/config.hpp"
 #include "weft/events.hpp"
 #include "weft/pool.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "stream.hpp"
+#include "core/stream.hpp"
 
 #include <pthread.h>
 
@@ -9,16 +9,16 @@
 #include <string>
 #include <thread>
 
-#include "assert.hpp"
-#include "events.hpp"
-#include "futex.hpp"
-#include "observe.hpp"
-#include "overflow.hpp"
-#include "pool_access.hpp"
-#include "runtime_state.hpp"
-#include "sanitizer.hpp"
-#include "spinlock.hpp"
-#include "unit.hpp"
+#include "core/runtime_state.hpp"
+#include "core/unit.hpp"
+#include "elasticity/events.hpp"
+#include "memory/overflow.hpp"
+#include "observe/observe.hpp"
+#include "platform/assert.hpp"
+#include "platform/futex.hpp"
+#include "platform/sanitizer.hpp"
+#include "platform/spinlock.hpp"
+#include "scheduling/pool_access.hpp"
 #include "weft/error.hpp"
 #include "weft/ext/defaults.hpp"
 

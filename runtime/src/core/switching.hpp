@@ -5,7 +5,7 @@
 
 #include <utility>
 
-#include "jump.hpp"
+#include "platform/jump.hpp"
 #include "weft/internal/unit.hpp"
 
 namespace weft {

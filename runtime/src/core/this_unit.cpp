@@ -3,11 +3,11 @@
 
 #include <string>
 
-#include "assert.hpp"
-#include "observe.hpp"
-#include "pool_access.hpp"
-#include "stream.hpp"
-#include "unit.hpp"
+#include "core/stream.hpp"
+#include "core/unit.hpp"
+#include "observe/observe.hpp"
+#include "platform/assert.hpp"
+#include "scheduling/pool_access.hpp"
 #include "weft/error.hpp"
 #include "weft/ult.hpp"
 

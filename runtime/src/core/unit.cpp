@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Creation, routing, completion, join and detach of work units.
-#include "unit.hpp"
+#include "core/unit.hpp"
 
 #include <cstdio>
 #include <mutex>
 #include <string>
 
-#include "futex.hpp"
-#include "observe.hpp"
-#include "pool_access.hpp"
-#include "runtime_state.hpp"
-#include "spinlock.hpp"
-#include "stack.hpp"
-#include "unit_local.hpp"
+#include "core/runtime_state.hpp"
+#include "core/unit_local.hpp"
+#include "memory/stack.hpp"
+#include "observe/observe.hpp"
+#include "platform/futex.hpp"
+#include "platform/spinlock.hpp"
+#include "scheduling/pool_access.hpp"
 #include "weft/error.hpp"
 #include "weft/tasklet.hpp"
 #include "weft/ult.hpp"

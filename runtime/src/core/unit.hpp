@@ -2,10 +2,10 @@
 // Operations on work units shared by the runtime's translation units.
 #pragma once
 
-#include "assert.hpp"
-#include "pool_access.hpp"
-#include "stream.hpp"
-#include "unit_extras.hpp"
+#include "core/stream.hpp"
+#include "core/unit_extras.hpp"
+#include "platform/assert.hpp"
+#include "scheduling/pool_access.hpp"
 #include "weft/internal/unit.hpp"
 
 namespace weft::detail {

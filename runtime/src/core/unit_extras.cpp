@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The block of rarely needed per-unit state (see unit_extras.hpp).
-#include "unit_extras.hpp"
+#include "core/unit_extras.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <new>
 
-#include "unit_local.hpp"
+#include "core/unit_local.hpp"
 
 namespace weft::detail {
 

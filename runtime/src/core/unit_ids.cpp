@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A stream's next block of unit ids (unit_ids.hpp).
-#include "unit_ids.hpp"
+#include "core/unit_ids.hpp"
 
-#include "runtime_state.hpp"
+#include "core/runtime_state.hpp"
 
 namespace weft::detail {
 

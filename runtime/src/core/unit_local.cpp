@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // ULT-local storage: a process-wide registry of keys and one table of values per work unit
 // (hung on work_unit::local_storage) or per thread that runs no unit (thread_local).
-#include "unit_local.hpp"
+#include "core/unit_local.hpp"
 
 #include <atomic>
 #include <mutex>
 #include <vector>
 
-#include "unit.hpp"
+#include "core/unit.hpp"
 #include "weft/error.hpp"
 #include "weft/this_unit.hpp"
 #include "weft/unit_local.hpp"

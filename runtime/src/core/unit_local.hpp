@@ -2,7 +2,7 @@
 // ULT-local storage, the runtime's side: tearing down a unit's values when it terminates.
 #pragma once
 
-#include "unit_extras.hpp"
+#include "core/unit_extras.hpp"
 
 namespace weft::detail {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shrink/expand events: callbacks, the request queue, and the handling steps (see events.hpp).
-#include "events.hpp"
+#include "elasticity/events.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,11 +9,11 @@
 #include <string_view>
 #include <vector>
 
-#include "assert.hpp"
-#include "locks.hpp"
-#include "observe.hpp"
-#include "runtime_state.hpp"
-#include "stream.hpp"
+#include "core/runtime_state.hpp"
+#include "core/stream.hpp"
+#include "observe/observe.hpp"
+#include "platform/assert.hpp"
+#include "platform/locks.hpp"
 #include "weft/error.hpp"
 #include "weft/rm_protocol.hpp"
 #include "weft/runtime.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rm_client.hpp"
+#include "elasticity/rm_client.hpp"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -11,9 +11,9 @@
 #include <cstring>
 #include <system_error>
 
-#include "assert.hpp"
-#include "events.hpp"
-#include "stream.hpp"
+#include "core/stream.hpp"
+#include "elasticity/events.hpp"
+#include "platform/assert.hpp"
 #include "weft/error.hpp"
 #include "weft/execution_stream.hpp"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "overflow.hpp"
+#include "memory/overflow.hpp"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "stack.hpp"
-#include "stream.hpp"
-#include "unit.hpp"
+#include "core/stream.hpp"
+#include "core/unit.hpp"
+#include "memory/stack.hpp"
 
 namespace weft::detail {
 

@@ -11,7 +11,7 @@
 // canary is the last word of the previous slot, 64 bytes above the previous stack's top. A canary
 // then shares a page with the top frames of the stack below, a page that stack touches anyway, so
 // canaries cost no resident memory; and a stack's top frames (up to 4032 bytes) fit in one page.
-#include "stack.hpp"
+#include "memory/stack.hpp"
 
 #include <sys/mman.h>
 #include <time.h>
@@ -29,12 +29,12 @@
 #include <string>
 #include <vector>
 
-#include "assert.hpp"
-#include "locks.hpp"
-#include "observe.hpp"
-#include "runtime_state.hpp"
-#include "sanitizer.hpp"
-#include "valgrind.hpp"
+#include "core/runtime_state.hpp"
+#include "observe/observe.hpp"
+#include "platform/assert.hpp"
+#include "platform/locks.hpp"
+#include "platform/sanitizer.hpp"
+#include "platform/valgrind.hpp"
 #include "weft/error.hpp"
 
 namespace weft::detail {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "unit_cache.hpp"
+#include "memory/unit_cache.hpp"
 
 #include <sys/mman.h>
 
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <new>
 
-#include "topology.hpp"
+#include "platform/topology.hpp"
 #include "weft/error.hpp"
 #include "weft/unit_handle.hpp"
 

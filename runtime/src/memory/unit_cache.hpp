@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "locks.hpp"
+#include "platform/locks.hpp"
 #include "weft/internal/abt_support.hpp"
 #include "weft/work_unit.hpp"
 

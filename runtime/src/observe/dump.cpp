@@ -4,7 +4,7 @@
 // terminates, so creating a unit costs nothing more for dumps to find it. What a blocked unit
 // waits for comes from its own record (wait_kind_of) or, for a join, from the joined unit's join
 // word, which points back at the joiner.
-#include "dump.hpp"
+#include "observe/dump.hpp"
 
 #include <cxxabi.h>
 
@@ -17,11 +17,11 @@
 #include <typeinfo>
 #include <unordered_map>
 
-#include "backtrace.hpp"
-#include "runtime_state.hpp"
-#include "sanitizer.hpp"
-#include "stream.hpp"
-#include "unit_extras.hpp"
+#include "core/runtime_state.hpp"
+#include "core/stream.hpp"
+#include "core/unit_extras.hpp"
+#include "platform/backtrace.hpp"
+#include "platform/sanitizer.hpp"
 #include "weft/debug.hpp"
 #include "weft/error.hpp"
 #include "weft/scheduler.hpp"

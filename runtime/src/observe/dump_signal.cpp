@@ -12,8 +12,8 @@
 #include <string>
 #include <thread>
 
-#include "dump.hpp"
-#include "runtime_state.hpp"
+#include "core/runtime_state.hpp"
+#include "observe/dump.hpp"
 #include "weft/error.hpp"
 
 namespace weft::detail {

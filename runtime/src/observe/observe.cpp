@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The out-of-line halves of the observation points (observe.hpp): trace records and unit events
 // for the installed hook, reached only while something observes.
-#include "observe.hpp"
+#include "observe/observe.hpp"
 
 #include <mutex>
 #include <string>
 #include <unordered_set>
 
-#include "trace_buffer.hpp"
-#include "unit_extras.hpp"
+#include "core/unit_extras.hpp"
+#include "observe/trace_buffer.hpp"
 #include "weft/pool.hpp"
 
 namespace weft::detail {

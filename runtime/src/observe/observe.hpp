@@ -9,8 +9,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "observe_state.hpp"
-#include "stream.hpp"
+#include "core/stream.hpp"
+#include "observe/observe_state.hpp"
 #include "weft/internal/abt_support.hpp"
 
 #include <chrono>

@@ -8,8 +8,8 @@
 #include <ostream>
 #include <string>
 
-#include "runtime_state.hpp"
-#include "stream.hpp"
+#include "core/runtime_state.hpp"
+#include "core/stream.hpp"
 
 namespace weft {
 

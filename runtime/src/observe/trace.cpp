@@ -23,9 +23,9 @@
 #include <thread>
 #include <vector>
 
-#include "observe.hpp"
-#include "runtime_state.hpp"
-#include "trace_buffer.hpp"
+#include "core/runtime_state.hpp"
+#include "observe/observe.hpp"
+#include "observe/trace_buffer.hpp"
 #include "weft/error.hpp"
 #include "weft/stats.hpp"
 #include "weft/trace.hpp"

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <new>
 
-#include "observe_state.hpp"
-#include "stream.hpp"
+#include "core/stream.hpp"
+#include "observe/observe_state.hpp"
 
 namespace weft::detail {
 

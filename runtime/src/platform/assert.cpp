@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The report of a failed invariant check (assert.hpp).
-#include "assert.hpp"
+#include "platform/assert.hpp"
 
 #include <cstdio>
 #include <cstdlib>

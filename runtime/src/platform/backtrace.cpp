@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "backtrace.hpp"
+#include "platform/backtrace.hpp"
 
 #include <cxxabi.h>
 #include <dlfcn.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "topology.hpp"
+#include "platform/topology.hpp"
 
 #include <hwloc.h>
 #include <numa.h>

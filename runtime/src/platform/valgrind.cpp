@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "valgrind.hpp"
+#include "platform/valgrind.hpp"
 
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>

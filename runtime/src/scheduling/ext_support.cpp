@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The out-of-line part of the extension API (weft/ext/observe.hpp, weft/ext/stream.hpp).
-#include "observe.hpp"
-#include "stream.hpp"
+#include "core/stream.hpp"
+#include "observe/observe.hpp"
 #include "weft/ext/observe.hpp"
 #include "weft/ext/stream.hpp"
 

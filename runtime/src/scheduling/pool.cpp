@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <thread>
 
-#include "assert.hpp"
-#include "pool_access.hpp"
-#include "spinlock.hpp"
-#include "stream.hpp"
+#include "core/stream.hpp"
+#include "platform/assert.hpp"
+#include "platform/spinlock.hpp"
+#include "scheduling/pool_access.hpp"
 
 namespace weft {
 

@@ -7,11 +7,11 @@
 #include <map>
 #include <mutex>
 
-#include "assert.hpp"
-#include "pool_access.hpp"
-#include "runtime_state.hpp"
-#include "spinlock.hpp"
-#include "stream.hpp"
+#include "core/runtime_state.hpp"
+#include "core/stream.hpp"
+#include "platform/assert.hpp"
+#include "platform/spinlock.hpp"
+#include "scheduling/pool_access.hpp"
 #include "weft/error.hpp"
 #include "weft/ext/defaults.hpp"
 

@@ -4,11 +4,11 @@
 
 #include <mutex>
 
-#include "assert.hpp"
-#include "observe.hpp"
-#include "pool_access.hpp"
-#include "runtime_state.hpp"
-#include "stream.hpp"
+#include "core/runtime_state.hpp"
+#include "core/stream.hpp"
+#include "observe/observe.hpp"
+#include "platform/assert.hpp"
+#include "scheduling/pool_access.hpp"
 #include "weft/error.hpp"
 #include "weft/this_unit.hpp"
 

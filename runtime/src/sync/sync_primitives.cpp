@@ -3,8 +3,8 @@
 #include <mutex>
 #include <thread>
 
-#include "assert.hpp"
-#include "locks.hpp"
+#include "platform/assert.hpp"
+#include "platform/locks.hpp"
 #include "weft/barrier.hpp"
 #include "weft/error.hpp"
 #include "weft/rwlock.hpp"

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "spinlock.hpp"
+#include "platform/spinlock.hpp"
 #include "weft/error.hpp"
 
 namespace weft {

@@ -7,13 +7,13 @@
 #include <string>
 #include <thread>
 
-#include "assert.hpp"
-#include "events.hpp"
-#include "futex.hpp"
-#include "observe.hpp"
-#include "stream.hpp"
-#include "timer.hpp"
-#include "unit.hpp"
+#include "core/stream.hpp"
+#include "core/unit.hpp"
+#include "elasticity/events.hpp"
+#include "observe/observe.hpp"
+#include "platform/assert.hpp"
+#include "platform/futex.hpp"
+#include "sync/timer.hpp"
 #include "weft/error.hpp"
 #include "weft/this_unit.hpp"
 #include "weft/unit_handle.hpp"

@@ -125,7 +125,11 @@ template <bool inline_requeued>
   current_ = target;
   target->last_stream.store(this, std::memory_order_relaxed);
   target->state.store(unit_state::running, std::memory_order_relaxed);
-  obs::run_begin(*this, target, true);
+  if constexpr (inline_requeued) {
+    obs::yielded_to(*this, rec.from, target);
+  } else {
+    obs::run_begin(*this, target, true);
+  }
   rec.on_stream = this;
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, target->stack.lo, target->stack.size);
@@ -231,15 +235,17 @@ bool stream::yield_directly(work_unit* self) {
   work_unit* const next = direct_->pick_after_yield(self, home);
   if (next == self) {  // nothing queued ahead of it: it goes on
     self->state.store(unit_state::running, std::memory_order_relaxed);
+    obs::yielded(self);
     return true;
   }
   switch_record rec{self, switch_action::requeued};
   if (next && next->context && next->kind == unit_kind::ult &&
       !next->pinned_to.load(std::memory_order_relaxed) &&
       !next->migrate_to.load(std::memory_order_relaxed)) [[likely]] {
-    jump_to<true>(next, rec);  // switch_directly's common case, inline
+    jump_to<true>(next, rec);  // switch_directly's common case, inline; reports the yield
     return true;
   }
+  obs::yielded(self);
   switch_directly(next, rec);
   return true;
 }

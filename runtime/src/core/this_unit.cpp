@@ -67,8 +67,8 @@ execution_stream* stream() noexcept {
 
 void yield() {
   auto [s, self] = calling_ult("yield");
+  if (s->direct_ && s->yield_directly(self)) return;  // it reports the yield itself
   detail::obs::yielded(self);
-  if (s->direct_ && s->yield_directly(self)) return;
   detail::switch_record rec{self, detail::switch_action::yield};
   s->switch_to_scheduler(rec);
 }

@@ -137,8 +137,10 @@ void wake_joiner(std::uintptr_t waiter) noexcept {
 
 namespace {
 
-// complete() and complete_to_joiner() in one body, inlined into both: a tasklet's completion
-// (here == nullptr) then folds away the joiner hand-off and pays no call.
+// complete(), complete_reported() and complete_to_joiner() in one body, inlined into each: a
+// tasklet's completion (here == nullptr) then folds away the joiner hand-off and pays no call.
+// `announce`: report the end to observers here (the caller has not).
+template <bool announce>
 [[gnu::always_inline]] inline work_unit* complete_unit(work_unit* u, stream* here) noexcept {
   // invariant 8: a unit completes once (`done` is final; the descriptor is freed once).
   assert_invariant(
@@ -147,7 +149,7 @@ namespace {
                u->join_word.load(std::memory_order_relaxed) != join_done;
       },
       "invariant 8: complete() of a unit that already terminated");
-  obs::finished(u);
+  if constexpr (announce) obs::finished(u);
   u->state.store(unit_state::terminated, std::memory_order_release);
   // A detached unit has no handle, so nothing can change its join word any more: no race to
   // settle, and no locked instruction (units created detached never take one). Neither can
@@ -194,11 +196,15 @@ namespace {
 }  // namespace
 
 void complete(work_unit* u) noexcept {
-  if (work_unit* j = complete_unit(u, nullptr)) make_ready(j);
+  if (work_unit* j = complete_unit<true>(u, nullptr)) make_ready(j);
+}
+
+void complete_reported(work_unit* u) noexcept {
+  if (work_unit* j = complete_unit<false>(u, nullptr)) make_ready(j);
 }
 
 work_unit* complete_to_joiner(work_unit* u, stream* here) noexcept {
-  return complete_unit(u, here);
+  return complete_unit<true>(u, here);
 }
 
 void run_callable(work_unit* u) noexcept {

@@ -191,12 +191,31 @@ bool stream::direct_allowed() noexcept {
   return true;
 }
 
+namespace {
+
+/// switch_to_unit()'s body, inlined into switch_directly(): a fork-join spawn passes there twice
+/// (the helping join into the child, the child's end back to its parent).
+[[gnu::always_inline]] inline void switch_into(stream& s, work_unit* target, switch_record& rec) {
+  if (!target->context && !s.try_prepare(target)) {
+    // `target` ended without a stack (its join rethrows why), but the leaver must still leave:
+    // returning here would let a blocking ULT run on holding its primitive's lock, a requeued
+    // one run while queued, and a finished one run again.
+    s.switch_to_scheduler(rec);
+    return;
+  }
+  // Without the inline check: a terminating ULT's stack parks in this call, and its next user
+  // lands here after a `terminate`, which the check would only delay.
+  s.jump_to<false>(target, rec);
+}
+
+}  // namespace
+
 void stream::switch_directly(work_unit* next, switch_record& rec) {
   if (next) {
     execution_stream* pin = next->pinned_to.load(std::memory_order_relaxed);
     if (next->kind == unit_kind::ult && (!pin || pin == this) &&
         !next->migrate_to.load(std::memory_order_relaxed)) [[likely]] {
-      switch_to_unit(next, rec);
+      switch_into(*this, next, rec);
       return;
     }
   }
@@ -263,16 +282,7 @@ void stream::switch_to_scheduler(switch_record& rec) {
 }
 
 void stream::switch_to_unit(work_unit* target, switch_record& rec) {
-  if (!target->context && !try_prepare(target)) {
-    // `target` ended without a stack (its join rethrows why), but the leaver must still leave:
-    // returning here would let a blocking ULT run on holding its primitive's lock, a requeued
-    // one run while queued, and a finished one run again.
-    switch_to_scheduler(rec);
-    return;
-  }
-  // Without the inline check: a terminating ULT's stack parks in this call, and its next user
-  // lands here after a `terminate`, which the check would only delay.
-  jump_to<false>(target, rec);
+  switch_into(*this, target, rec);
 }
 
 void stream::land(transfer t) {

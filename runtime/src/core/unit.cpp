@@ -219,20 +219,29 @@ void run_callable(work_unit* u) noexcept {
   if (u->extras) settle_extras(u);  // ULT-local values; an error stays for the join
 }
 
-void free_unit(work_unit* u) noexcept {
+namespace {
+
+/// free_unit() less its report to observers, for callers that made it (reap()).
+[[gnu::always_inline]] inline void recycle_unit(work_unit* u) noexcept {
   // invariant 9: a terminated ULT gave its stack back before its descriptor is recycled (a user's
   // or a thread's own stack is not the runtime's: only the descriptor's record of it remains).
   assert_invariant([u] { return !u->stack.lo || (u->stack.flags & (stack_user | stack_foreign)); },
                    "invariant 9: a descriptor is freed while it holds a stack");
-  obs::freed(u);
   if (u->extras) [[unlikely]]
     (void)take_error(u);  // nobody will join it now; init_unit relies on extras being empty
-  if (stream* s = current_stream_no_switch()) {
+  if (stream* s = current_stream_no_switch()) [[likely]] {
     s->units_.push(u);
     return;
   }
   std::lock_guard lock(external_units_mutex);
   rt().external_units().push(u);
+}
+
+}  // namespace
+
+void free_unit(work_unit* u) noexcept {
+  obs::freed(u);
+  recycle_unit(u);
 }
 
 void report_detached_error(work_unit* u) noexcept {
@@ -358,14 +367,23 @@ namespace {
 /// helps (help_join) may run `u` here.
 void wait_unit_as(work_unit* u, stream* s, work_unit* self, bool help = true);
 
-/// Frees the joined unit `u` and rethrows what escaped it.
-void reap(work_unit* u) {
-  std::exception_ptr e;
-  if (u->extras) [[unlikely]]
-    e = take_error(u);
+/// reap() of a unit with extras: an error to rethrow, ULT-local values to settle.
+[[gnu::cold, gnu::noinline]] void reap_with_extras(work_unit* u) {
+  std::exception_ptr e = take_error(u);
   obs::joined(u);
   free_unit(u);
   if (e) std::rethrow_exception(e);
+}
+
+/// Frees the joined unit `u` and rethrows what escaped it. Inline: it ends every join, and the
+/// common unit, which has no extras, needs no exception_ptr.
+[[gnu::always_inline]] inline void reap(work_unit* u) {
+  if (u->extras) [[unlikely]] {
+    reap_with_extras(u);
+    return;
+  }
+  obs::reaped(u);  // the join and the free, under one test
+  recycle_unit(u);
 }
 
 }  // namespace

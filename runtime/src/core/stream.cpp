@@ -433,8 +433,8 @@ void stream::run_one(work_unit* w) {
     obs::run_begin(*this, u, false);
     run_callable(u);
     switching_.set_current(outer);
-    obs::run_end(*this);
-    complete(u);
+    obs::tasklet_ended(*this, u);
+    complete_reported(u);
   } else {
     resume_unit(u);
   }

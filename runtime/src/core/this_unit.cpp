@@ -69,8 +69,9 @@ execution_stream* stream() noexcept {
 
 void yield() {
   auto [s, self] = calling_ult("yield");
+  if (s->switching_.direct_policy() && s->yield_directly(self))
+    return;  // it reports the yield itself
   detail::obs::yielded(self);
-  if (s->switching_.direct_policy() && s->yield_directly(self)) return;
   detail::switch_record rec{self, detail::switch_action::yield};
   s->switch_to_scheduler(rec);
 }

@@ -1,14 +1,54 @@
 // SPDX-License-Identifier: Apache-2.0
 // The runtime mechanisms added for the Argobots layer (abt/): waiting for a unit without
 // freeing it (detail::wait_unit), creating a stream at a chosen rank, a stream ending itself
-// (request_exit), reading/writing another unit's local values (local_key::get_for/set_for), and
-// running a ULT on a stack the caller provides (detail::set_user_stack).
-#include "weft/internal/abt_support.hpp"
+// (request_exit), reading/writing another unit's local values (local_key::get_for/set_for),
+// running a ULT on a stack the caller provides (detail::set_user_stack), and the one-call create,
+// join-and-free and checked yields of the layer's hot paths.
+#include <stdexcept>
+
 #include "test_support.hpp"
+#include "weft/internal/abt_support.hpp"
 
 namespace {
 
 using namespace weft_test;
+using weft::detail::join_help;
+using weft::detail::join_result;
+
+/// What a unit made by spawn_prepared() saw when it ran.
+struct prepared_probe {
+  std::atomic<int> runs{0};
+  std::atomic<bool> storage_ok{false};
+};
+
+/// The bytes a test puts in a prepared unit's storage.
+unsigned char storage_byte(std::size_t i) {
+  return static_cast<unsigned char>(0xa5 ^ (i * 7));
+}
+
+/// A prepared unit's entry: checks that its storage arrived before it ran, then calls its C
+/// function, as the Argobots layer's entry does.
+void prepared_invoke(weft::work_unit* u) {
+  bool ok = true;
+  for (std::size_t i = 0; i < weft::detail::inline_callable_size; ++i)
+    ok = ok && u->storage[i] == storage_byte(i);
+  static_cast<prepared_probe*>(u->entry_arg)->storage_ok.store(ok);
+  u->entry_fn(u->entry_arg);
+}
+
+void count_run(void* arg) {
+  static_cast<prepared_probe*>(arg)->runs.fetch_add(1);
+}
+
+weft::detail::unit_init prepared_init(prepared_probe& probe, bool detached) {
+  weft::detail::unit_init init{};
+  init.invoke = &prepared_invoke;
+  init.fn = &count_run;
+  init.arg = &probe;
+  init.detached = detached;
+  for (std::size_t i = 0; i < sizeof init.storage; ++i) init.storage[i] = storage_byte(i);
+  return init;
+}
 
 class AbtSupportTest : public streams_test {};
 WEFT_INSTANTIATE_STREAMS(AbtSupportTest);
@@ -140,6 +180,108 @@ TEST_P(AbtSupportTest, UltRunsOnTheStackItIsGiven) {
     EXPECT_GE(local.load(), lo);
     EXPECT_LT(local.load(), lo + size);
   }
+}
+
+TEST_P(AbtSupportTest, SpawnPreparedFillsTheUnitBeforeItRuns) {
+  for (const weft::unit_kind kind : {weft::unit_kind::ult, weft::unit_kind::tasklet}) {
+    prepared_probe probe;
+    weft::work_unit* u =
+        weft::detail::spawn_prepared(kind, last_stream().main_pool(), prepared_init(probe, false));
+    EXPECT_EQ(u->kind, kind);
+    EXPECT_EQ(u->entry_fn, &count_run);
+    EXPECT_EQ(u->entry_arg, &probe);
+    EXPECT_EQ(weft::detail::join_and_free(u, join_help::none), join_result::freed);
+    EXPECT_EQ(probe.runs.load(), 1);
+    EXPECT_TRUE(probe.storage_ok.load());
+  }
+  // A detached unit runs and frees itself; nobody joins it.
+  prepared_probe probe;
+  weft::detail::spawn_prepared(weft::unit_kind::ult, last_stream().main_pool(),
+                               prepared_init(probe, true));
+  ASSERT_TRUE(wait_until([&] { return probe.runs.load() == 1; }));
+  EXPECT_TRUE(probe.storage_ok.load());
+}
+
+TEST_P(AbtSupportTest, JoinAndFreeKeepsAUnitAnExceptionEscaped) {
+  prepared_probe probe;
+  weft::detail::unit_init init = prepared_init(probe, false);
+  init.invoke = [](weft::work_unit*) { throw std::runtime_error("escaped"); };
+  weft::work_unit* u =
+      weft::detail::spawn_prepared(weft::unit_kind::ult, last_stream().main_pool(), init);
+  EXPECT_EQ(weft::detail::join_and_free(u, join_help::same_pool), join_result::kept);
+  EXPECT_EQ(u->state.load(), weft::unit_state::terminated);
+  EXPECT_NE(weft::detail::unit_error(u), nullptr);
+  weft::detail::discard_unit(u);
+}
+
+TEST_P(AbtSupportTest, JoinAndFreeRefusesWhatWouldBeMisuse) {
+  // A unit joining itself.
+  std::atomic<int> own{-1};
+  weft::ult self_joiner = weft::ult::create(last_stream().main_pool(), [&] {
+    own.store(
+        static_cast<int>(weft::detail::join_and_free(weft::this_unit::current(), join_help::none)));
+  });
+  self_joiner.join();
+  EXPECT_EQ(own.load(), static_cast<int>(join_result::refused));
+
+  // A tasklet joining a unit that has not ended, and a second joiner.
+  std::atomic<bool> release{false};
+  weft::ult blocker = weft::ult::create(
+      last_stream().main_pool(), [&] { ASSERT_TRUE(wait_until([&] { return release.load(); })); });
+  weft::work_unit* d = blocker.native_handle();
+  std::atomic<int> from_tasklet{-1};
+  weft::tasklet::create(last_stream().main_pool(), [&] {
+    from_tasklet.store(static_cast<int>(weft::detail::join_and_free(d, join_help::none)));
+  }).join();
+  EXPECT_EQ(from_tasklet.load(), static_cast<int>(join_result::refused));
+  weft::ult first = weft::ult::create(last_stream().main_pool(), [d] {
+    weft::detail::check_join(d);
+    weft::detail::wait_unit(d);
+  });
+  ASSERT_TRUE(blocked(first));
+  EXPECT_EQ(weft::detail::join_and_free(d, join_help::none), join_result::refused);
+  EXPECT_NE(d->state.load(), weft::unit_state::terminated);  // nothing was done to it
+  release.store(true);
+  first.join();
+  blocker.join();  // terminated and waited for: the handle frees it
+}
+
+TEST_P(AbtSupportTest, CheckedYieldsRefuseCallersAndTargetsTheyCannotServe) {
+  EXPECT_TRUE(weft::detail::checked_yield());  // the test's own ULT
+  EXPECT_FALSE(weft::detail::checked_yield_to(nullptr));
+  EXPECT_FALSE(weft::detail::checked_yield_to(weft::this_unit::current()));
+  std::atomic<bool> release{false};
+  weft::tasklet tasklet_target = weft::tasklet::create(last_stream().main_pool(), [] {});
+  weft::ult waiting = weft::ult::create(
+      last_stream().main_pool(), [&] { ASSERT_TRUE(wait_until([&] { return release.load(); })); });
+  EXPECT_FALSE(weft::detail::checked_yield_to(tasklet_target.native_handle()));
+  // Callers that are not ULTs: a tasklet and an external thread.
+  std::atomic<int> in_tasklet{0};
+  weft::tasklet::create(last_stream().main_pool(), [&] {
+    in_tasklet.store((weft::detail::checked_yield() ? 1 : 0) +
+                     (weft::detail::checked_yield_to(waiting.native_handle()) ? 2 : 0) + 4);
+  }).join();
+  EXPECT_EQ(in_tasklet.load(), 4);
+  int outside = 0;
+  std::thread([&] {
+    outside = (weft::detail::checked_yield() ? 1 : 0) +
+              (weft::detail::checked_yield_to(waiting.native_handle()) ? 2 : 0) + 4;
+  }).join();
+  EXPECT_EQ(outside, 4);
+  release.store(true);
+  waiting.join();
+  tasklet_target.join();
+
+  // A ready ULT in the caller's pool: the caller hands it the stream and gets it back. On one
+  // stream nothing else can have taken it, so it has run to its end by then.
+  std::atomic<int> ran{0};
+  weft::ult peer = weft::ult::create(last_stream().main_pool(), [&] { ran.fetch_add(1); });
+  EXPECT_TRUE(weft::detail::checked_yield_to(peer.native_handle()));
+  if (streams() == 1) {
+    EXPECT_EQ(ran.load(), 1);
+  }
+  peer.join();
+  EXPECT_EQ(ran.load(), 1);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "unit.hpp"
 
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -316,6 +317,17 @@ work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(v
   return u;
 }
 
+work_unit* spawn_prepared(unit_kind kind, pool& p, const unit_init& init) {
+  work_unit* u = allocate_unit(kind, init.stack_size);
+  u->invoke = init.invoke;
+  u->entry_fn = init.fn;
+  u->entry_arg = init.arg;
+  std::memcpy(u->storage, init.storage, sizeof u->storage);
+  if (init.detached) u->join_word.store(join_detached, std::memory_order_relaxed);
+  submit_unit(u, p);
+  return u;
+}
+
 bool is_primary_unit(const work_unit* u) noexcept {
   return g_runtime && g_runtime->primary && g_runtime->primary->primary_unit_ == u;
 }
@@ -400,6 +412,28 @@ void wait_unit_in_place(work_unit* u) {
     stream* s = current_stream();
     wait_unit_as(u, s, s ? s->current_ : nullptr, false);
   }
+}
+
+join_result join_and_free(work_unit* u, join_help help) {
+  const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+  if (w != join_done) {
+    stream* s = current_stream();
+    work_unit* self = s ? s->current_ : nullptr;
+    if (self == u || w != join_none || (self && self->kind == unit_kind::tasklet))
+      return join_result::refused;
+    bool helps = false;
+    if (help == join_help::same_pool && self) {
+      pool* home = u->home.load(std::memory_order_relaxed);
+      helps = home && self->home.load(std::memory_order_relaxed) == home &&
+              single_consumer(home->access());
+    }
+    wait_unit_as(u, s, self, helps);
+  }
+  if (u->extras) [[unlikely]]
+    return join_result::kept;
+  obs::joined(u);
+  free_unit(u);
+  return join_result::freed;
 }
 
 namespace {

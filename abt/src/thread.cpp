@@ -123,8 +123,12 @@ void invoke_entry(weft::work_unit* u) {
   u->entry_fn(u->entry_arg);
 }
 
-int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
-                const ABT_thread_attr_opaque* attr, ABT_thread* out) {
+namespace {
+
+/// create_unit() for a unit on a user's stack, or while a tool is told about creations: the
+/// descriptor is allocated, set up and then submitted, in three steps.
+int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
+                     const ABT_thread_attr_opaque* attr, ABT_thread* out) {
   const std::size_t stack =
       kind == weft::unit_kind::ult && attr && attr->stack_size ? attr->stack_size : 0;
   weft::work_unit* u = weft::detail::allocate_unit(kind, stack);
@@ -135,18 +139,7 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
     if (use_user_stack(u, attr->stack, attr->stack_size)) flags |= flag_user_guard;
   }
   if (attr && !attr->migratable) flags |= flag_not_migratable;
-  auto* e = ::new (static_cast<void*>(u->storage)) thread_ext;
-  e->magic = thread_ext::magic_value;
-  e->flags.store(flags, std::memory_order_relaxed);
-  e->started.store(false, std::memory_order_relaxed);
-  e->suspend_pending.store(false, std::memory_order_relaxed);
-  e->suspending.store(false, std::memory_order_relaxed);
-  e->ending.store(0, std::memory_order_relaxed);
-  e->key_setter.store(0, std::memory_order_relaxed);
-  e->migration_cb = attr ? attr->migration_cb : nullptr;
-  e->migration_arg = attr ? attr->migration_arg : nullptr;
-  e->last_pool.store(ph, std::memory_order_relaxed);
-  e->user_stack = user_stack;
+  construct_ext(u->storage, flags, attr, ph, user_stack);
   u->invoke = &invoke_entry;
   u->destroy = (flags & flag_user_guard) ? &unguard_user_stack : nullptr;
   u->entry_fn = fn;
@@ -160,6 +153,17 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
     *out = handle_of(u);
   else
     weft::detail::detach_unit(u);
+  return ABT_SUCCESS;
+}
+
+}  // namespace
+
+int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
+                const ABT_thread_attr_opaque* attr, ABT_thread* out) {
+  if ((kind == weft::unit_kind::ult && attr && attr->stack) || tool_active())
+    return create_unit_slow(kind, p, ph, fn, arg, attr, out);
+  const ABT_thread t = spawn_unit(kind, p, ph, fn, arg, attr, out != nullptr);
+  if (out) *out = t;
   return ABT_SUCCESS;
 }
 
@@ -185,17 +189,14 @@ static int never_ran_code(const weft::work_unit* u) noexcept {
 
 namespace {
 
-/// True when a join by the ULT `self` may run `u` at once on the calling stream, as Argobots'
-/// join does: both belong to the same built-in pool and only one stream consumes it (access
-/// PRIV, SPSC or MPSC), so `u` would run on this stream anyway. The runtime's helping join then
-/// takes `u` out of the pool if it is still queued there and this stream is its consumer, and
-/// blocks as usual otherwise.
+/// True when a join by the ULT `self` may run `u` at once on the calling stream (join_help_for,
+/// with the joiner's side checked here). The runtime's helping join then takes `u` out of the
+/// pool if it is still queued there and this stream is its consumer, and blocks as usual
+/// otherwise.
 bool joins_in_place(const weft::work_unit* self, weft::work_unit* u, const thread_ext* e) noexcept {
-  if (!e) return false;
+  if (join_help_for(u, e) != weft::detail::join_help::same_pool) return false;
   weft::pool* const home = u->home.load(std::memory_order_relaxed);
-  const ABT_pool p = e->last_pool.load(std::memory_order_relaxed);
-  return p && home && !p->user_defined && p->pool.get() == home &&
-         self->home.load(std::memory_order_relaxed) == home &&
+  return self->home.load(std::memory_order_relaxed) == home &&
          weft::single_consumer(home->access());
 }
 
@@ -255,6 +256,12 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
     if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
     weft::detail::discard_unit(u);
   }
+  return rc;
+}
+
+int free_terminated(weft::work_unit* u) noexcept {
+  const int rc = never_ran_code(u);
+  weft::detail::discard_unit(u);
   return rc;
 }
 
@@ -348,6 +355,17 @@ extern "C" {
 
 int ABT_thread_create(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread_attr attr,
                       ABT_thread* newthread) {
+  if (fast_paths_open() && pool && thread_func && (!attr || !attr->stack)) [[likely]] {
+    try {
+      const ABT_thread t = spawn_unit(weft::unit_kind::ult, *pool->pool, pool, thread_func, arg,
+                                      attr, newthread != nullptr);
+      if (newthread) *newthread = t;
+      return ABT_SUCCESS;
+    } catch (...) {
+      if (newthread) *newthread = ABT_THREAD_NULL;  // Argobots 1.x: set on error too
+      return current_exception_code(ABT_ERR_MEM);
+    }
+  }
   return create_thread(pool, thread_func, arg, attr, newthread);
 }
 
@@ -441,12 +459,14 @@ int ABT_thread_revive_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
 }
 
 int ABT_thread_free(ABT_thread* thread) {
+  if (thread && fast_paths_open()) [[likely]] {
+    const int rc = free_fast(unit_of(*thread));
+    if (rc == ABT_SUCCESS) [[likely]]
+      *thread = ABT_THREAD_NULL;
+    if (rc != take_full_path) return rc;
+  }
   if (int rc = ensure_initialized()) return rc;
   if (!thread) return ABT_ERR_INV_ARG;
-  if (free_if_done(unit_of(*thread))) [[likely]] {
-    *thread = ABT_THREAD_NULL;
-    return ABT_SUCCESS;
-  }
   if (int rc = join_unit(unit_of(*thread), true, ABT_ERR_INV_THREAD)) return rc;
   *thread = ABT_THREAD_NULL;
   return ABT_SUCCESS;
@@ -580,18 +600,23 @@ int ABT_thread_set_associated_pool(ABT_thread thread, ABT_pool pool) {
 }
 
 int ABT_thread_yield_to(ABT_thread thread) {
+  // One of the C API's hot paths: initialised, without tool or cancellation to look after, one
+  // runtime call checks the caller and the target and switches; a call it refuses takes the
+  // full path below, which finds out why.
+  if (fast_paths_open()) [[likely]] {
+    try {
+      if (weft::detail::checked_yield_to(unit_of(thread))) [[likely]]
+        return ABT_SUCCESS;
+    } catch (...) {
+      return current_exception_code(ABT_ERR_THREAD);
+    }
+  }
   if (int rc = ensure_initialized()) return rc;
-  // One look at the caller serves every check: this is one of the C API's hot paths.
   weft::work_unit* const self = weft::this_unit::current();
   if (!self || self->kind != weft::unit_kind::ult) [[unlikely]]
     return self ? ABT_ERR_INV_THREAD : ABT_ERR_INV_XSTREAM;
   weft::work_unit* u = unit_of(thread);
   if (!u || u == self || u->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
-  if (!slow_paths_on()) [[likely]]
-    return guarded(ABT_ERR_THREAD, [u] {
-      weft::this_unit::yield_to(u);
-      return ABT_SUCCESS;
-    });
   return guarded(ABT_ERR_THREAD, [self, u] {
     if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield_to(u);
@@ -602,7 +627,6 @@ int ABT_thread_yield_to(ABT_thread thread) {
 }
 
 int ABT_thread_yield(void) {
-  if (int rc = ensure_initialized()) return rc;
   return yield_caller(false);
 }
 

@@ -2,7 +2,7 @@
 // The runtime mechanisms added for the Argobots layer (abt/): waiting for a unit without
 // freeing it (detail::wait_unit), creating a stream at a chosen rank, a stream ending itself
 // (request_exit), reading/writing another unit's local values (local_key::get_for/set_for),
-// running a ULT on a stack the caller provides (detail::set_user_stack), and the one-call create,
+// running a ULT on a stack the caller provides (detail::set_user_stack), and the one-call
 // join-and-free and checked yields of the layer's hot paths.
 #include <stdexcept>
 
@@ -15,39 +15,9 @@ using namespace weft_test;
 using weft::detail::join_help;
 using weft::detail::join_result;
 
-/// What a unit made by spawn_prepared() saw when it ran.
-struct prepared_probe {
-  std::atomic<int> runs{0};
-  std::atomic<bool> storage_ok{false};
-};
-
-/// The bytes a test puts in a prepared unit's storage.
-unsigned char storage_byte(std::size_t i) {
-  return static_cast<unsigned char>(0xa5 ^ (i * 7));
-}
-
-/// A prepared unit's entry: checks that its storage arrived before it ran, then calls its C
-/// function, as the Argobots layer's entry does.
-void prepared_invoke(weft::work_unit* u) {
-  bool ok = true;
-  for (std::size_t i = 0; i < weft::detail::inline_callable_size; ++i)
-    ok = ok && u->storage[i] == storage_byte(i);
-  static_cast<prepared_probe*>(u->entry_arg)->storage_ok.store(ok);
-  u->entry_fn(u->entry_arg);
-}
-
+/// Counts the runs of a C entry.
 void count_run(void* arg) {
-  static_cast<prepared_probe*>(arg)->runs.fetch_add(1);
-}
-
-weft::detail::unit_init prepared_init(prepared_probe& probe, bool detached) {
-  weft::detail::unit_init init{};
-  init.invoke = &prepared_invoke;
-  init.fn = &count_run;
-  init.arg = &probe;
-  init.detached = detached;
-  for (std::size_t i = 0; i < sizeof init.storage; ++i) init.storage[i] = storage_byte(i);
-  return init;
+  static_cast<std::atomic<int>*>(arg)->fetch_add(1);
 }
 
 class AbtSupportTest : public streams_test {};
@@ -182,32 +152,26 @@ TEST_P(AbtSupportTest, UltRunsOnTheStackItIsGiven) {
   }
 }
 
-TEST_P(AbtSupportTest, SpawnPreparedFillsTheUnitBeforeItRuns) {
+TEST_P(AbtSupportTest, JoinAndFreeWaitsAndFrees) {
   for (const weft::unit_kind kind : {weft::unit_kind::ult, weft::unit_kind::tasklet}) {
-    prepared_probe probe;
+    // Joined before it ran (or while it runs): waited for, then freed.
+    std::atomic<int> runs{0};
     weft::work_unit* u =
-        weft::detail::spawn_prepared(kind, last_stream().main_pool(), prepared_init(probe, false));
-    EXPECT_EQ(u->kind, kind);
-    EXPECT_EQ(u->entry_fn, &count_run);
-    EXPECT_EQ(u->entry_arg, &probe);
+        weft::detail::spawn_c(kind, last_stream().main_pool(), 0, &count_run, &runs);
+    EXPECT_EQ(weft::detail::join_and_free(u, join_help::same_pool), join_result::freed);
+    EXPECT_EQ(runs.load(), 1);
+    // Joined once it has terminated: freed at once.
+    u = weft::detail::spawn_c(kind, last_stream().main_pool(), 0, &count_run, &runs);
+    ASSERT_TRUE(wait_until([&] { return runs.load() == 2; }));
+    ASSERT_TRUE(wait_until([&] { return u->state.load() == weft::unit_state::terminated; }));
     EXPECT_EQ(weft::detail::join_and_free(u, join_help::none), join_result::freed);
-    EXPECT_EQ(probe.runs.load(), 1);
-    EXPECT_TRUE(probe.storage_ok.load());
   }
-  // A detached unit runs and frees itself; nobody joins it.
-  prepared_probe probe;
-  weft::detail::spawn_prepared(weft::unit_kind::ult, last_stream().main_pool(),
-                               prepared_init(probe, true));
-  ASSERT_TRUE(wait_until([&] { return probe.runs.load() == 1; }));
-  EXPECT_TRUE(probe.storage_ok.load());
 }
 
 TEST_P(AbtSupportTest, JoinAndFreeKeepsAUnitAnExceptionEscaped) {
-  prepared_probe probe;
-  weft::detail::unit_init init = prepared_init(probe, false);
-  init.invoke = [](weft::work_unit*) { throw std::runtime_error("escaped"); };
-  weft::work_unit* u =
-      weft::detail::spawn_prepared(weft::unit_kind::ult, last_stream().main_pool(), init);
+  weft::work_unit* u = weft::detail::allocate_unit(weft::unit_kind::ult, 0);
+  u->invoke = [](weft::work_unit*) { throw std::runtime_error("escaped"); };
+  weft::detail::submit_unit(u, last_stream().main_pool());
   EXPECT_EQ(weft::detail::join_and_free(u, join_help::same_pool), join_result::kept);
   EXPECT_EQ(u->state.load(), weft::unit_state::terminated);
   EXPECT_NE(weft::detail::unit_error(u), nullptr);

@@ -103,22 +103,26 @@ enum slow_path : std::uint32_t {
   slow_tool = 1u << 0,
   slow_cancel = 1u << 1,
   slow_uninitialized = 1u << 2,  // cleared by the first ABT_init, set again by the last finalize
+  // No asymmetric fence (asymmetric_fence.hpp): the end of a unit's entry takes a full fence.
+  // Only that end looks at it.
+  slow_full_fence = 1u << 3,
 };
-/// The slow_path bits in force; tool.cpp, ABT_thread_cancel, ABT_init and ABT_finalize write
-/// them.
+/// The slow_path bits in force; tool.cpp, ABT_thread_cancel, ABT_init, ABT_finalize and
+/// init_asymmetric_fence write them.
 [[gnu::visibility("hidden")]] extern std::atomic<std::uint32_t> g_slow_paths;
 
 /// True when a hot path must look at tool events or cancellation: one relaxed load and one
 /// predictable branch, instead of a check per concern.
 inline bool slow_paths_on() noexcept {
-  return g_slow_paths.load(std::memory_order_relaxed) != 0;
+  return (g_slow_paths.load(std::memory_order_relaxed) & (slow_tool | slow_cancel)) != 0;
 }
 
 /// True when an entry point may take its fast form: the layer is initialised (what
 /// ensure_initialized() checks, with the same ordering) and no tool or cancellation needs
 /// looking after. One load and one branch; the slow form makes every check itself.
 inline bool fast_paths_open() noexcept {
-  return g_slow_paths.load(std::memory_order_acquire) == 0;
+  return (g_slow_paths.load(std::memory_order_acquire) &
+          (slow_tool | slow_cancel | slow_uninitialized)) == 0;
 }
 
 // ------------------------------------------------------------------------------------------

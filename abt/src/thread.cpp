@@ -41,27 +41,31 @@ namespace {
   if (f & flag_unnamed) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
 }
 
-/// end_of_entry() for an ABT-created unit `u` whose extension is `e`.
-inline void end_entry(weft::work_unit* u, thread_ext* e) noexcept {
-  if (e->ending.load(std::memory_order_relaxed)) return;  // ran already (ABT_self_exit_to)
+/// The end of an entry that has not been marked yet (end_entry's common case, also what
+/// follows a normal return): marks it, reports it to a tool, and lets a key call from another
+/// thread that got in first finish before weft tears the unit's values down.
+inline void mark_entry_end(weft::work_unit* u, thread_ext* e) noexcept {
   // A Dekker pair with another thread's key call on the unit (other_unit_keys in key.cpp), which
   // stores key_setter and then loads `ending`: whichever comes second sees the other. This side
-  // runs once per unit, that side rarely, so this side's fence is the light one.
-  frequent_store_fenced(e->ending, 1);
-  if (tool_active()) [[unlikely]]
-    report_entry_end(u, e);
-  // A key call from another thread that got in first finishes before weft tears the values down.
+  // runs once per unit, that side rarely, so this side's fence is the light one (the membarrier
+  // of asymmetric_fence.hpp). One look at g_slow_paths covers that fence and the tool.
+  if (!(g_slow_paths.load(std::memory_order_relaxed) & (slow_tool | slow_full_fence))) [[likely]] {
+    e->ending.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  } else {
+    frequent_store_fenced(e->ending, 1);
+    if (tool_active()) report_entry_end(u, e);
+  }
   while (e->key_setter.load(std::memory_order_seq_cst)) [[unlikely]] sched_yield();
 }
 
-/// Ends a unit's entry when it returns, exits or is cancelled (end_entry): from then on weft
-/// tears down the unit's local values, and ABT_thread_set_specific from another thread waits
-/// until the unit has terminated.
-struct entry_end {
-  weft::work_unit* u;
-  thread_ext* e;
-  ~entry_end() { end_entry(u, e); }
-};
+/// end_of_entry() for an ABT-created unit `u` whose extension is `e`: from then on weft tears
+/// down the unit's local values, and ABT_thread_set_specific from another thread waits until
+/// the unit has terminated.
+inline void end_entry(weft::work_unit* u, thread_ext* e) noexcept {
+  if (e->ending.load(std::memory_order_relaxed)) return;  // ran already (ABT_self_exit_to)
+  mark_entry_end(u, e);
+}
 
 std::size_t page_bytes() noexcept {
   static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -108,7 +112,6 @@ void end_of_entry(weft::work_unit* u) noexcept {
 
 void invoke_entry(weft::work_unit* u) {
   auto* e = std::launder(reinterpret_cast<thread_ext*>(u->storage));  // ours: invoke is this
-  const entry_end end{u, e};
   // A unit cancelled before it started terminates without running (Argobots' cancellation; a
   // cancel that comes later is honoured at the unit's next ABT yield).
   e->started.store(true, std::memory_order_relaxed);
@@ -116,11 +119,19 @@ void invoke_entry(weft::work_unit* u) {
     if (e->flags.load(std::memory_order_acquire) & flag_cancel) {
       e->flags.fetch_or(flag_cancelled, std::memory_order_relaxed);
       if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_CANCEL);
+      mark_entry_end(u, e);
       return;
     }
     if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
   }
-  u->entry_fn(u->entry_arg);
+  try {
+    u->entry_fn(u->entry_arg);
+  } catch (...) {
+    // ABT_thread_exit, a cancellation, or ABT_self_exit_to (which marked the end already).
+    end_entry(u, e);
+    throw;
+  }
+  mark_entry_end(u, e);  // a return: nothing marked it yet
 }
 
 namespace {

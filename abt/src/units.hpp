@@ -36,8 +36,8 @@ inline constexpr int take_full_path = -1;
 /// a terminated unit goes back to weft at once; one that has not terminated is waited for (and
 /// run here where Argobots' join would, join_help_for) and freed in one runtime call. Returns
 /// ABT_SUCCESS, or ABT_ERR_MEM for a unit that never ran for want of a stack, once `u` is freed;
-/// take_full_path, having done nothing, for a null or unnamed handle, the primary ULT, a unit
-/// something escaped from and a join the runtime refuses.
+/// take_full_path, having done nothing, for a null handle, the primary ULT, a unit something
+/// escaped from and a join the runtime refuses (an unnamed unit among them).
 inline int free_fast(weft::work_unit* u) noexcept {
   if (!u) return take_full_path;
   if (u->join_word.load(std::memory_order_acquire) == weft::detail::join_done) {
@@ -45,12 +45,12 @@ inline int free_fast(weft::work_unit* u) noexcept {
     // that frees itself never reads join_done).
     return weft::detail::reap_if_done(u) ? ABT_SUCCESS : take_full_path;
   }
-  const thread_ext* const e = ext_of(u);
-  if ((e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed)) || u == primary_unit())
-    return take_full_path;
+  // The primary ULT never terminates. An unnamed unit frees itself: its join word says so, and
+  // the runtime refuses the join.
+  if (u == primary_unit()) return take_full_path;
   weft::detail::join_result r;
   try {
-    r = weft::detail::join_and_free(u, join_help_for(u, e));
+    r = weft::detail::join_and_free(u, join_help_for(u, ext_of(u)));
   } catch (...) {
     return current_exception_code(ABT_ERR_THREAD);
   }
@@ -58,9 +58,8 @@ inline int free_fast(weft::work_unit* u) noexcept {
     return ABT_SUCCESS;
   return r == weft::detail::join_result::kept ? free_terminated(u) : take_full_path;
 }
-/// Constructs the ABT extension of a new unit in `storage` (its descriptor's callable storage,
-/// or the image spawn_prepared copies there). One initialisation, not a store per atomic field:
-/// the compiler merges the stores.
+/// Constructs the ABT extension of a new unit in `storage`, its descriptor's callable storage.
+/// One initialisation, not a store per atomic field: the compiler merges the stores.
 inline void construct_ext(unsigned char* storage, std::uint32_t flags,
                           const ABT_thread_attr_opaque* attr, ABT_pool ph,
                           void* user_stack) noexcept {
@@ -77,21 +76,23 @@ inline void construct_ext(unsigned char* storage, std::uint32_t flags,
                                                  user_stack};
 }
 /// create_unit()'s common case, inline in ABT_thread_create and ABT_task_create, for a caller
-/// that checked fast_paths_open() (no tool to tell) and gives no user stack: the extension is
-/// built here and the runtime allocates, fills and queues the unit in one call. A unit that is
-/// not `named` frees itself (the result must not be used then). Throws as weft's create.
+/// that checked fast_paths_open() (no tool to tell) and gives no user stack: weft allocates the
+/// descriptor, the extension goes straight into it, weft queues it (two calls, the unit's fields
+/// written once, in place). A unit that is not `named` frees itself (it is marked so before
+/// anyone can see it; the result must not be used then). Throws as weft's create.
 inline ABT_thread spawn_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*),
                              void* arg, const ABT_thread_attr_opaque* attr, bool named) {
-  weft::detail::unit_init init;
-  init.invoke = &invoke_entry;
-  init.fn = fn;
-  init.arg = arg;
-  init.stack_size = kind == weft::unit_kind::ult && attr ? attr->stack_size : 0;
-  init.detached = !named;
+  weft::work_unit* const u = weft::detail::allocate_unit(
+      kind, kind == weft::unit_kind::ult && attr ? attr->stack_size : 0);
   std::uint32_t flags = named ? 0u : std::uint32_t{flag_unnamed};
   if (attr && !attr->migratable) flags |= flag_not_migratable;
-  construct_ext(init.storage, flags, attr, ph, nullptr);
-  return handle_of(weft::detail::spawn_prepared(kind, p, init));
+  construct_ext(u->storage, flags, attr, ph, nullptr);
+  u->invoke = &invoke_entry;
+  u->entry_fn = fn;
+  u->entry_arg = arg;
+  if (!named) u->join_word.store(weft::detail::join_detached, std::memory_order_relaxed);
+  weft::detail::submit_unit(u, p);
+  return handle_of(u);
 }
 /// Ends the running ULT `self` if it was asked to cancel (honour_cancel's slow path).
 void honour_cancel_slow(weft::work_unit* self) noexcept(false);

@@ -3,7 +3,6 @@
 #include "unit.hpp"
 
 #include <cstdio>
-#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -317,17 +316,6 @@ work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(v
   return u;
 }
 
-work_unit* spawn_prepared(unit_kind kind, pool& p, const unit_init& init) {
-  work_unit* u = allocate_unit(kind, init.stack_size);
-  u->invoke = init.invoke;
-  u->entry_fn = init.fn;
-  u->entry_arg = init.arg;
-  std::memcpy(u->storage, init.storage, sizeof u->storage);
-  if (init.detached) u->join_word.store(join_detached, std::memory_order_relaxed);
-  submit_unit(u, p);
-  return u;
-}
-
 bool is_primary_unit(const work_unit* u) noexcept {
   return g_runtime && g_runtime->primary && g_runtime->primary->primary_unit_ == u;
 }
@@ -417,7 +405,8 @@ void wait_unit_in_place(work_unit* u) {
 join_result join_and_free(work_unit* u, join_help help) {
   const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
   if (w != join_done) {
-    stream* s = current_stream();
+    // Read before the wait only (it may switch): an initial-exec load, no call.
+    stream* s = current_stream_no_switch();
     work_unit* self = s ? s->current_ : nullptr;
     if (self == u || w != join_none || (self && self->kind == unit_kind::tasklet))
       return join_result::refused;
@@ -429,11 +418,7 @@ join_result join_and_free(work_unit* u, join_help help) {
     }
     wait_unit_as(u, s, self, helps);
   }
-  if (u->extras) [[unlikely]]
-    return join_result::kept;
-  obs::joined(u);
-  free_unit(u);
-  return join_result::freed;
+  return reap_if_done(u) ? join_result::freed : join_result::kept;
 }
 
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the Argobots layer (abt/) needs from the runtime beyond weft's public API: switches
-// (suspend-and-switch, exit-and-switch), a create and a join-and-free in one call each, yields
-// that report misuse instead of throwing, user stacks, a join that keeps placement, the error of a
+// (suspend-and-switch, exit-and-switch), a join-and-free in one call, yields that report misuse
+// instead of throwing, user stacks, a join that keeps placement, the error of a
 // unit, the unit events of the tool interface and what a blocked unit waits for. Internal to the
 // project: the weft_internal CMake target puts it on the include path of the runtime and of the
 // layer; it is not installed, and the functions it declares are exported from libweft.so for
@@ -38,22 +38,6 @@ void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept;
 /// wait_unit() that never runs `u` on the caller's stream: the caller blocks until the stream
 /// that pops `u` has run it (the Argobots layer, whose programs count on placement).
 void wait_unit_in_place(work_unit* u);
-
-/// What spawn_prepared() gives a new unit besides its kind and pool.
-struct unit_init {
-  void (*invoke)(work_unit*);  // its entry, called with the unit
-  void (*fn)(void*);           // the C function recorded for it (work_unit::entry_fn)
-  void* arg;                   // that function's argument (work_unit::entry_arg)
-  std::size_t stack_size;      // as allocate_unit's: 0 for the default
-  bool detached;               // it frees itself when it ends
-  // Copied into the unit's callable storage: a layer's per-unit state, in place before any
-  // stream can run the unit.
-  alignas(16) unsigned char storage[inline_callable_size];
-};
-
-/// A layer's create in one call: allocates a unit of `kind`, fills it from `init` and submits it
-/// to `p`. The caller must not use the result of a detached unit. Throws as allocate_unit.
-[[gnu::returns_nonnull]] work_unit* spawn_prepared(unit_kind kind, pool& p, const unit_init& init);
 
 /// Where join_and_free() may run the unit it waits for.
 enum class join_help : std::uint8_t {

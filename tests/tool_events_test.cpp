@@ -76,6 +76,23 @@ TEST_F(ToolEventsTest, UltThatYields) {
   EXPECT_EQ(of(h), (seq{create, run, yield, run, finish, join, free_}));
 }
 
+TEST_F(ToolEventsTest, UltsThatYieldToEachOther) {
+  // Two ready ULTs that yield in turn: each yield switches straight to the other (the direct
+  // yield's jump), which reports the yield together with the run it starts.
+  auto body = [] {
+    for (int i = 0; i < 3; ++i) weft::this_unit::yield();
+  };
+  weft::ult a = weft::ult::create(body);
+  weft::ult b = weft::ult::create(body);
+  const ABT_thread ha = handle(a);
+  const ABT_thread hb = handle(b);
+  a.join();
+  b.join();
+  for (const ABT_thread h : {ha, hb}) {
+    EXPECT_EQ(of(h), (seq{create, run, yield, run, yield, run, yield, run, finish, join, free_}));
+  }
+}
+
 TEST_F(ToolEventsTest, UltThatBlocksAndIsWoken) {
   weft::eventual<void> ev;
   weft::ult u = weft::ult::create([&] { ev.wait(); });

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <string>
 #include <utility>
+#include <new>
 #include <vector>
 
 #include <weft/weft.hpp>
@@ -29,29 +30,46 @@ namespace {
 using weft_bench::peer_case;
 
 /// The task-group interface from ult::create and join: run() creates a ULT, wait() joins them all.
-/// The first handles live in the frame, so a frame with few children allocates nothing.
+/// The first handles live in the frame, constructed only as run() makes them, so a frame with few
+/// children allocates nothing and pays nothing for the slots it does not use (a fork-join frame
+/// spawns one or two: eight default-constructed handles per frame cost more than the spawn's
+/// bookkeeping they sit beside).
 class ult_group {
  public:
+  ult_group() = default;
+  ult_group(const ult_group&) = delete;
+  ult_group& operator=(const ult_group&) = delete;
+  ~ult_group() {
+    for (std::size_t i = 0; i < count_; ++i) slot(i)->~ult();  // each joins if wait() did not
+  }
+
   /// Spawns `f` as a ULT in the calling stream's main pool.
   template <class F>
   void run(F&& f) {
     weft::ult u = weft::ult::create(std::forward<F>(f));
-    if (count_ < few_.size()) {
-      few_[count_++] = std::move(u);
+    if (count_ < kFew) {
+      ::new (static_cast<void*>(slot(count_))) weft::ult(std::move(u));
+      ++count_;
     } else {
       many_.push_back(std::move(u));
     }
   }
   /// Joins every ULT run() created.
   void wait() {
-    for (std::size_t i = 0; i < count_; ++i) few_[i].join();
-    for (weft::ult& u : many_) u.join();
+    for (std::size_t i = 0; i < count_; ++i) {
+      slot(i)->join();
+      slot(i)->~ult();
+    }
     count_ = 0;
+    for (weft::ult& u : many_) u.join();
     many_.clear();
   }
 
  private:
-  std::array<weft::ult, 8> few_;
+  static constexpr std::size_t kFew = 8;
+  weft::ult* slot(std::size_t i) { return std::launder(reinterpret_cast<weft::ult*>(few_) + i); }
+
+  alignas(weft::ult) unsigned char few_[kFew * sizeof(weft::ult)];
   std::size_t count_ = 0;
   std::vector<weft::ult> many_;
 };

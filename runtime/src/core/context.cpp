@@ -125,7 +125,11 @@ template <bool inline_requeued>
   current_ = target;
   target->last_stream.store(this, std::memory_order_relaxed);
   target->state.store(unit_state::running, std::memory_order_relaxed);
-  obs::run_begin(*this, target, true);
+  if constexpr (inline_requeued) {
+    obs::yielded_to(*this, rec.from, target);
+  } else {
+    obs::run_begin(*this, target, true);
+  }
   rec.on_stream = this;
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, target->stack.lo, target->stack.size);
@@ -187,12 +191,31 @@ bool stream::direct_allowed() noexcept {
   return true;
 }
 
+namespace {
+
+/// switch_to_unit()'s body, inlined into switch_directly(): a fork-join spawn passes there twice
+/// (the helping join into the child, the child's end back to its parent).
+[[gnu::always_inline]] inline void switch_into(stream& s, work_unit* target, switch_record& rec) {
+  if (!target->context && !s.try_prepare(target)) {
+    // `target` ended without a stack (its join rethrows why), but the leaver must still leave:
+    // returning here would let a blocking ULT run on holding its primitive's lock, a requeued
+    // one run while queued, and a finished one run again.
+    s.switch_to_scheduler(rec);
+    return;
+  }
+  // Without the inline check: a terminating ULT's stack parks in this call, and its next user
+  // lands here after a `terminate`, which the check would only delay.
+  s.jump_to<false>(target, rec);
+}
+
+}  // namespace
+
 void stream::switch_directly(work_unit* next, switch_record& rec) {
   if (next) {
     execution_stream* pin = next->pinned_to.load(std::memory_order_relaxed);
     if (next->kind == unit_kind::ult && (!pin || pin == this) &&
         !next->migrate_to.load(std::memory_order_relaxed)) [[likely]] {
-      switch_to_unit(next, rec);
+      switch_into(*this, next, rec);
       return;
     }
   }
@@ -231,15 +254,17 @@ bool stream::yield_directly(work_unit* self) {
   work_unit* const next = direct_->pick_after_yield(self, home);
   if (next == self) {  // nothing queued ahead of it: it goes on
     self->state.store(unit_state::running, std::memory_order_relaxed);
+    obs::yielded(self);
     return true;
   }
   switch_record rec{self, switch_action::requeued};
   if (next && next->context && next->kind == unit_kind::ult &&
       !next->pinned_to.load(std::memory_order_relaxed) &&
       !next->migrate_to.load(std::memory_order_relaxed)) [[likely]] {
-    jump_to<true>(next, rec);  // switch_directly's common case, inline
+    jump_to<true>(next, rec);  // switch_directly's common case, inline; reports the yield
     return true;
   }
+  obs::yielded(self);
   switch_directly(next, rec);
   return true;
 }
@@ -257,16 +282,7 @@ void stream::switch_to_scheduler(switch_record& rec) {
 }
 
 void stream::switch_to_unit(work_unit* target, switch_record& rec) {
-  if (!target->context && !try_prepare(target)) {
-    // `target` ended without a stack (its join rethrows why), but the leaver must still leave:
-    // returning here would let a blocking ULT run on holding its primitive's lock, a requeued
-    // one run while queued, and a finished one run again.
-    switch_to_scheduler(rec);
-    return;
-  }
-  // Without the inline check: a terminating ULT's stack parks in this call, and its next user
-  // lands here after a `terminate`, which the check would only delay.
-  jump_to<false>(target, rec);
+  switch_into(*this, target, rec);
 }
 
 void stream::land(transfer t) {

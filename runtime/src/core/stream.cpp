@@ -440,8 +440,8 @@ void stream::run_one(work_unit* u) {
     obs::run_begin(*this, u, false);
     run_callable(u);
     current_ = outer;
-    obs::run_end(*this);
-    complete(u);
+    obs::tasklet_ended(*this, u);
+    complete_reported(u);
   } else {
     resume_unit(u);
   }

@@ -108,8 +108,8 @@ class alignas(64) stream final : public execution_stream {
   void switch_to_unit(work_unit* target, switch_record& rec);
   /// yield() of the running ULT `self` without a trip through the loop, when the main scheduler
   /// is a policy (not a loop_scheduler): queues `self` and switches to the policy's choice
-  /// (scheduler::pick_after_yield), or goes on when that is `self`. False (nothing done): take
-  /// the loop's path.
+  /// (scheduler::pick_after_yield), or goes on when that is `self`; reports the yield to
+  /// observers. False (nothing done, nothing reported): take the loop's path.
   bool yield_directly(work_unit* self);
   /// True when the running ULT may make the scheduler's choice itself now (no request pending,
   /// event budget left); counts the choice.
@@ -126,7 +126,8 @@ class alignas(64) stream final : public execution_stream {
   /// (nothing done) when `next` needs the ordinary switch.
   bool pass_stack(const stack_region& stack, work_unit* next) noexcept;
   /// switch_to_unit() for a target that has its context (inline in the direct paths), through
-  /// jump_to_peer; `inline_requeued`: land a `requeued` record here instead of in land().
+  /// jump_to_peer; `inline_requeued` (the direct yield's jump): land a `requeued` record here
+  /// instead of in land(), and report the yield with the run it starts (obs::yielded_to).
   template <bool inline_requeued>
   void jump_to(work_unit* target, switch_record& rec);
   /// Carries out the record of the context that just switched away.

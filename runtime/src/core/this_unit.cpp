@@ -42,8 +42,8 @@ inline std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
 
 /// yield() for the calling ULT `self` on its stream `s`.
 [[gnu::always_inline]] inline void yield_as(detail::stream* s, work_unit* self) {
+  if (s->direct_ && s->yield_directly(self)) return;  // it reports the yield itself
   detail::obs::yielded(self);
-  if (s->direct_ && s->yield_directly(self)) return;
   detail::switch_record rec{self, detail::switch_action::yield};
   s->switch_to_scheduler(rec);
 }

@@ -137,8 +137,10 @@ void wake_joiner(std::uintptr_t waiter) noexcept {
 
 namespace {
 
-// complete() and complete_to_joiner() in one body, inlined into both: a tasklet's completion
-// (here == nullptr) then folds away the joiner hand-off and pays no call.
+// complete(), complete_reported() and complete_to_joiner() in one body, inlined into each: a
+// tasklet's completion (here == nullptr) then folds away the joiner hand-off and pays no call.
+// `announce`: report the end to observers here (the caller has not).
+template <bool announce>
 [[gnu::always_inline]] inline work_unit* complete_unit(work_unit* u, stream* here) noexcept {
   // invariant 8: a unit completes once (`done` is final; the descriptor is freed once).
   assert_invariant(
@@ -147,7 +149,7 @@ namespace {
                u->join_word.load(std::memory_order_relaxed) != join_done;
       },
       "invariant 8: complete() of a unit that already terminated");
-  obs::finished(u);
+  if constexpr (announce) obs::finished(u);
   u->state.store(unit_state::terminated, std::memory_order_release);
   // A detached unit has no handle, so nothing can change its join word any more: no race to
   // settle, and no locked instruction (units created detached never take one). Neither can
@@ -194,11 +196,15 @@ namespace {
 }  // namespace
 
 void complete(work_unit* u) noexcept {
-  if (work_unit* j = complete_unit(u, nullptr)) make_ready(j);
+  if (work_unit* j = complete_unit<true>(u, nullptr)) make_ready(j);
+}
+
+void complete_reported(work_unit* u) noexcept {
+  if (work_unit* j = complete_unit<false>(u, nullptr)) make_ready(j);
 }
 
 work_unit* complete_to_joiner(work_unit* u, stream* here) noexcept {
-  return complete_unit(u, here);
+  return complete_unit<true>(u, here);
 }
 
 void run_callable(work_unit* u) noexcept {
@@ -213,20 +219,29 @@ void run_callable(work_unit* u) noexcept {
   if (u->extras) settle_extras(u);  // ULT-local values; an error stays for the join
 }
 
-void free_unit(work_unit* u) noexcept {
+namespace {
+
+/// free_unit() less its report to observers, for callers that made it (reap()).
+[[gnu::always_inline]] inline void recycle_unit(work_unit* u) noexcept {
   // invariant 9: a terminated ULT gave its stack back before its descriptor is recycled (a user's
   // or a thread's own stack is not the runtime's: only the descriptor's record of it remains).
   assert_invariant([u] { return !u->stack.lo || (u->stack.flags & (stack_user | stack_foreign)); },
                    "invariant 9: a descriptor is freed while it holds a stack");
-  obs::freed(u);
   if (u->extras) [[unlikely]]
     (void)take_error(u);  // nobody will join it now; init_unit relies on extras being empty
-  if (stream* s = current_stream_no_switch()) {
+  if (stream* s = current_stream_no_switch()) [[likely]] {
     s->units_.push(u);
     return;
   }
   std::lock_guard lock(external_units_mutex);
   rt().external_units().push(u);
+}
+
+}  // namespace
+
+void free_unit(work_unit* u) noexcept {
+  obs::freed(u);
+  recycle_unit(u);
 }
 
 void report_detached_error(work_unit* u) noexcept {
@@ -352,14 +367,23 @@ namespace {
 /// helps (help_join) may run `u` here.
 void wait_unit_as(work_unit* u, stream* s, work_unit* self, bool help = true);
 
-/// Frees the joined unit `u` and rethrows what escaped it.
-void reap(work_unit* u) {
-  std::exception_ptr e;
-  if (u->extras) [[unlikely]]
-    e = take_error(u);
+/// reap() of a unit with extras: an error to rethrow, ULT-local values to settle.
+[[gnu::cold, gnu::noinline]] void reap_with_extras(work_unit* u) {
+  std::exception_ptr e = take_error(u);
   obs::joined(u);
   free_unit(u);
   if (e) std::rethrow_exception(e);
+}
+
+/// Frees the joined unit `u` and rethrows what escaped it. Inline: it ends every join, and the
+/// common unit, which has no extras, needs no exception_ptr.
+[[gnu::always_inline]] inline void reap(work_unit* u) {
+  if (u->extras) [[unlikely]] {
+    reap_with_extras(u);
+    return;
+  }
+  obs::reaped(u);  // the join and the free, under one test
+  recycle_unit(u);
 }
 
 }  // namespace

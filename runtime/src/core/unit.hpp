@@ -103,6 +103,8 @@ inline void make_ready_yielded(work_unit* u) noexcept {
 }
 /// Publishes the termination of `u` to its joiner (or frees it when detached).
 void complete(work_unit* u) noexcept;
+/// complete() for a unit whose end the caller has already reported (obs::tasklet_ended).
+void complete_reported(work_unit* u) noexcept;
 /// complete() for a ULT that ended on stream `here`, which chooses what runs next: returns the
 /// ULT that joined `u` when it may run next on `here` without going through its pool (a pool
 /// `here` owns, where it would be the first popped); else makes the joiner ready as complete()

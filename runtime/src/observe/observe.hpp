@@ -76,6 +76,24 @@ inline void run_end(stream& s) noexcept {
   if (watching()) [[unlikely]]
     run_end_slow(s);
 }
+/// The tasklet `u` that ran on `s` ended: run_end() and finished() under one test, since a
+/// tasklet's run and its life end together (the tasklet path is the cheapest create+join, where
+/// each test shows).
+inline void tasklet_ended(stream& s, work_unit* u) noexcept {
+  if (watching()) [[unlikely]] {
+    run_end_slow(s);
+    event_slow(u, unit_event::finish);
+  }
+}
+/// The yielding ULT `from` on `s` switches straight to `u` (a direct yield): yielded() and
+/// run_begin() under one test, since a yield's switch is the shortest path the runtime has.
+inline void yielded_to(stream& s, work_unit* from, work_unit* u) noexcept {
+  s.obs_.runs_switched.add();
+  if (watching()) [[unlikely]] {
+    event_slow(from, unit_event::yield);
+    run_begin_slow(s, u);
+  }
+}
 /// A ULT on `s` jumps to the scheduler context.
 inline void to_scheduler(stream& s) noexcept {
   s.obs_.to_scheduler.add();

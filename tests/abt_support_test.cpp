@@ -1,14 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // The runtime mechanisms added for the Argobots layer (abt/): waiting for a unit without
 // freeing it (detail::wait_unit), creating a stream at a chosen rank, a stream ending itself
-// (request_exit), reading/writing another unit's local values (local_key::get_for/set_for), and
-// running a ULT on a stack the caller provides (detail::set_user_stack).
-#include "weft/internal/abt_support.hpp"
+// (request_exit), reading/writing another unit's local values (local_key::get_for/set_for),
+// running a ULT on a stack the caller provides (detail::set_user_stack), and the one-call
+// join-and-free and checked yields of the layer's hot paths.
+#include <stdexcept>
+
 #include "test_support.hpp"
+#include "weft/internal/abt_support.hpp"
 
 namespace {
 
 using namespace weft_test;
+using weft::detail::join_help;
+using weft::detail::join_result;
+
+/// Counts the runs of a C entry.
+void count_run(void* arg) {
+  static_cast<std::atomic<int>*>(arg)->fetch_add(1);
+}
 
 class AbtSupportTest : public streams_test {};
 WEFT_INSTANTIATE_STREAMS(AbtSupportTest);
@@ -140,6 +150,106 @@ TEST_P(AbtSupportTest, UltRunsOnTheStackItIsGiven) {
     EXPECT_GE(local.load(), lo);
     EXPECT_LT(local.load(), lo + size);
   }
+}
+
+TEST_P(AbtSupportTest, JoinAndFreeWaitsAndFrees) {
+  for (const weft::unit_kind kind : {weft::unit_kind::ult, weft::unit_kind::tasklet}) {
+    // Joined before it ran (or while it runs): waited for, then freed.
+    std::atomic<int> runs{0};
+    weft::work_unit* u =
+        weft::detail::spawn_c(kind, last_stream().main_pool(), 0, &count_run, &runs);
+    EXPECT_EQ(weft::detail::join_and_free(u, join_help::same_pool), join_result::freed);
+    EXPECT_EQ(runs.load(), 1);
+    // Joined once it has terminated: freed at once.
+    u = weft::detail::spawn_c(kind, last_stream().main_pool(), 0, &count_run, &runs);
+    ASSERT_TRUE(wait_until([&] { return runs.load() == 2; }));
+    ASSERT_TRUE(wait_until(
+        [&] { return weft::detail::as_unit(u)->state.load() == weft::unit_state::terminated; }));
+    EXPECT_EQ(weft::detail::join_and_free(u, join_help::none), join_result::freed);
+  }
+}
+
+TEST_P(AbtSupportTest, JoinAndFreeKeepsAUnitAnExceptionEscaped) {
+  weft::work_unit* u = weft::detail::allocate_unit(weft::unit_kind::ult, 0);
+  weft::detail::as_unit(u)->callable.invoke = [](weft::work_unit*) {
+    throw std::runtime_error("escaped");
+  };
+  weft::detail::submit_unit(u, last_stream().main_pool());
+  EXPECT_EQ(weft::detail::join_and_free(u, join_help::same_pool), join_result::kept);
+  EXPECT_EQ(weft::detail::as_unit(u)->state.load(), weft::unit_state::terminated);
+  EXPECT_NE(weft::detail::unit_error(u), nullptr);
+  weft::detail::discard_unit(u);
+}
+
+TEST_P(AbtSupportTest, JoinAndFreeRefusesWhatWouldBeMisuse) {
+  // A unit joining itself.
+  std::atomic<int> own{-1};
+  weft::ult self_joiner = weft::ult::create(last_stream().main_pool(), [&] {
+    own.store(
+        static_cast<int>(weft::detail::join_and_free(weft::this_unit::current(), join_help::none)));
+  });
+  self_joiner.join();
+  EXPECT_EQ(own.load(), static_cast<int>(join_result::refused));
+
+  // A tasklet joining a unit that has not ended, and a second joiner.
+  std::atomic<bool> release{false};
+  weft::ult blocker = weft::ult::create(
+      last_stream().main_pool(), [&] { ASSERT_TRUE(wait_until([&] { return release.load(); })); });
+  weft::work_unit* d = blocker.native_handle();
+  std::atomic<int> from_tasklet{-1};
+  weft::tasklet::create(last_stream().main_pool(), [&] {
+    from_tasklet.store(static_cast<int>(weft::detail::join_and_free(d, join_help::none)));
+  }).join();
+  EXPECT_EQ(from_tasklet.load(), static_cast<int>(join_result::refused));
+  weft::ult first = weft::ult::create(last_stream().main_pool(), [d] {
+    weft::detail::check_join(d);
+    weft::detail::wait_unit(d);
+  });
+  ASSERT_TRUE(blocked(first));
+  EXPECT_EQ(weft::detail::join_and_free(d, join_help::none), join_result::refused);
+  EXPECT_NE(weft::detail::as_unit(d)->state.load(),
+            weft::unit_state::terminated);  // nothing was done to it
+  release.store(true);
+  first.join();
+  blocker.join();  // terminated and waited for: the handle frees it
+}
+
+TEST_P(AbtSupportTest, CheckedYieldsRefuseCallersAndTargetsTheyCannotServe) {
+  EXPECT_TRUE(weft::detail::checked_yield());  // the test's own ULT
+  EXPECT_FALSE(weft::detail::checked_yield_to(nullptr));
+  EXPECT_FALSE(weft::detail::checked_yield_to(weft::this_unit::current()));
+  std::atomic<bool> release{false};
+  weft::tasklet tasklet_target = weft::tasklet::create(last_stream().main_pool(), [] {});
+  weft::ult waiting = weft::ult::create(
+      last_stream().main_pool(), [&] { ASSERT_TRUE(wait_until([&] { return release.load(); })); });
+  EXPECT_FALSE(weft::detail::checked_yield_to(tasklet_target.native_handle()));
+  // Callers that are not ULTs: a tasklet and an external thread.
+  std::atomic<int> in_tasklet{0};
+  weft::tasklet::create(last_stream().main_pool(), [&] {
+    in_tasklet.store((weft::detail::checked_yield() ? 1 : 0) +
+                     (weft::detail::checked_yield_to(waiting.native_handle()) ? 2 : 0) + 4);
+  }).join();
+  EXPECT_EQ(in_tasklet.load(), 4);
+  int outside = 0;
+  std::thread([&] {
+    outside = (weft::detail::checked_yield() ? 1 : 0) +
+              (weft::detail::checked_yield_to(waiting.native_handle()) ? 2 : 0) + 4;
+  }).join();
+  EXPECT_EQ(outside, 4);
+  release.store(true);
+  waiting.join();
+  tasklet_target.join();
+
+  // A ready ULT in the caller's pool: the caller hands it the stream and gets it back. On one
+  // stream nothing else can have taken it, so it has run to its end by then.
+  std::atomic<int> ran{0};
+  weft::ult peer = weft::ult::create(last_stream().main_pool(), [&] { ran.fetch_add(1); });
+  EXPECT_TRUE(weft::detail::checked_yield_to(peer.native_handle()));
+  if (streams() == 1) {
+    EXPECT_EQ(ran.load(), 1);
+  }
+  peer.join();
+  EXPECT_EQ(ran.load(), 1);
 }
 
 }  // namespace

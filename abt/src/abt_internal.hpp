@@ -38,8 +38,11 @@ using weft::detail::as_unit;
 // Errors and context
 // ------------------------------------------------------------------------------------------
 
+// The layer's globals are hidden (not exported from libweft-abt.so): the hot paths then read
+// them with one load each, without going through the GOT.
+
 /// Nesting depth of ABT_init (0: not initialised). Written by init.cpp only.
-extern std::atomic<int> g_init_count;
+[[gnu::visibility("hidden")]] extern std::atomic<int> g_init_count;
 
 /// ABT_SUCCESS between the first ABT_init and the last ABT_finalize, ABT_ERR_UNINITIALIZED
 /// otherwise. Inline: one load on every entry point's fast path.
@@ -89,7 +92,7 @@ inline bool caller_can_block() noexcept {
 }
 
 /// The primary ULT's descriptor while the layer is initialised; written by init.cpp only.
-extern std::atomic<weft::work_unit*> g_primary_unit;
+[[gnu::visibility("hidden")]] extern std::atomic<weft::work_unit*> g_primary_unit;
 
 /// The primary ULT's descriptor, recorded by ABT_init (nullptr when not initialised by it).
 inline weft::work_unit* primary_unit() noexcept {
@@ -97,19 +100,33 @@ inline weft::work_unit* primary_unit() noexcept {
 }
 
 /// Why the hot paths must take their slow forms (bits of g_slow_paths): a tool callback is
-/// registered, or some unit was ever asked to cancel (sticky until the layer is initialised
-/// anew). With neither, a yield, a start or a join checks no per-unit flag and reports nothing.
+/// registered, some unit was ever asked to cancel (sticky until the layer is initialised anew),
+/// or the layer is not initialised. With none, a yield, a create, a start or a free checks no
+/// per-unit flag, reports nothing and needs no separate initialisation check.
 enum slow_path : std::uint32_t {
   slow_tool = 1u << 0,
   slow_cancel = 1u << 1,
+  slow_uninitialized = 1u << 2,  // cleared by the first ABT_init, set again by the last finalize
+  // No asymmetric fence (asymmetric_fence.hpp): the end of a unit's entry takes a full fence.
+  // Only that end looks at it.
+  slow_full_fence = 1u << 3,
 };
-/// The slow_path bits in force; tool.cpp, ABT_thread_cancel and ABT_init write them.
-extern std::atomic<std::uint32_t> g_slow_paths;
+/// The slow_path bits in force; tool.cpp, ABT_thread_cancel, ABT_init, ABT_finalize and
+/// init_asymmetric_fence write them.
+[[gnu::visibility("hidden")]] extern std::atomic<std::uint32_t> g_slow_paths;
 
 /// True when a hot path must look at tool events or cancellation: one relaxed load and one
 /// predictable branch, instead of a check per concern.
 inline bool slow_paths_on() noexcept {
-  return g_slow_paths.load(std::memory_order_relaxed) != 0;
+  return (g_slow_paths.load(std::memory_order_relaxed) & (slow_tool | slow_cancel)) != 0;
+}
+
+/// True when an entry point may take its fast form: the layer is initialised (what
+/// ensure_initialized() checks, with the same ordering) and no tool or cancellation needs
+/// looking after. One load and one branch; the slow form makes every check itself.
+inline bool fast_paths_open() noexcept {
+  return (g_slow_paths.load(std::memory_order_acquire) &
+          (slow_tool | slow_cancel | slow_uninitialized)) == 0;
 }
 
 // ------------------------------------------------------------------------------------------

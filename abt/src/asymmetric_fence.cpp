@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "abt_internal.hpp"
+
 namespace abt {
 
 std::atomic<bool> g_asymmetric_fence{false};
@@ -35,6 +37,8 @@ void init_asymmetric_fence() noexcept {
   if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return;
   if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0) return;
   g_asymmetric_fence.store(true, std::memory_order_release);
+  // The units' ends (thread.cpp) see it in the word they check anyway.
+  g_slow_paths.fetch_and(~std::uint32_t{slow_full_fence}, std::memory_order_release);
 }
 
 void rare_store_fenced(std::atomic<std::uint8_t>& flag, std::uint8_t value) noexcept {

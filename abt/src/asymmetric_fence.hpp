@@ -13,7 +13,7 @@
 namespace abt {
 
 /// True once the membarrier command is registered for the process (never reset).
-extern std::atomic<bool> g_asymmetric_fence;
+[[gnu::visibility("hidden")]] extern std::atomic<bool> g_asymmetric_fence;
 
 /// Registers the process for membarrier's private expedited command, once; without it (an old
 /// kernel, a sandbox, a sanitizer build) both sides keep full fences.

@@ -17,7 +17,7 @@ layer_state& state() noexcept {
 
 std::atomic<int> g_init_count{0};
 std::atomic<weft::work_unit*> g_primary_unit{nullptr};
-std::atomic<std::uint32_t> g_slow_paths{0};
+std::atomic<std::uint32_t> g_slow_paths{slow_uninitialized | slow_full_fence};
 
 int current_exception_code(int fallback, int context_error) noexcept {
   try {

@@ -140,6 +140,9 @@ int ABT_init(int, char**) {
       throw;
     }
     st.init_count.store(1, std::memory_order_release);
+    // The entry points' fast forms open from here (after the count: one that sees the bit
+    // cleared sees the layer initialised).
+    g_slow_paths.fetch_and(~std::uint32_t{slow_uninitialized}, std::memory_order_release);
     return ABT_SUCCESS;
   });
 }
@@ -160,6 +163,8 @@ int ABT_finalize(void) {
                                                              : ABT_ERR_INV_THREAD;
   }
   if (st.init_count.fetch_sub(1, std::memory_order_acq_rel) > 1) return ABT_SUCCESS;
+  // The entry points' fast forms close before anything is released.
+  g_slow_paths.fetch_or(slow_uninitialized, std::memory_order_acq_rel);
   const int rc = guarded(ABT_ERR_OTHER, [&] {
     release_all_objects(st.owns_runtime);
     st.primary_unit.store(nullptr, std::memory_order_release);
@@ -167,7 +172,10 @@ int ABT_finalize(void) {
   });
   // release_all_objects fails (out of memory) only before it has released anything: the layer
   // is still initialised, and a later ABT_finalize can succeed.
-  if (rc != ABT_SUCCESS) st.init_count.fetch_add(1, std::memory_order_acq_rel);
+  if (rc != ABT_SUCCESS) {
+    st.init_count.fetch_add(1, std::memory_order_acq_rel);
+    g_slow_paths.fetch_and(~std::uint32_t{slow_uninitialized}, std::memory_order_release);
+  }
   return rc;
 }
 

@@ -239,7 +239,6 @@ int ABT_self_get_unit(ABT_unit* unit) {
 }
 
 int ABT_self_yield(void) {
-  if (int rc = ensure_initialized()) return rc;
   return yield_caller(true);
 }
 

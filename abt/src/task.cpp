@@ -8,6 +8,17 @@ using namespace abt;
 extern "C" {
 
 int ABT_task_create(ABT_pool pool, void (*task_func)(void*), void* arg, ABT_task* newtask) {
+  if (fast_paths_open() && pool && task_func) [[likely]] {
+    try {
+      const ABT_task t = spawn_unit(weft::unit_kind::tasklet, *pool->pool, pool, task_func, arg,
+                                    nullptr, newtask != nullptr);
+      if (newtask) *newtask = t;
+      return ABT_SUCCESS;
+    } catch (...) {
+      if (newtask) *newtask = ABT_TASK_NULL;  // Argobots 1.x: set on error too
+      return current_exception_code(ABT_ERR_MEM);
+    }
+  }
   if (newtask) *newtask = ABT_TASK_NULL;  // Argobots 1.x: set on error too
   if (int rc = ensure_initialized()) return rc;
   if (!pool) return ABT_ERR_INV_POOL;
@@ -39,12 +50,14 @@ int ABT_task_revive(ABT_pool pool, void (*task_func)(void*), void* arg, ABT_task
 }
 
 int ABT_task_free(ABT_task* task) {
+  if (task && fast_paths_open()) [[likely]] {
+    const int rc = free_fast(unit_of(*task));
+    if (rc == ABT_SUCCESS) [[likely]]
+      *task = ABT_TASK_NULL;
+    if (rc != take_full_path) return rc;
+  }
   if (int rc = ensure_initialized()) return rc;
   if (!task) return ABT_ERR_INV_ARG;
-  if (free_if_done(unit_of(*task))) [[likely]] {
-    *task = ABT_TASK_NULL;
-    return ABT_SUCCESS;
-  }
   if (int rc = join_unit(unit_of(*task), true, ABT_ERR_INV_TASK)) return rc;
   *task = ABT_TASK_NULL;
   return ABT_SUCCESS;

@@ -41,27 +41,31 @@ namespace {
   if (f & flag_unnamed) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
 }
 
-/// end_of_entry() for an ABT-created unit `u` whose extension is `e`.
-inline void end_entry(weft::work_unit* u, thread_ext* e) noexcept {
-  if (e->ending.load(std::memory_order_relaxed)) return;  // ran already (ABT_self_exit_to)
+/// The end of an entry that has not been marked yet (end_entry's common case, also what
+/// follows a normal return): marks it, reports it to a tool, and lets a key call from another
+/// thread that got in first finish before weft tears the unit's values down.
+inline void mark_entry_end(weft::work_unit* u, thread_ext* e) noexcept {
   // A Dekker pair with another thread's key call on the unit (other_unit_keys in key.cpp), which
   // stores key_setter and then loads `ending`: whichever comes second sees the other. This side
-  // runs once per unit, that side rarely, so this side's fence is the light one.
-  frequent_store_fenced(e->ending, 1);
-  if (tool_active()) [[unlikely]]
-    report_entry_end(u, e);
-  // A key call from another thread that got in first finishes before weft tears the values down.
+  // runs once per unit, that side rarely, so this side's fence is the light one (the membarrier
+  // of asymmetric_fence.hpp). One look at g_slow_paths covers that fence and the tool.
+  if (!(g_slow_paths.load(std::memory_order_relaxed) & (slow_tool | slow_full_fence))) [[likely]] {
+    e->ending.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  } else {
+    frequent_store_fenced(e->ending, 1);
+    if (tool_active()) report_entry_end(u, e);
+  }
   while (e->key_setter.load(std::memory_order_seq_cst)) [[unlikely]] sched_yield();
 }
 
-/// Ends a unit's entry when it returns, exits or is cancelled (end_entry): from then on weft
-/// tears down the unit's local values, and ABT_thread_set_specific from another thread waits
-/// until the unit has terminated.
-struct entry_end {
-  weft::work_unit* u;
-  thread_ext* e;
-  ~entry_end() { end_entry(u, e); }
-};
+/// end_of_entry() for an ABT-created unit `u` whose extension is `e`: from then on weft tears
+/// down the unit's local values, and ABT_thread_set_specific from another thread waits until
+/// the unit has terminated.
+inline void end_entry(weft::work_unit* u, thread_ext* e) noexcept {
+  if (e->ending.load(std::memory_order_relaxed)) return;  // ran already (ABT_self_exit_to)
+  mark_entry_end(u, e);
+}
 
 std::size_t page_bytes() noexcept {
   static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -109,7 +113,6 @@ void end_of_entry(weft::work_unit* u) noexcept {
 void invoke_entry(weft::work_unit* u) {
   auto* e = std::launder(
       reinterpret_cast<thread_ext*>(as_unit(u)->callable.storage));  // ours: invoke is this
-  const entry_end end{u, e};
   // A unit cancelled before it started terminates without running (Argobots' cancellation; a
   // cancel that comes later is honoured at the unit's next ABT yield).
   e->started.store(true, std::memory_order_relaxed);
@@ -117,15 +120,27 @@ void invoke_entry(weft::work_unit* u) {
     if (e->flags.load(std::memory_order_acquire) & flag_cancel) {
       e->flags.fetch_or(flag_cancelled, std::memory_order_relaxed);
       if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_CANCEL);
+      mark_entry_end(u, e);
       return;
     }
     if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
   }
-  as_unit(u)->callable.entry_fn(as_unit(u)->callable.entry_arg);
+  try {
+    as_unit(u)->callable.entry_fn(as_unit(u)->callable.entry_arg);
+  } catch (...) {
+    // ABT_thread_exit, a cancellation, or ABT_self_exit_to (which marked the end already).
+    end_entry(u, e);
+    throw;
+  }
+  mark_entry_end(u, e);  // a return: nothing marked it yet
 }
 
-int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
-                const ABT_thread_attr_opaque* attr, ABT_thread* out) {
+namespace {
+
+/// create_unit() for a unit on a user's stack, or while a tool is told about creations: the
+/// descriptor is allocated, set up and then submitted, in three steps.
+int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
+                     const ABT_thread_attr_opaque* attr, ABT_thread* out) {
   const std::size_t stack =
       kind == weft::unit_kind::ult && attr && attr->stack_size ? attr->stack_size : 0;
   weft::work_unit* u = weft::detail::allocate_unit(kind, stack);
@@ -136,18 +151,7 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
     if (use_user_stack(u, attr->stack, attr->stack_size)) flags |= flag_user_guard;
   }
   if (attr && !attr->migratable) flags |= flag_not_migratable;
-  auto* e = ::new (static_cast<void*>(as_unit(u)->callable.storage)) thread_ext;
-  e->magic = thread_ext::magic_value;
-  e->flags.store(flags, std::memory_order_relaxed);
-  e->started.store(false, std::memory_order_relaxed);
-  e->suspend_pending.store(false, std::memory_order_relaxed);
-  e->suspending.store(false, std::memory_order_relaxed);
-  e->ending.store(0, std::memory_order_relaxed);
-  e->key_setter.store(0, std::memory_order_relaxed);
-  e->migration_cb = attr ? attr->migration_cb : nullptr;
-  e->migration_arg = attr ? attr->migration_arg : nullptr;
-  e->last_pool.store(ph, std::memory_order_relaxed);
-  e->user_stack = user_stack;
+  construct_ext(as_unit(u)->callable.storage, flags, attr, ph, user_stack);
   as_unit(u)->callable.invoke = &invoke_entry;
   as_unit(u)->callable.destroy = (flags & flag_user_guard) ? &unguard_user_stack : nullptr;
   as_unit(u)->callable.entry_fn = fn;
@@ -161,6 +165,17 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
     *out = handle_of(u);
   else
     weft::detail::detach_unit(u);
+  return ABT_SUCCESS;
+}
+
+}  // namespace
+
+int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
+                const ABT_thread_attr_opaque* attr, ABT_thread* out) {
+  if ((kind == weft::unit_kind::ult && attr && attr->stack) || tool_active())
+    return create_unit_slow(kind, p, ph, fn, arg, attr, out);
+  const ABT_thread t = spawn_unit(kind, p, ph, fn, arg, attr, out != nullptr);
+  if (out) *out = t;
   return ABT_SUCCESS;
 }
 
@@ -186,17 +201,14 @@ static int never_ran_code(const weft::work_unit* u) noexcept {
 
 namespace {
 
-/// True when a join by the ULT `self` may run `u` at once on the calling stream, as Argobots'
-/// join does: both belong to the same built-in pool and only one stream consumes it (access
-/// PRIV, SPSC or MPSC), so `u` would run on this stream anyway. The runtime's helping join then
-/// takes `u` out of the pool if it is still queued there and this stream is its consumer, and
-/// blocks as usual otherwise.
+/// True when a join by the ULT `self` may run `u` at once on the calling stream (join_help_for,
+/// with the joiner's side checked here). The runtime's helping join then takes `u` out of the
+/// pool if it is still queued there and this stream is its consumer, and blocks as usual
+/// otherwise.
 bool joins_in_place(const weft::work_unit* self, weft::work_unit* u, const thread_ext* e) noexcept {
-  if (!e) return false;
+  if (join_help_for(u, e) != weft::detail::join_help::same_pool) return false;
   weft::pool* const home = as_unit(u)->home.load(std::memory_order_relaxed);
-  const ABT_pool p = e->last_pool.load(std::memory_order_relaxed);
-  return p && home && !p->user_defined && p->pool.get() == home &&
-         as_unit(self)->home.load(std::memory_order_relaxed) == home &&
+  return as_unit(self)->home.load(std::memory_order_relaxed) == home &&
          weft::single_consumer(home->access());
 }
 
@@ -256,6 +268,12 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
     if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
     weft::detail::discard_unit(u);
   }
+  return rc;
+}
+
+int free_terminated(weft::work_unit* u) noexcept {
+  const int rc = never_ran_code(u);
+  weft::detail::discard_unit(u);
   return rc;
 }
 
@@ -350,6 +368,17 @@ extern "C" {
 
 int ABT_thread_create(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread_attr attr,
                       ABT_thread* newthread) {
+  if (fast_paths_open() && pool && thread_func && (!attr || !attr->stack)) [[likely]] {
+    try {
+      const ABT_thread t = spawn_unit(weft::unit_kind::ult, *pool->pool, pool, thread_func, arg,
+                                      attr, newthread != nullptr);
+      if (newthread) *newthread = t;
+      return ABT_SUCCESS;
+    } catch (...) {
+      if (newthread) *newthread = ABT_THREAD_NULL;  // Argobots 1.x: set on error too
+      return current_exception_code(ABT_ERR_MEM);
+    }
+  }
   return create_thread(pool, thread_func, arg, attr, newthread);
 }
 
@@ -443,12 +472,14 @@ int ABT_thread_revive_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
 }
 
 int ABT_thread_free(ABT_thread* thread) {
+  if (thread && fast_paths_open()) [[likely]] {
+    const int rc = free_fast(unit_of(*thread));
+    if (rc == ABT_SUCCESS) [[likely]]
+      *thread = ABT_THREAD_NULL;
+    if (rc != take_full_path) return rc;
+  }
   if (int rc = ensure_initialized()) return rc;
   if (!thread) return ABT_ERR_INV_ARG;
-  if (free_if_done(unit_of(*thread))) [[likely]] {
-    *thread = ABT_THREAD_NULL;
-    return ABT_SUCCESS;
-  }
   if (int rc = join_unit(unit_of(*thread), true, ABT_ERR_INV_THREAD)) return rc;
   *thread = ABT_THREAD_NULL;
   return ABT_SUCCESS;
@@ -582,18 +613,23 @@ int ABT_thread_set_associated_pool(ABT_thread thread, ABT_pool pool) {
 }
 
 int ABT_thread_yield_to(ABT_thread thread) {
+  // One of the C API's hot paths: initialised, without tool or cancellation to look after, one
+  // runtime call checks the caller and the target and switches; a call it refuses takes the
+  // full path below, which finds out why.
+  if (fast_paths_open()) [[likely]] {
+    try {
+      if (weft::detail::checked_yield_to(unit_of(thread))) [[likely]]
+        return ABT_SUCCESS;
+    } catch (...) {
+      return current_exception_code(ABT_ERR_THREAD);
+    }
+  }
   if (int rc = ensure_initialized()) return rc;
-  // One look at the caller serves every check: this is one of the C API's hot paths.
   weft::work_unit* const self = weft::this_unit::current();
   if (!self || as_unit(self)->kind != weft::unit_kind::ult) [[unlikely]]
     return self ? ABT_ERR_INV_THREAD : ABT_ERR_INV_XSTREAM;
   weft::work_unit* u = unit_of(thread);
   if (!u || u == self || as_unit(u)->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
-  if (!slow_paths_on()) [[likely]]
-    return guarded(ABT_ERR_THREAD, [u] {
-      weft::this_unit::yield_to(u);
-      return ABT_SUCCESS;
-    });
   return guarded(ABT_ERR_THREAD, [self, u] {
     if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield_to(u);
@@ -604,7 +640,6 @@ int ABT_thread_yield_to(ABT_thread thread) {
 }
 
 int ABT_thread_yield(void) {
-  if (int rc = ensure_initialized()) return rc;
   return yield_caller(false);
 }
 

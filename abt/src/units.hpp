@@ -15,17 +15,84 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
 /// Waits for `u` to terminate without freeing it (ABT_thread_join); `then_free` frees it too
 /// (ABT_thread_free).
 int join_unit(weft::work_unit* u, bool then_free, int invalid_code);
-/// ABT_thread_free's and ABT_task_free's common case, inline: `u`, named, has terminated, there
-/// is no tool to tell and nothing escaped it: frees it and returns true. Otherwise returns false
-/// and leaves it to join_unit().
-inline bool free_if_done(weft::work_unit* u) noexcept {
-  if (!u || slow_paths_on() ||
-      as_unit(u)->join_word.load(std::memory_order_acquire) != weft::detail::join_done)
-    return false;
-  if (const thread_ext* e = ext_of(u);
-      e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed))
-    return false;
-  return weft::detail::reap_if_done(u);
+/// Frees the terminated unit `u` that join_and_free() left allocated (it holds extras): returns
+/// ABT_ERR_MEM when it never ran for want of a stack, ABT_SUCCESS otherwise.
+int free_terminated(weft::work_unit* u) noexcept;
+/// Where a join of `u` (its extension `e`) may run it, as Argobots' join does: on the joiner's
+/// stream when both belong to the same built-in pool and only one stream consumes it (access
+/// PRIV, SPSC or MPSC), so that `u` would run on this stream anyway. This checks `u`'s side
+/// (it is in the built-in pool the ABT layer put it in); the joiner's is the runtime's.
+inline weft::detail::join_help join_help_for(const weft::work_unit* u,
+                                             const thread_ext* e) noexcept {
+  if (!e) return weft::detail::join_help::none;
+  const ABT_pool p = e->last_pool.load(std::memory_order_relaxed);
+  return p && !p->user_defined && p->pool.get() == as_unit(u)->home.load(std::memory_order_relaxed)
+             ? weft::detail::join_help::same_pool
+             : weft::detail::join_help::none;
+}
+/// What free_fast() returns when the call must take its full path.
+inline constexpr int take_full_path = -1;
+/// ABT_thread_free's and ABT_task_free's fast form, for a caller that checked fast_paths_open():
+/// a terminated unit goes back to weft at once; one that has not terminated is waited for (and
+/// run here where Argobots' join would, join_help_for) and freed in one runtime call. Returns
+/// ABT_SUCCESS, or ABT_ERR_MEM for a unit that never ran for want of a stack, once `u` is freed;
+/// take_full_path, having done nothing, for a null handle, the primary ULT, a unit something
+/// escaped from and a join the runtime refuses (an unnamed unit among them).
+inline int free_fast(weft::work_unit* u) noexcept {
+  if (!u) return take_full_path;
+  if (as_unit(u)->join_word.load(std::memory_order_acquire) == weft::detail::join_done) {
+    // Terminated: so neither the caller nor the primary ULT, and named (the join word of a unit
+    // that frees itself never reads join_done).
+    return weft::detail::reap_if_done(u) ? ABT_SUCCESS : take_full_path;
+  }
+  // The primary ULT never terminates. An unnamed unit frees itself: its join word says so, and
+  // the runtime refuses the join.
+  if (u == primary_unit()) return take_full_path;
+  weft::detail::join_result r;
+  try {
+    r = weft::detail::join_and_free(u, join_help_for(u, ext_of(u)));
+  } catch (...) {
+    return current_exception_code(ABT_ERR_THREAD);
+  }
+  if (r == weft::detail::join_result::freed) [[likely]]
+    return ABT_SUCCESS;
+  return r == weft::detail::join_result::kept ? free_terminated(u) : take_full_path;
+}
+/// Constructs the ABT extension of a new unit in `storage`, its descriptor's callable storage.
+/// One initialisation, not a store per atomic field: the compiler merges the stores.
+inline void construct_ext(unsigned char* storage, std::uint32_t flags,
+                          const ABT_thread_attr_opaque* attr, ABT_pool ph,
+                          void* user_stack) noexcept {
+  ::new (static_cast<void*>(storage)) thread_ext{thread_ext::magic_value,
+                                                 {flags},
+                                                 {false},
+                                                 {false},
+                                                 {false},
+                                                 {0},
+                                                 {0},
+                                                 attr ? attr->migration_cb : nullptr,
+                                                 attr ? attr->migration_arg : nullptr,
+                                                 {ph},
+                                                 user_stack};
+}
+/// create_unit()'s common case, inline in ABT_thread_create and ABT_task_create, for a caller
+/// that checked fast_paths_open() (no tool to tell) and gives no user stack: weft allocates the
+/// descriptor, the extension goes straight into it, weft queues it (two calls, the unit's fields
+/// written once, in place). A unit that is not `named` frees itself (it is marked so before
+/// anyone can see it; the result must not be used then). Throws as weft's create.
+inline ABT_thread spawn_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*),
+                             void* arg, const ABT_thread_attr_opaque* attr, bool named) {
+  weft::work_unit* const u = weft::detail::allocate_unit(
+      kind, kind == weft::unit_kind::ult && attr ? attr->stack_size : 0);
+  std::uint32_t flags = named ? 0u : std::uint32_t{flag_unnamed};
+  if (attr && !attr->migratable) flags |= flag_not_migratable;
+  construct_ext(as_unit(u)->callable.storage, flags, attr, ph, nullptr);
+  as_unit(u)->callable.invoke = &invoke_entry;
+  as_unit(u)->callable.entry_fn = fn;
+  as_unit(u)->callable.entry_arg = arg;
+  if (!named) as_unit(u)->join_word.store(weft::detail::join_detached, std::memory_order_relaxed);
+  weft::detail::submit_unit(u, p);
+  return handle_of(u);
 }
 /// Ends the running ULT `self` if it was asked to cancel (honour_cancel's slow path).
 void honour_cancel_slow(weft::work_unit* self) noexcept(false);
@@ -58,7 +125,7 @@ void tool_event(weft::work_unit* u, std::uint64_t event,
 void scheduler_tool_event(weft::work_unit* s, std::uint64_t event,
                           ABT_sync_event_type sync_type = ABT_SYNC_EVENT_TYPE_UNKNOWN) noexcept;
 /// Event mask of the registered tool callback (0: none); tool.cpp writes it.
-extern std::atomic<std::uint64_t> g_tool_mask;
+[[gnu::visibility("hidden")]] extern std::atomic<std::uint64_t> g_tool_mask;
 /// True when a tool callback is registered (a single relaxed load, inline on hot paths).
 inline bool tool_active() noexcept {
   return g_tool_mask.load(std::memory_order_relaxed) != 0;
@@ -71,18 +138,22 @@ inline bool tool_active() noexcept {
 /// ABT_ERR_INV_XSTREAM outside any unit.
 int yield_outside_ult(weft::work_unit* self, bool report) noexcept;
 
-/// ABT_thread_yield (`report` false) and ABT_self_yield (`report` true) past the initialisation
-/// check: one look at the caller serves every check. Without tool or cancellation to look after,
-/// a calling ULT makes a plain weft yield (weft's own cost plus a predictable branch).
+/// ABT_thread_yield (`report` false) and ABT_self_yield (`report` true). Initialised, without
+/// tool or cancellation to look after, one runtime call checks the caller and yields (weft's own
+/// cost plus a predictable branch); otherwise, or for a caller it refuses, the full path.
 inline int yield_caller(bool report) noexcept {
+  if (fast_paths_open()) [[likely]] {
+    try {
+      if (weft::detail::checked_yield()) [[likely]]
+        return ABT_SUCCESS;
+    } catch (...) {
+      return current_exception_code(ABT_ERR_THREAD);
+    }
+  }
+  if (int rc = ensure_initialized()) return rc;
   weft::work_unit* const self = weft::this_unit::current();
   if (!self || as_unit(self)->kind != weft::unit_kind::ult) [[unlikely]]
     return yield_outside_ult(self, report);
-  if (!slow_paths_on()) [[likely]]
-    return guarded(ABT_ERR_THREAD, [] {
-      weft::this_unit::yield();
-      return ABT_SUCCESS;
-    });
   return guarded(ABT_ERR_THREAD, [self] {
     if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield();

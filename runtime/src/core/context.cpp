@@ -246,7 +246,7 @@ bool stream::yield_directly(work_unit* w) {
   work_unit* const next = switching_.direct_policy()->pick_after_yield(self, home);
   if (next == self) {  // nothing queued ahead of it: it goes on
     self->state.store(unit_state::running, std::memory_order_relaxed);
-    obs::yielded(self);
+    obs::yielded_in_place(*this, self);
     return true;
   }
   switch_record rec{self, switch_action::requeued};

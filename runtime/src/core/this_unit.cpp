@@ -9,6 +9,7 @@
 #include "platform/assert.hpp"
 #include "scheduling/pool_access.hpp"
 #include "weft/error.hpp"
+#include "weft/internal/abt_support.hpp"
 #include "weft/ult.hpp"
 
 namespace weft::this_unit {
@@ -41,6 +42,39 @@ inline std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
   return {s, u};
 }
 
+/// yield() for the calling ULT `self` on its stream `s`.
+[[gnu::always_inline]] inline void yield_as(detail::stream* s, work_unit* self) {
+  if (s->switching_.direct_policy() && s->yield_directly(self))
+    return;  // it reports the yield itself
+  detail::obs::yielded(self);
+  detail::switch_record rec{self, detail::switch_action::yield};
+  s->switch_to_scheduler(rec);
+}
+
+/// yield_to() for the calling ULT `self` on its stream `s`.
+[[gnu::always_inline]] inline bool yield_to_as(detail::stream* s, work_unit* self,
+                                               detail::unit* target) {
+  pool* home = target ? target->home.load(std::memory_order_relaxed) : nullptr;
+  const bool eligible = target && target != self && target->kind == unit_kind::ult &&
+                        target->state.load(std::memory_order_acquire) == unit_state::ready &&
+                        (!target->pinned_to.load(std::memory_order_relaxed) ||
+                         target->pinned_to.load(std::memory_order_relaxed) == s) &&
+                        !target->migrate_to.load(std::memory_order_acquire) && home &&
+                        (!single_consumer(home->access()) ||
+                         detail::pool_access::consumer(*home).load(std::memory_order_acquire) == s);
+  if (!eligible || !home->remove(target)) {
+    yield_as(s, self);
+    return false;
+  }
+  detail::assert_invariant(
+      [target] { return target->state.load(std::memory_order_relaxed) == unit_state::ready; },
+      "invariant 2: a unit removed from its pool is ready and nowhere else");
+  detail::obs::yielded(self);
+  detail::switch_record rec{self, detail::switch_action::yield};
+  s->switch_to_unit(target, rec);
+  return true;
+}
+
 }  // namespace
 
 work_unit* current() noexcept {
@@ -69,35 +103,13 @@ execution_stream* stream() noexcept {
 
 void yield() {
   auto [s, self] = calling_ult("yield");
-  if (s->switching_.direct_policy() && s->yield_directly(self))
-    return;  // it reports the yield itself
-  detail::obs::yielded(self);
-  detail::switch_record rec{self, detail::switch_action::yield};
-  s->switch_to_scheduler(rec);
+  yield_as(s, self);
 }
 
 bool yield_to(work_unit* w) {
   detail::unit* const target = detail::as_unit(w);
   auto [s, self] = calling_ult("yield_to");
-  pool* home = target ? target->home.load(std::memory_order_relaxed) : nullptr;
-  const bool eligible = target && target != self && target->kind == unit_kind::ult &&
-                        target->state.load(std::memory_order_acquire) == unit_state::ready &&
-                        (!target->pinned_to.load(std::memory_order_relaxed) ||
-                         target->pinned_to.load(std::memory_order_relaxed) == s) &&
-                        !target->migrate_to.load(std::memory_order_acquire) && home &&
-                        (!single_consumer(home->access()) ||
-                         detail::pool_access::consumer(*home).load(std::memory_order_acquire) == s);
-  if (!eligible || !home->remove(target)) {
-    yield();
-    return false;
-  }
-  detail::assert_invariant(
-      [target] { return target->state.load(std::memory_order_relaxed) == unit_state::ready; },
-      "invariant 2: a unit removed from its pool is ready and nowhere else");
-  detail::obs::yielded(self);
-  detail::switch_record rec{self, detail::switch_action::yield};
-  s->switch_to_unit(target, rec);
-  return true;
+  return yield_to_as(s, self, target);
 }
 
 bool yield_to(const ult& target) {
@@ -134,3 +146,27 @@ void migrate_to(execution_stream& s) {
 }
 
 }  // namespace weft::this_unit
+
+namespace weft::detail {
+
+bool checked_yield() {
+  stream* s = current_stream_no_switch();
+  work_unit* self = s ? s->current() : nullptr;
+  if (!self || as_unit(self)->kind != unit_kind::ult) [[unlikely]]
+    return false;
+  this_unit::yield_as(s, self);
+  return true;
+}
+
+bool checked_yield_to(work_unit* w) {
+  stream* s = current_stream_no_switch();
+  work_unit* self = s ? s->current() : nullptr;
+  unit* const target = w ? as_unit(w) : nullptr;
+  if (!self || as_unit(self)->kind != unit_kind::ult || !target || w == self ||
+      target->kind != unit_kind::ult) [[unlikely]]
+    return false;
+  this_unit::yield_to_as(s, self, target);
+  return true;
+}
+
+}  // namespace weft::detail

@@ -440,6 +440,26 @@ void wait_unit_in_place(work_unit* u) {
   }
 }
 
+join_result join_and_free(work_unit* w_unit, join_help help) {
+  unit* const u = as_unit(w_unit);
+  const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+  if (w != join_done) {
+    // Read before the wait only (it may switch): an initial-exec load, no call.
+    stream* s = current_stream_no_switch();
+    work_unit* self = s ? s->current() : nullptr;
+    if (self == u || w != join_none || (self && as_unit(self)->kind == unit_kind::tasklet))
+      return join_result::refused;
+    bool helps = false;
+    if (help == join_help::same_pool && self) {
+      pool* home = u->home.load(std::memory_order_relaxed);
+      helps = home && as_unit(self)->home.load(std::memory_order_relaxed) == home &&
+              single_consumer(home->access());
+    }
+    wait_unit_as(u, s, self, helps);
+  }
+  return reap_if_done(u) ? join_result::freed : join_result::kept;
+}
+
 namespace {
 
 void wait_unit_as(work_unit* u, stream* s, work_unit* self, bool help) {

@@ -94,6 +94,14 @@ inline void yielded_to(stream& s, work_unit* from, work_unit* u) noexcept {
     run_begin_slow(s, u);
   }
 }
+/// The yielding ULT `u` on `s` goes on at once (nothing else was ready): reported as a yield and
+/// a new run, as a yield through the scheduler would be, so that every yield is followed by a run.
+inline void yielded_in_place(stream& s, work_unit* u) noexcept {
+  if (watching()) [[unlikely]] {
+    event_slow(u, unit_event::yield);
+    run_begin_slow(s, u);
+  }
+}
 /// A ULT on `s` jumps to the scheduler context.
 inline void to_scheduler(stream& s) noexcept {
   s.obs_.to_scheduler.add();

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the Argobots layer (abt/) needs from the runtime beyond weft's public API: the whole
-// descriptor (weft/internal/unit.hpp), switches (suspend-and-switch, exit-and-switch), user
-// stacks, a join that keeps placement, the error of a unit, the unit events of the tool interface
-// and what a blocked unit waits for. Internal to the project: the weft_internal CMake target puts
-// it on the include path of the runtime and of the layer; it is not installed, and the functions
-// it declares are exported from libweft.so for libweft-abt.so only (cmake/libweft.map).
+// descriptor (weft/internal/unit.hpp), switches (suspend-and-switch, exit-and-switch), a
+// join-and-free in one call, yields that report misuse instead of throwing, user stacks, a join
+// that keeps placement, the error of a unit, the unit events of the tool interface and what a
+// blocked unit waits for. Internal to the project: the weft_internal CMake target puts it on the
+// include path of the runtime and of the layer; it is not installed, and the functions it
+// declares are exported from libweft.so for libweft-abt.so only (cmake/libweft.map).
 #pragma once
 
 #include <cstddef>
@@ -38,6 +39,34 @@ void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept;
 /// wait_unit() that never runs `u` on the caller's stream: the caller blocks until the stream
 /// that pops `u` has run it (the Argobots layer, whose programs count on placement).
 void wait_unit_in_place(work_unit* u);
+
+/// Where join_and_free() may run the unit it waits for.
+enum class join_help : std::uint8_t {
+  none,       // never on the caller's stream (wait_unit_in_place)
+  same_pool,  // as wait_unit, when the unit's pool is the joiner's own and one stream consumes it
+};
+
+/// What join_and_free() did.
+enum class join_result : std::uint8_t {
+  freed,    // the unit terminated and was freed
+  kept,     // it terminated and holds extras (unit_error may be set): free it with discard_unit
+  refused,  // nothing: the caller is the unit, another joiner waits for it, or the caller is a
+            // tasklet and the unit has not terminated
+};
+
+/// A layer's join-and-free in one call: waits for `u` to terminate (a ULT blocks, an external
+/// thread sleeps), then frees it unless it holds extras. The caller checked what the runtime
+/// cannot (`u` is not the primary ULT; no tool needs to see the wait).
+join_result join_and_free(work_unit* u, join_help help);
+
+/// this_unit::yield() for a layer that reports misuse as a code: returns false, having done
+/// nothing, when the caller is not a ULT; true once it has its stream again.
+bool checked_yield();
+
+/// this_unit::yield_to() for a layer that reports misuse as a code: returns false, having done
+/// nothing, when the caller is not a ULT or `target` is null, the caller or not a ULT; true once
+/// the caller has its stream again (after a plain yield when `target` could not be taken).
+bool checked_yield_to(work_unit* target);
 
 /// The exception that escaped the terminated unit `u` (null if none), left in place for its
 /// join; for layers whose join does not rethrow (the Argobots C API).

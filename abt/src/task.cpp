@@ -8,17 +8,8 @@ using namespace abt;
 extern "C" {
 
 int ABT_task_create(ABT_pool pool, void (*task_func)(void*), void* arg, ABT_task* newtask) {
-  if (fast_paths_open() && pool && task_func) [[likely]] {
-    try {
-      const ABT_task t = spawn_unit(weft::unit_kind::tasklet, *pool->pool, pool, task_func, arg,
-                                    nullptr, newtask != nullptr);
-      if (newtask) *newtask = t;
-      return ABT_SUCCESS;
-    } catch (...) {
-      if (newtask) *newtask = ABT_TASK_NULL;  // Argobots 1.x: set on error too
-      return current_exception_code(ABT_ERR_MEM);
-    }
-  }
+  if (fast_paths_open() && pool && task_func) [[likely]]
+    return create_fast(weft::unit_kind::tasklet, pool, task_func, arg, nullptr, newtask);
   if (newtask) *newtask = ABT_TASK_NULL;  // Argobots 1.x: set on error too
   if (int rc = ensure_initialized()) return rc;
   if (!pool) return ABT_ERR_INV_POOL;

@@ -368,17 +368,8 @@ extern "C" {
 
 int ABT_thread_create(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread_attr attr,
                       ABT_thread* newthread) {
-  if (fast_paths_open() && pool && thread_func && (!attr || !attr->stack)) [[likely]] {
-    try {
-      const ABT_thread t = spawn_unit(weft::unit_kind::ult, *pool->pool, pool, thread_func, arg,
-                                      attr, newthread != nullptr);
-      if (newthread) *newthread = t;
-      return ABT_SUCCESS;
-    } catch (...) {
-      if (newthread) *newthread = ABT_THREAD_NULL;  // Argobots 1.x: set on error too
-      return current_exception_code(ABT_ERR_MEM);
-    }
-  }
+  if (fast_paths_open() && pool && thread_func && (!attr || !attr->stack)) [[likely]]
+    return create_fast(weft::unit_kind::ult, pool, thread_func, arg, attr, newthread);
   return create_thread(pool, thread_func, arg, attr, newthread);
 }
 

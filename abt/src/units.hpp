@@ -94,6 +94,21 @@ inline ABT_thread spawn_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, v
   weft::detail::submit_unit(u, p);
   return handle_of(u);
 }
+/// ABT_thread_create's and ABT_task_create's fast form, for a caller that checked
+/// fast_paths_open() and gives no user stack: creates the unit and stores its handle in `out`
+/// (when given); when weft's create throws, stores ABT_THREAD_NULL there (Argobots 1.x sets it
+/// on error too) and returns the error's code.
+inline int create_fast(weft::unit_kind kind, ABT_pool pool, void (*fn)(void*), void* arg,
+                       const ABT_thread_attr_opaque* attr, ABT_thread* out) noexcept {
+  try {
+    const ABT_thread t = spawn_unit(kind, *pool->pool, pool, fn, arg, attr, out != nullptr);
+    if (out) *out = t;
+    return ABT_SUCCESS;
+  } catch (...) {
+    if (out) *out = ABT_THREAD_NULL;
+    return current_exception_code(ABT_ERR_MEM);
+  }
+}
 /// Ends the running ULT `self` if it was asked to cancel (honour_cancel's slow path).
 void honour_cancel_slow(weft::work_unit* self) noexcept(false);
 /// honour_cancel() for a caller that knows it is the running ULT `self`.

@@ -18,7 +18,7 @@ namespace bc = boost::context::detail;
 
 namespace {
 
-stack_region take_finished_stack(work_unit* u) noexcept;
+stack_region take_finished_stack(work_unit* w) noexcept;
 
 /// The bottom of every ULT stack: runs the current unit, then parks. A parked entry loop stays on
 /// its stack in the stream's stack cache and runs the next ULT that takes that stack, which saves

@@ -101,8 +101,8 @@ class alignas(64) stream final : public execution_stream {
   ~stream();
 
   // --- context switching (context.cpp) ---
-  /// Scheduler -> u. Returns when some unit switches back to this scheduler context.
-  void resume_unit(work_unit* u);
+  /// Scheduler -> `w`. Returns when some unit switches back to this scheduler context.
+  void resume_unit(work_unit* w);
   /// Running ULT -> this stream's scheduler.
   void switch_to_scheduler(switch_record& rec);
   /// Running ULT that blocks or suspends (`rec`) -> the unit the scheduler's loop would run
@@ -110,11 +110,11 @@ class alignas(64) stream final : public execution_stream {
   void switch_out(switch_record& rec);
   /// Running ULT -> `target` (yield_to); the caller's record says what happens to the caller.
   void switch_to_unit(work_unit* target, switch_record& rec);
-  /// yield() of the running ULT `self` without a trip through the loop, when the main scheduler
-  /// is a policy (not a loop_scheduler): queues `self` and switches to the policy's choice
-  /// (scheduler::pick_after_yield), or goes on when that is `self`; reports the yield to
+  /// yield() of the running ULT `w` without a trip through the loop, when the main scheduler
+  /// is a policy (not a loop_scheduler): queues `w` and switches to the policy's choice
+  /// (scheduler::pick_after_yield), or goes on when that is `w`; reports the yield to
   /// observers. False (nothing done, nothing reported): take the loop's path.
-  bool yield_directly(work_unit* self);
+  bool yield_directly(work_unit* w);
   /// True when the running ULT may make the scheduler's choice itself now (no request pending,
   /// event budget left); counts the choice.
   bool direct_allowed() noexcept;
@@ -125,16 +125,16 @@ class alignas(64) stream final : public execution_stream {
   /// Gives `u` its stack and context; on failure ends it with the error and returns false.
   bool try_prepare(work_unit* u) noexcept;
   /// Called by a ULT that ended and completed itself, still running on `stack`, for the unit
-  /// `next` that the scheduler runs after it: when `next` is a ULT that never ran and wants a
+  /// `w` that the scheduler runs after it: when `w` is a ULT that never ran and wants a
   /// stack like this one, gives it `stack`, makes it the running unit and returns true: the
-  /// caller then runs `next`'s callable on the same stack without a context switch. False
-  /// (nothing done) when `next` needs the ordinary switch.
-  bool pass_stack(const stack_region& stack, work_unit* next) noexcept;
+  /// caller then runs `w`'s callable on the same stack without a context switch. False
+  /// (nothing done) when `w` needs the ordinary switch.
+  bool pass_stack(const stack_region& stack, work_unit* w) noexcept;
   /// switch_to_unit() for a target that has its context (inline in the direct paths), through
   /// jump_to_peer; `inline_requeued` (the direct yield's jump): land a `requeued` record here
   /// instead of in land(), and report the yield with the run it starts (obs::yielded_to).
   template <bool inline_requeued>
-  void jump_to(work_unit* target, switch_record& rec);
+  void jump_to(work_unit* w, switch_record& rec);
   /// Carries out the record of the context that just switched away.
   static void land(transfer t);
 

@@ -106,10 +106,9 @@ void yield() {
   yield_as(s, self);
 }
 
-bool yield_to(work_unit* w) {
-  detail::unit* const target = detail::as_unit(w);
+bool yield_to(work_unit* target) {
   auto [s, self] = calling_ult("yield_to");
-  return yield_to_as(s, self, target);
+  return yield_to_as(s, self, detail::as_unit(target));
 }
 
 bool yield_to(const ult& target) {
@@ -158,14 +157,13 @@ bool checked_yield() {
   return true;
 }
 
-bool checked_yield_to(work_unit* w) {
+bool checked_yield_to(work_unit* target) {
   stream* s = current_stream_no_switch();
   work_unit* self = s ? s->current() : nullptr;
-  unit* const target = w ? as_unit(w) : nullptr;
-  if (!self || as_unit(self)->kind != unit_kind::ult || !target || w == self ||
-      target->kind != unit_kind::ult) [[unlikely]]
+  if (!self || as_unit(self)->kind != unit_kind::ult || !target || target == self ||
+      as_unit(target)->kind != unit_kind::ult) [[unlikely]]
     return false;
-  this_unit::yield_to_as(s, self, target);
+  this_unit::yield_to_as(s, self, as_unit(target));
   return true;
 }
 

@@ -440,9 +440,8 @@ void wait_unit_in_place(work_unit* u) {
   }
 }
 
-join_result join_and_free(work_unit* w_unit, join_help help) {
-  unit* const u = as_unit(w_unit);
-  const std::uintptr_t w = u->join_word.load(std::memory_order_acquire);
+join_result join_and_free(work_unit* u, join_help help) {
+  const std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
   if (w != join_done) {
     // Read before the wait only (it may switch): an initial-exec load, no call.
     stream* s = current_stream_no_switch();
@@ -451,7 +450,7 @@ join_result join_and_free(work_unit* w_unit, join_help help) {
       return join_result::refused;
     bool helps = false;
     if (help == join_help::same_pool && self) {
-      pool* home = u->home.load(std::memory_order_relaxed);
+      pool* home = as_unit(u)->home.load(std::memory_order_relaxed);
       helps = home && as_unit(self)->home.load(std::memory_order_relaxed) == home &&
               single_consumer(home->access());
     }

@@ -113,8 +113,8 @@ void complete_reported(work_unit* u) noexcept;
 /// `here` owns, where it would be the first popped); else makes the joiner ready as complete()
 /// does and returns nullptr. With `here` null, returns any ULT joiner unready for the caller.
 work_unit* complete_to_joiner(work_unit* u, stream* here) noexcept;
-/// Runs the callable of `u`, capturing what escapes it; destroys the callable.
-void run_callable(work_unit* u) noexcept;
+/// Runs the callable of `w`, capturing what escapes it; destroys the callable.
+void run_callable(work_unit* w) noexcept;
 /// Recycles a terminated descriptor into the calling stream's cache (or the global allocator).
 void free_unit(work_unit* u) noexcept;
 /// Reports an exception that escaped a detached unit.

@@ -823,8 +823,8 @@ void* legacy_open(void (*fn)(void*), void* data, unsigned nthreads, work_share* 
   return open(fn, data, nthreads, preset).release();
 }
 
-void legacy_close(void* o) {
-  region_ptr p(static_cast<open_region*>(o));
+void legacy_close(void* region) {
+  region_ptr p(static_cast<open_region*>(region));
   close(*p);
 }
 

@@ -141,7 +141,7 @@ class alignas(64) stream final : public execution_stream {
   // --- mechanisms behind weft::scheduler ---
   void run_unit(work_unit* u);
   /// run_unit() for one unit; inlined into run_unit(), its only caller (one call less per run).
-  [[gnu::always_inline]] inline void run_one(work_unit* u);
+  [[gnu::always_inline]] inline void run_one(work_unit* w);
   /// Delivers the inbox and runs forwarded pinned units; `main`: also applies requests that
   /// change the main scheduler's pools (a stacked scheduler leaves those to the main one).
   bool check_events(bool main);

@@ -23,10 +23,10 @@ struct worker_slot {
   int w;
 };
 
-/// The entry point of every unit the layer creates (arg: its worker_slot): runs the worker's
+/// The entry point of every unit the layer creates (`arg`: its worker_slot): runs the worker's
 /// share, then counts it done. current_frame() recognises the layer's units by this address, so
 /// they need no ULT-local storage.
-void worker_entry(void* slot) noexcept;
+void worker_entry(void* arg) noexcept;
 
 /// The calling unit's slot if the layer created it, else nullptr. Any context; no allocation.
 worker_slot* current_worker() noexcept;

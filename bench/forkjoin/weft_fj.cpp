@@ -13,9 +13,9 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <new>
 #include <string>
 #include <utility>
-#include <new>
 #include <vector>
 
 #include <weft/weft.hpp>

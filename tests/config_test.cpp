@@ -120,6 +120,35 @@ TEST_F(ConfigTest, StackSizeFromEnvironmentIsUsed) {
   EXPECT_GT(sum, 0u);
 }
 
+TEST_F(ConfigTest, StackReserve) {
+  EXPECT_EQ(weft::config{}.stack_reserve, 48u * 1024);
+  EXPECT_EQ(from_env("WEFT_STACK_RESERVE", "0").stack_reserve, 0u);
+  EXPECT_EQ(from_env("WEFT_STACK_RESERVE", " 0 ").stack_reserve, 0u);
+  EXPECT_EQ(from_env("WEFT_STACK_RESERVE", "112K").stack_reserve, 112u * 1024);
+  EXPECT_EQ(from_env("WEFT_STACK_RESERVE", "1m").stack_reserve, 1024u * 1024);
+  for (const char* bad : {"", "K", "-1", "12Q", "1.5K", "00x"})
+    expect_malformed("WEFT_STACK_RESERVE", bad);
+  weft::config cfg = test_config(1);
+  cfg.stack_reserve = (std::size_t{1} << 30) + 1;
+  EXPECT_WEFT_ERRC(cfg.validate(), weft::errc::invalid_config);
+  EXPECT_NE(weft::config{}.describe().find("stack_reserve = 49152\n"), std::string::npos);
+}
+
+TEST_F(ConfigTest, AUltCanUseItsStackReserve) {
+  // The default 16 KiB stack and its 48 KiB reserve: 40 KiB of frames fit.
+  weft::runtime rt(test_config(1));
+  std::size_t sum = 0;
+  weft::ult u = weft::ult::create([&] {
+    volatile unsigned char big[40 * 1024];
+    for (std::size_t i = 0; i < sizeof big; i += 512)
+      big[i] = static_cast<unsigned char>(1 + (i >> 9));
+    for (std::size_t i = 0; i < sizeof big; i += 512) sum += big[i];
+  });
+  weft::this_unit::yield();  // u starts on a stack of its own, not on this one
+  u.join();
+  EXPECT_GT(sum, 0u);
+}
+
 TEST_F(ConfigTest, StackSizeOutOfRangeFailsValidation) {
   // Well-formed but below the 4 KiB minimum.
   scoped_env e("WEFT_STACK_SIZE", "1K");

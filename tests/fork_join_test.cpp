@@ -2,7 +2,10 @@
 // Recursive fork-join with the default configuration: joins that help, depth-first order on each
 // stream, bounded live ULTs, every stream used; task_group semantics.
 #include <set>
+#include <sstream>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "test_support.hpp"
 
@@ -60,6 +63,17 @@ long fib_serial(int n) {
   return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2);
 }
 
+/// The caller's frame address.
+[[gnu::always_inline]] inline std::uintptr_t frame_here() {
+  return reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+}
+
+/// True when a frame at `inner` lies just below the frame at `outer` on the same stack: a child
+/// on a stack of its own is a whole stack (at least 16 KiB and a guard page) away.
+bool runs_on_the_same_stack(std::uintptr_t outer, std::uintptr_t inner) {
+  return inner < outer && outer - inner < 12 * 1024;
+}
+
 TEST_P(ForkJoinTest, RecursiveUltsComputeTheRightResult) {
   const int n = weft_test::sanitized_build() ? 16 : 22;
   EXPECT_EQ(fib_ult(n, nullptr), fib_serial(n));
@@ -107,6 +121,50 @@ TEST_P(ForkJoinTest, RecursiveWorkReachesEveryStreamByDefault) {
   };
   tree(6);  // 64 leaves
   EXPECT_EQ(static_cast<int>(seen.size()), want);
+}
+
+TEST_P(ForkJoinTest, AJoinedChildThatBlocksOnTheJoinersStackGoesOnWhenWoken) {
+  // The primary joins a child it just created: the child runs on the primary's stack, pinned to
+  // the primary's stream while it does, blocks there, and is woken by an older ULT.
+  weft::eventual<int> ev;
+  weft::execution_stream* const here = weft::this_unit::stream();
+  weft::ult setter = weft::ult::create([&ev] { ev.set(42); });
+  int got = 0;
+  bool stayed = true;
+  weft::ult child = weft::ult::create([&] {
+    got = ev.wait();
+    for (int i = 0; i < 10; ++i) {
+      weft::this_unit::yield();
+      if (weft::this_unit::stream() != here) stayed = false;
+    }
+  });
+  child.join();
+  setter.join();
+  EXPECT_EQ(got, 42);
+  EXPECT_TRUE(stayed) << "a child on the primary's stack left the primary's stream";
+  EXPECT_EQ(weft::this_unit::stream(), here);
+}
+
+TEST_P(ForkJoinTest, ChildrenOnTheirJoinersStacksMayMoveWithThem) {
+  // ULT parents (not pinned) whose children, joined at once, yield: a child that resumes on
+  // another stream takes its parent's stack along. Only the results are certain.
+  std::atomic<long> sum{0};
+  weft::task_group g;
+  for (int i = 0; i < 8; ++i) {
+    g.run([&sum, i] {
+      long part = 0;
+      weft::ult child = weft::ult::create([&part, i] {
+        for (int k = 0; k < 20; ++k) {
+          part += i;
+          weft::this_unit::yield();
+        }
+      });
+      child.join();
+      sum.fetch_add(part);
+    });
+  }
+  g.wait();
+  EXPECT_EQ(sum.load(), 20L * (0 + 1 + 2 + 3 + 4 + 5 + 6 + 7));
 }
 
 /// A shared pool that only a second stream's scheduler serves, and that stream held busy by a
@@ -321,6 +379,119 @@ TEST_F(ForkJoinOneStreamTest, AJoinOfTheNewestUltRunsItAtOnce) {
   order.push_back(3);
   older.join();
   EXPECT_EQ(order, (std::vector<int>{2, 3, 1}));
+}
+
+TEST_F(ForkJoinOneStreamTest, AJoinedUltThatNeverRanRunsOnItsJoinersStack) {
+  const std::uintptr_t parent = frame_here();
+  std::uintptr_t child = 0;
+  weft::execution_stream* ran_on = nullptr;
+  weft::ult u = weft::ult::create([&] {
+    child = frame_here();
+    ran_on = weft::this_unit::stream();
+  });
+  u.join();
+  EXPECT_TRUE(runs_on_the_same_stack(parent, child))
+      << "parent frame " << parent << ", child frame " << child;
+  EXPECT_EQ(ran_on, weft::this_unit::stream());
+}
+
+TEST_F(ForkJoinOneStreamTest, AChildAskingMoreStackThanItsJoinerHasLeftGetsItsOwn) {
+  // A ULT of the default size cannot lend a child that asks for 1 MiB: the child runs on a stack
+  // of its own, which has what it asked for.
+  std::uintptr_t parent = 0;
+  std::uintptr_t child = 0;
+  weft::ult outer = weft::ult::create([&] {
+    parent = frame_here();
+    weft::ult_attributes big;
+    big.stack_size = 1024 * 1024;
+    weft::ult inner = weft::ult::create(
+        weft::this_unit::stream()->main_pool(),
+        [&] {
+          child = frame_here();
+          volatile char deep[512 * 1024];  // uses half the stack it asked for
+          deep[0] = 1;
+          deep[sizeof deep - 1] = 1;
+        },
+        big);
+    inner.join();
+  });
+  weft::this_unit::yield();  // outer starts on a stack of its own, not as a call on this one
+  outer.join();
+  EXPECT_FALSE(runs_on_the_same_stack(parent, child))
+      << "parent frame " << parent << ", child frame " << child;
+}
+
+/// Frame addresses of a ULT started on a stack of its own and of the child it joins at once.
+std::pair<std::uintptr_t, std::uintptr_t> parent_and_child_frames() {
+  std::uintptr_t parent = 0;
+  std::uintptr_t child = 0;
+  weft::ult outer = weft::ult::create([&] {
+    parent = frame_here();
+    weft::ult inner = weft::ult::create([&] { child = frame_here(); });
+    inner.join();
+  });
+  weft::this_unit::yield();  // outer starts on a stack of its own, not as a call on this one
+  outer.join();
+  return {parent, child};
+}
+
+TEST_F(ForkJoinOneStreamTest, TheStackReserveLetsAUltLendItsStack) {
+  const auto [parent, child] = parent_and_child_frames();
+  EXPECT_TRUE(runs_on_the_same_stack(parent, child))
+      << "parent frame " << parent << ", child frame " << child;
+  // Without the reserve a 16 KiB stack never has 16 KiB left to lend.
+  rt_.reset();
+  weft::config cfg = weft_test::default_config(1);
+  cfg.stack_reserve = 0;
+  rt_.emplace(cfg);
+  const auto [parent0, child0] = parent_and_child_frames();
+  EXPECT_FALSE(runs_on_the_same_stack(parent0, child0))
+      << "parent frame " << parent0 << ", child frame " << child0;
+}
+
+TEST_F(ForkJoinOneStreamTest, ExitAndExceptionsOfAChildOnItsJoinersStackEndOnlyTheChild) {
+  std::vector<int> order;
+  weft::ult exits = weft::ult::create([&] {
+    order.push_back(1);
+    weft::this_unit::exit();
+    order.push_back(-1);
+  });
+  exits.join();
+  order.push_back(2);
+  weft::ult throws = weft::ult::create([&] {
+    order.push_back(3);
+    throw std::runtime_error("child failed");
+  });
+  EXPECT_THROW(throws.join(), std::runtime_error);
+  order.push_back(4);
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3, 4}));
+}
+
+TEST_F(ForkJoinOneStreamTest, ADumpShowsAJoinerThatLendsItsStackWithoutUnwindingIt) {
+  // While the child blocks on the primary's stack, its parent (the primary) is blocked in the
+  // join with no saved context of its own: the dump lists both and unwinds only the child.
+  weft::eventual<int> ev;
+  std::string dump;
+  weft::ult_attributes roomy;  // symbolised backtraces need more than the default stack
+  roomy.stack_size = 256 * 1024;
+  weft::ult dumper = weft::ult::create(
+      weft::this_unit::stream()->main_pool(),
+      [&] {
+        std::ostringstream out;
+        weft::dump_units(out);
+        dump = out.str();
+        ev.set(1);
+      },
+      roomy);
+  weft::ult child = weft::ult::create([&] { (void)ev.wait(); });
+  const weft::unit_id child_id = child.id();
+  const weft::unit_id primary_id = weft::this_unit::id();
+  child.join();
+  dumper.join();
+  EXPECT_NE(dump.find("unit " + std::to_string(child_id) + " ULT blocked"), std::string::npos)
+      << dump;
+  EXPECT_NE(dump.find("unit " + std::to_string(primary_id) + " ULT blocked"), std::string::npos)
+      << dump;
 }
 
 }  // namespace

@@ -77,6 +77,7 @@ TEST(StackArena, GuardBudgetThenCanaries) {
   clean_weft_env env;
   weft::config cfg = test_config(1);
   cfg.stack_guards = 128;  // two guarded arenas of 51 slots (16 KiB stacks), then canaries
+  cfg.stack_reserve = 0;
   weft::runtime rt(cfg);
   const auto depth = static_cast<std::int64_t>(scaled(5000, 300));
   chain_bottom bottom;
@@ -105,7 +106,8 @@ void live_fan_out(std::size_t n) {
 TEST(StackArena, FanOutsReuseStacksWithoutNewMappings) {
   clean_weft_env env;
   weft::config cfg = test_config(1);
-  cfg.stack_guards = 0;  // guard pages cost two mappings each by nature; count the arenas alone
+  cfg.stack_guards = 0;   // guard pages cost two mappings each by nature; count the arenas alone
+  cfg.stack_reserve = 0;  // 16 KiB stacks, as the arena count below assumes
   {
     weft::runtime rt(cfg);
     const std::size_t n = scaled(10000, 1000);
@@ -164,6 +166,7 @@ void overrun_a_canary_stack() {
   clean_weft_env env;
   weft::config cfg = test_config(1);
   cfg.stack_guards = 0;
+  cfg.stack_reserve = 0;  // the stack is exactly the 16 KiB the overrun is sized for
   weft::runtime rt(cfg);
   weft::ult::create([] { overrun_stack(16 * 1024); }).join();
 }

@@ -54,15 +54,16 @@ class ult_group {
       many_.push_back(std::move(u));
     }
   }
-  /// Joins every ULT run() created.
+  /// Joins every ULT run() created, newest first: a join takes back the newest unit of the
+  /// stream's pool and runs it on the joiner's stack (see weft::task_group::wait).
   void wait() {
-    for (std::size_t i = 0; i < count_; ++i) {
-      slot(i)->join();
-      slot(i)->~ult();
+    for (auto u = many_.rbegin(); u != many_.rend(); ++u) u->join();
+    many_.clear();
+    for (std::size_t i = count_; i > 0; --i) {
+      slot(i - 1)->join();
+      slot(i - 1)->~ult();
     }
     count_ = 0;
-    for (weft::ult& u : many_) u.join();
-    many_.clear();
   }
 
  private:

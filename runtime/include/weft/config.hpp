@@ -35,6 +35,12 @@ struct config {
   /// Default ULT stack size in bytes (rounded up to pages). WEFT_STACK_SIZE, accepts K/M/G
   /// suffixes (either case).
   std::size_t stack_size = 16 * 1024;
+  /// Bytes mapped beyond stack_size for every ULT stack of the default size (rounded up to pages;
+  /// virtual memory until used). A joined ULT that never ran runs as a call on its joiner's stack
+  /// when that stack has the joined ULT's own stack size left: the reserve is what lets a ULT's
+  /// children do so (the primary ULT's stack always can). 0: no reserve. WEFT_STACK_RESERVE,
+  /// accepts K/M/G suffixes.
+  std::size_t stack_reserve = 48 * 1024;
   /// Most ULT stacks that have a guard page at once; past it, new stacks get a canary word instead
   /// (an overflow is then reported when the ULT ends rather than when it happens). Each guard page
   /// costs two kernel mappings: -1 (the default) allows 3/8 of vm.max_map_count; 0 means canaries

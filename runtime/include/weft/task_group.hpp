@@ -24,9 +24,9 @@ namespace weft {
 ///     right = sum(mid, hi);                  // meanwhile, in the caller
 ///     g.wait();                              // joins it; rethrows what it threw
 ///
-/// wait() joins the group's ULTs oldest first: a join that finds its ULT still queued as the
-/// newest unit of the caller's pool runs it right there, and otherwise blocks while the stream
-/// runs the group's queued ULTs newest first, so recursive fork-join unfolds depth-first on each
+/// wait() joins the group's ULTs newest first: each join finds its ULT still queued as the newest
+/// unit of the caller's pool (unless another stream stole it) and runs it right there, as a call
+/// on the caller's stack when it has room, so recursive fork-join unfolds depth-first on each
 /// stream while idle streams steal the oldest (largest) pending pieces. cancel() makes every ULT of
 /// the group that has not started yet skip its body; a body that throws cancels the group as well,
 /// and wait() rethrows the first exception thrown (the others are dropped). After wait() the
@@ -75,7 +75,7 @@ class task_group {
   std::size_t size() const noexcept { return count_; }
 
  private:
-  static constexpr std::size_t inline_units = 4;
+  static constexpr std::size_t inline_units = 8;  // a tree node's children, without allocation
 
   void add(work_unit* u);
   void fail(std::exception_ptr e) noexcept;

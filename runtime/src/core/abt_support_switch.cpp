@@ -70,6 +70,8 @@ bool exit_and_switch(work_unit* target) {
   stream* s = current_stream_no_switch();
   work_unit* self = s ? s->current() : nullptr;
   if (!self || as_unit(self)->kind != unit_kind::ult || is_primary_unit(self)) return false;
+  // On its joiner's stack the caller must return to end: its joiner's frames lie below.
+  if (as_unit(self)->stack.flags & stack_borrowed) return false;
   if (!take_target(s, self, target)) return false;
   // What run_callable does once a callable has returned.
   if (as_unit(self)->callable.destroy) as_unit(self)->callable.destroy(self);

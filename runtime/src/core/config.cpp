@@ -269,6 +269,8 @@ void config::apply_environment() {
     num_streams = static_cast<int>(parse_integer("WEFT_NUM_STREAMS", v, 1, 4096));
   }
   if (const char* v = env("WEFT_STACK_SIZE")) stack_size = parse_size(v, "WEFT_STACK_SIZE");
+  if (const char* v = env("WEFT_STACK_RESERVE"))
+    stack_reserve = trim(v) == "0" ? 0 : parse_size(v, "WEFT_STACK_RESERVE");
   if (const char* v = env("WEFT_STACK_GUARDS")) {
     stack_guards = trim(v) == "auto" ? -1 : parse_integer("WEFT_STACK_GUARDS", v, 0, 1L << 40);
   }
@@ -323,6 +325,10 @@ void config::validate() const {
     throw error(errc::invalid_config, "weft: stack_size " + std::to_string(stack_size) +
                                           " is out of range (4 KiB to 1 GiB)");
   }
+  if (stack_reserve > (std::size_t{1} << 30)) {
+    throw error(errc::invalid_config, "weft: stack_reserve " + std::to_string(stack_reserve) +
+                                          " is out of range (0 to 1 GiB)");
+  }
   if (stack_guards < -1) {
     throw error(errc::invalid_config, "weft: stack_guards " + std::to_string(stack_guards) +
                                           " is out of range (-1 = automatic, or a count)");
@@ -348,6 +354,7 @@ std::string config::describe() const {
   std::ostringstream out;
   out << "num_streams = " << num_streams << "\n"
       << "stack_size = " << stack_size << "\n"
+      << "stack_reserve = " << stack_reserve << "\n"
       << "stack_guards = ";
   if (stack_guards < 0) {
     out << "auto";

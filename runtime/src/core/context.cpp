@@ -95,7 +95,7 @@ bool stream::pass_stack(const stack_region& stack, work_unit* w) noexcept {
   assert_invariant([&stack] { return stack.lo != nullptr; },
                    "invariant 9: a finished ULT passes on the stack it ran on");
   if (!next || next->kind != unit_kind::ult || next->context || next->stack.lo ||
-      (next->stack_size != 0 && next->stack_size != stacks_.default_size()) ||
+      (next->stack_size != 0 && next->stack_size != stacks_.default_request()) ||
       next->pinned_to.load(std::memory_order_relaxed) ||
       next->migrate_to.load(std::memory_order_relaxed) || stack.size != stacks_.default_size() ||
       !(stack.flags & stack_arena)) {

@@ -154,6 +154,7 @@ void init(const config& cfg_in) {
   try {
     r->cfg = cfg;
     r->stack_size = detail::round_to_pages(cfg.stack_size);
+    r->stack_reserve = cfg.stack_reserve ? detail::round_to_pages(cfg.stack_reserve) : 0;
     r->places = r->topo.places(cfg.affinity);
     if (r->cfg.num_streams == 0)
       r->cfg.num_streams = static_cast<int>(r->topo.allowed_cpus().size());

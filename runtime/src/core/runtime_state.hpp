@@ -32,7 +32,8 @@ struct event_entry {
 
 struct runtime_state {
   config cfg;
-  std::size_t stack_size = 0;  // cfg.stack_size rounded to pages
+  std::size_t stack_size = 0;     // cfg.stack_size rounded to pages
+  std::size_t stack_reserve = 0;  // cfg.stack_reserve rounded to pages
   int init_count = 0;
   pthread_t primary_thread{};
   stream* primary = nullptr;

@@ -100,7 +100,7 @@ stream::stream(int rank, bool primary, std::unique_ptr<scheduler> sched, std::ve
       node_(numa_node),
       sched_(std::move(sched)),
       units_(rt().units, numa_node),
-      stacks_(rt().stack_size) {
+      stacks_(rt().stack_size, rt().stack_reserve) {
   sched_->stream_ = this;
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/runtime_state.hpp"
 #include "core/unit_local.hpp"
+#include "memory/overflow.hpp"
 #include "memory/stack.hpp"
 #include "observe/observe.hpp"
 #include "platform/futex.hpp"
@@ -40,10 +41,65 @@ void register_joiner(work_unit* self, void* arg) {
   }
 }
 
+/// Stack bytes kept for the frames between a helping join and the borrowed run's callable.
+constexpr std::size_t borrow_frames = 512;
+
 /// True when the calling stream may take units out of `p` (pop-side promise of its mode).
 bool may_remove_from(pool& p, stream* here) {
   if (!single_consumer(p.access())) return true;
   return pool_access::consumer(p).load(std::memory_order_acquire) == here;
+}
+
+/// True when the ULT `u`, taken out of its pool by its joiner `self` running on `s`, may run as a
+/// call on `self`'s stack: `u` never ran and has no stack of its own yet (no user stack), `self`
+/// is a ULT, and the part of `self`'s stack below the caller holds at least the stack size `u`
+/// asked for, so that `u` gets what it would get on a stack of its own.
+[[gnu::always_inline]] inline bool may_borrow_stack(stream* s, unit* self, unit* u) noexcept {
+  if (u->kind != unit_kind::ult || u->context || u->stack.lo || self->kind != unit_kind::ult ||
+      !self->stack.lo) {
+    return false;
+  }
+  const std::size_t need = u->stack_size != 0 ? u->stack_size : s->stacks_.default_request();
+  const auto here = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  const auto lo = reinterpret_cast<std::uintptr_t>(self->stack.lo);
+  return here > lo && here - lo >= need + borrow_frames;
+}
+
+/// Runs the ULT `u`, which never ran, on its joiner `self`'s stack as a call: a fork-join child
+/// joined before anyone else took it costs no stack and no context switch. `self` counts as
+/// blocked in the join meanwhile (it is below `u` on the stack and cannot run before `u` ends)
+/// and has no saved context, so dumps do not unwind it. `u` is a ULT like any other while it
+/// runs: it may yield, block and, unless `self` is pinned, resume on another stream, which then
+/// is where `self` goes on. Where `self` is pinned (the primary ULT, whose stack is its thread's),
+/// `u` is pinned there too until it ends.
+[[gnu::noinline]] void run_on_joiner_stack(stream* s, unit* self, unit* u) noexcept {
+  u->stack = self->stack;
+  u->stack.flags |= stack_borrowed;
+  if (execution_stream* pin = self->pinned_to.load(std::memory_order_relaxed))
+    u->pinned_to.store(pin, std::memory_order_relaxed);
+  self->context = nullptr;
+  self->state.store(unit_state::blocked, std::memory_order_relaxed);
+  s->switching_.set_current(u);
+  u->last_stream.store(s, std::memory_order_relaxed);
+  u->state.store(unit_state::running, std::memory_order_release);
+  obs::lent_stack(*s, self, u);
+  run_callable(u);
+  // `u` may have resumed on another stream: `s` is stale from here on (an initial-exec load
+  // reads the calling thread's stream afresh).
+  stream* const here = current_stream_no_switch();
+  if ((u->stack.flags & stack_canary) && !stack_intact(u->stack)) report_stack_overflow(u);
+  u->stack = {};
+  u->context = nullptr;
+  // complete() without its races: nobody else can reach u's join word (its handle is the
+  // joiner's, and the joiner is here), so no joiner is registered and a plain store ends it.
+  assert_invariant([u] { return u->join_word.load(std::memory_order_relaxed) == join_none; },
+                   "invariant 8: a unit that runs on its joiner's stack has no other joiner");
+  u->state.store(unit_state::terminated, std::memory_order_release);
+  u->join_word.store(join_done, std::memory_order_release);
+  obs::stack_returned(*here, u, self);
+  here->switching_.set_current(self);
+  self->last_stream.store(here, std::memory_order_relaxed);
+  self->state.store(unit_state::running, std::memory_order_relaxed);
 }
 
 /// A join that helps: when `u` waits in a pool the calling stream may take it from without
@@ -70,6 +126,10 @@ bool help_join(stream* s, work_unit* self, work_unit* w) {
   if ((pin && pin != s) || u->migrate_to.load(std::memory_order_relaxed)) return false;
   // remove() decides: once it succeeds no other stream can run u.
   if (!home->remove(u)) return false;
+  if (may_borrow_stack(s, as_unit(self), u)) {
+    run_on_joiner_stack(s, as_unit(self), u);
+    return true;
+  }
   // A ULT that cannot get a stack ends now, with its error, before the joiner registers: found
   // out by the switch below, its completion would make the joiner ready while it still runs.
   if (u->kind == unit_kind::ult && !u->context && !s->try_prepare(u)) return true;

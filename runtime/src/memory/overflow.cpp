@@ -117,6 +117,17 @@ void on_fault(int sig, siginfo_t* info, void* uctx) noexcept {
 
 void report_stack_overflow(const work_unit* u) noexcept {
   char buf[32];
+  if (as_unit(u)->stack.flags & stack_borrowed) {
+    // A joined ULT running as a call on its joiner's stack: the stack is the joiner's.
+    write_all("weft: stack overflow in ULT ");
+    write_all(format_u64(buf + sizeof buf, as_unit(u)->id));
+    write_all(", running on its joiner's stack (");
+    write_all(format_u64(buf + sizeof buf, as_unit(u)->stack.size));
+    write_all(
+        " bytes; raise WEFT_STACK_SIZE or ult_attributes::stack_size, or ulimit -s for the "
+        "primary ULT's)\n");
+    abort();
+  }
   if (as_unit(u)->stack.flags & stack_foreign) {
     // The primary ULT runs on the primary thread's own stack, sized by RLIMIT_STACK.
     write_all("weft: stack overflow in the primary ULT (the primary thread's stack of ");

@@ -637,7 +637,8 @@ bool stack_intact(const stack_region& s) noexcept {
   return word == canary_value;
 }
 
-stack_cache::stack_cache(std::size_t default_size) noexcept : default_size_(default_size) {
+stack_cache::stack_cache(std::size_t default_request, std::size_t reserve) noexcept
+    : default_request_(default_request), default_size_(default_request + reserve) {
   depot& d = the_depot();
   lock_guard guard(d.lock);
   ++d.caches;

@@ -17,6 +17,9 @@ enum stack_flags : std::uint32_t {
   stack_foreign = 1u << 2,  ///< Not ours (the primary thread's stack): never freed.
   stack_user = 1u << 3,     ///< Memory the user gave (set_user_stack): never cached or unmapped.
   stack_arena = 1u << 4,    ///< A slot of a stack arena: goes back to the arena, never unmapped.
+  /// Its joiner's stack, lent to a joined ULT that runs on it as a call: the borrower never
+  /// frees, caches or unmaps it.
+  stack_borrowed = 1u << 5,
 };
 
 /// Page size of the machine.
@@ -62,7 +65,8 @@ struct stack_arena_stats {
 /// A snapshot of the arena counters (takes the arenas' lock).
 stack_arena_stats arena_stats() noexcept;
 
-/// A per-stream LIFO of stacks of the default size. Contract: only the owning stream calls
+/// A per-stream LIFO of stacks of the default size (the default request plus the reserve, see
+/// config::stack_reserve). Contract: only the owning stream calls
 /// acquire() and release() (on every ULT's first run and termination), so they are plain array
 /// operations without a lock or a system call while the cache has a stack (acquire) or room
 /// (release). An empty cache refills half of itself from the process-wide arenas and a full one
@@ -70,18 +74,20 @@ stack_arena_stats arena_stats() noexcept;
 /// arenas one at a time.
 class stack_cache {
  public:
-  explicit stack_cache(std::size_t default_size) noexcept;
+  /// Caches stacks of `default_request` + `reserve` bytes (multiples of the page size).
+  stack_cache(std::size_t default_request, std::size_t reserve) noexcept;
   /// Gives every cached stack back to the arenas.
   ~stack_cache();
   stack_cache(const stack_cache&) = delete;
   stack_cache& operator=(const stack_cache&) = delete;
 
-  /// Puts a stack with at least `size` bytes (0: the default size) into `out` and returns the
+  /// Puts a stack with at least `size` bytes (0: the default request, which gets the default
+  /// size) into `out` and returns the
   /// context parked on it (or nullptr). Writes straight into `out` (a unit's descriptor): a
   /// cached_stack returned by value went through a temporary whose partial stores and wide loads
   /// defeated store forwarding. Throws errc::resource when memory is exhausted.
   void* acquire(std::size_t size, stack_region& out) {
-    if (size == 0 || size == default_size_) [[likely]] {
+    if (size == 0 || size == default_request_) [[likely]] {
       if (count_ == 0) [[unlikely]]
         refill();
       const cached_stack& c = free_[--count_];
@@ -108,8 +114,10 @@ class stack_cache {
   }
   /// Gives every cached stack back to the arenas.
   void clear() noexcept;
-  /// The size acquire(0) gives.
+  /// The size acquire(0) gives: the default request and the reserve.
   std::size_t default_size() const noexcept { return default_size_; }
+  /// The stack size a ULT that asks for none is guaranteed (config::stack_size).
+  std::size_t default_request() const noexcept { return default_request_; }
 
  private:
   /// Stacks moved per refill or drain: half the cache, so that a stream alternating between
@@ -120,6 +128,7 @@ class stack_cache {
   void refill();
   void drain() noexcept;
 
+  std::size_t default_request_;
   std::size_t default_size_;
   std::size_t count_ = 0;
   cached_stack free_[capacity];

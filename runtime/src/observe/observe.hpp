@@ -102,6 +102,26 @@ inline void yielded_in_place(stream& s, work_unit* u) noexcept {
     run_begin_slow(s, u);
   }
 }
+/// The ULT `self` on `s` blocks in a join and lends its stack to the ULT `u`, which starts on it
+/// as a call: blocked() and run_begin() under one test.
+inline void lent_stack(stream& s, work_unit* self, work_unit* u) noexcept {
+  s.obs_.runs_direct.add();
+  if (watching()) [[unlikely]] {
+    event_slow(self, unit_event::suspend);
+    run_begin_slow(s, u);
+  }
+}
+/// `u`, which ran on its joiner `self`'s stack and is still `s`'s running unit, finished, and
+/// `self` goes on: finished(), woken() and run_begin() under one test.
+inline void stack_returned(stream& s, work_unit* u, work_unit* self) noexcept {
+  s.obs_.runs_direct.add();
+  if (watching()) [[unlikely]] {
+    event_slow(u, unit_event::finish);
+    woken_slow(self);
+    s.switching_.set_current(self);
+    run_begin_slow(s, self);
+  }
+}
 /// A ULT on `s` jumps to the scheduler context.
 inline void to_scheduler(stream& s) noexcept {
   s.obs_.to_scheduler.add();

@@ -57,18 +57,18 @@ void task_group::fail(std::exception_ptr e) noexcept {
 }
 
 void task_group::wait() {
-  // Oldest first. The first join finds its ULT at the old end of the pool (or already taken by
-  // another stream) and blocks; the stream then runs the rest newest first, each ending ULT
-  // starting the next on its own stack, and the later joins find them finished. A group of one
-  // (the fork-join recursion) is joined by taking that ULT back and running it at once.
+  // Newest first: the newest unit is the one the stream's work-stealing pool gives back to a
+  // join, so each join takes its unit out of the pool and, unless another stream took it, runs
+  // it at once on this stack (a join that helps); then the next newest is the newest. Joined
+  // oldest first, every join but the last would block and the units would run through the
+  // scheduler, each on a stack of its own.
   if (count_ != 0 && !detail::epoch_is_live(epoch_)) [[unlikely]]
     detail::throw_stale_handle("task_group::wait", epoch_);
-  std::size_t done = 0;
   auto unit_at = [this](std::size_t i) -> work_unit*& {
     return i < inline_units ? inline_[i] : more_[i - inline_units];
   };
-  for (; done < count_; ++done) {
-    work_unit* u = unit_at(done);
+  for (std::size_t left = count_; left > 0; --left) {
+    work_unit* u = unit_at(left - 1);
     try {
       if (!detail::reap_if_done(u)) detail::join_handle(u);
     } catch (const error&) {
@@ -76,9 +76,8 @@ void task_group::wait() {
         fail(std::current_exception());  // what escaped the wrapper itself: no stack, say
         continue;
       }
-      // Misuse (a tasklet waiting, say): u and the units after it stay in the group.
-      for (std::size_t k = done; k < count_; ++k) unit_at(k - done) = unit_at(k);
-      count_ -= done;
+      // Misuse (a tasklet waiting, say): u and the units before it stay in the group.
+      count_ = left;
       if (count_ <= inline_units) {
         more_.clear();
       } else {

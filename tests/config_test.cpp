@@ -248,6 +248,7 @@ TEST_F(ConfigTest, EventFreqAndIdleSpinReachTheSchedulers) {
   EXPECT_EQ(weft::current_config().idle_spin, 0u);
   std::atomic<int> ran{0};
   std::vector<weft::ult> us;
+  us.reserve(100);
   for (int i = 0; i < 100; ++i)
     us.push_back(weft::ult::create_on(*weft::execution_stream::by_rank(i % 2), [&] {
       weft::this_unit::yield();

@@ -338,6 +338,7 @@ TEST_F(ForkJoinOneStreamTest, TheNewestUnitRunsFirst) {
   // Depth-first: what a stream created last runs first when its creator blocks.
   std::vector<int> order;
   std::vector<weft::ult> us;
+  us.reserve(5);
   for (int i = 0; i < 5; ++i) us.push_back(weft::ult::create([&order, i] { order.push_back(i); }));
   us.front()
       .join();  // not the newest: the join blocks, and the stream runs the others newest first
@@ -490,7 +491,9 @@ TEST_F(ForkJoinOneStreamTest, ADumpShowsAJoinerThatLendsItsStackWithoutUnwinding
   dumper.join();
   EXPECT_NE(dump.find("unit " + std::to_string(child_id) + " ULT blocked"), std::string::npos)
       << dump;
-  EXPECT_NE(dump.find("unit " + std::to_string(primary_id) + " ULT blocked"), std::string::npos)
+  EXPECT_NE(dump.find("unit " + std::to_string(primary_id) +
+                      " ULT blocked: join of a unit running on its stack"),
+            std::string::npos)
       << dump;
 }
 

@@ -60,9 +60,10 @@ bool may_remove_from(pool& p, stream* here) {
     return false;
   }
   const std::size_t need = u->stack_size != 0 ? u->stack_size : s->stacks_.default_request();
+  // The frame must lie on that stack: a ULT may run code on a stack of its own making.
   const auto here = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
   const auto lo = reinterpret_cast<std::uintptr_t>(self->stack.lo);
-  return here > lo && here - lo >= need + borrow_frames;
+  return here > lo && here - lo <= self->stack.size && here - lo >= need + borrow_frames;
 }
 
 /// Runs the ULT `u`, which never ran, on its joiner `self`'s stack as a call: a fork-join child
@@ -380,7 +381,7 @@ void submit_detached_unit(work_unit* u, pool& p) {
 }
 
 pool& default_pool() {
-  stream* s = current_stream();
+  stream* s = current_stream_no_switch();  // no switch here: one %fs load, no call
   if (!s) s = rt().primary;
   return *s->main_pool_.load(std::memory_order_acquire);
 }

@@ -176,6 +176,9 @@ void write_unit(std::ostream& out, const work_unit* u,
       out << "join of unit " << as_unit(it->second)->id;
     } else if (as_unit(u)->user_suspended.load(std::memory_order_acquire)) {
       out << "suspended (this_unit::suspend)";
+    } else if (as_unit(u)->kind == unit_kind::ult && !as_unit(u)->context) {
+      // A blocked ULT has a saved context unless a unit it joins runs on its stack.
+      out << "join of a unit running on its stack";
     } else if (const char* what = wait_kind_name(wait_kind_of(u))) {
       out << what;
     } else {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Recursive fork-join with the default configuration: joins that help, depth-first order on each
 // stream, bounded live ULTs, every stream used; task_group semantics.
+#include <array>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -240,6 +241,45 @@ TEST_P(ForkJoinTest, ExceptionsAreRethrownAtWaitAndTheGroupIsReusable) {
   for (int i = 0; i < 8; ++i) g.run([&again] { again.fetch_add(1); });
   g.wait();
   EXPECT_EQ(again.load(), 8);
+}
+
+TEST_P(ForkJoinTest, BodiesOfEverySizeRunThrowAndAreCancelled) {
+  // Bodies of up to 48 bytes live in the descriptor, larger ones are allocated: both kinds run,
+  // rethrow at wait() and skip once cancelled.
+  struct big_body {
+    std::array<long, 8> pad{};  // 64 bytes: too large for the descriptor
+    std::atomic<int>* ran;
+    int throw_at;
+    int i;
+    void operator()() const {
+      ran->fetch_add(1 + static_cast<int>(pad[0]));
+      if (i == throw_at) throw std::runtime_error("big body failed");
+    }
+  };
+  std::atomic<int> ran{0};
+  weft::task_group g;
+  for (int i = 0; i < 6; ++i) {
+    if (i % 2) {
+      g.run(big_body{{}, &ran, -1, i});
+    } else {
+      g.run([&ran] { ran.fetch_add(1); });
+    }
+  }
+  g.wait();
+  EXPECT_EQ(ran.load(), 6);
+  g.run(big_body{{}, &ran, 0, 0});
+  g.run([&ran] { ran.fetch_add(1); });
+  EXPECT_THROW(g.wait(), std::runtime_error);
+  EXPECT_GE(ran.load(), 7);
+  ran.store(0);
+  for (int i = 0; i < 10; ++i) {
+    g.run(big_body{{}, &ran, -1, i});
+    g.run([&ran] { ran.fetch_add(1); });
+  }
+  g.cancel();
+  g.wait();
+  EXPECT_LE(ran.load(), 20);
+  EXPECT_FALSE(g.is_canceling());
 }
 
 TEST_P(ForkJoinTest, CancelSkipsBodiesThatHaveNotStarted) {

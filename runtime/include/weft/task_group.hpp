@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <new>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -52,7 +53,28 @@ class task_group {
   /// Starts `f` as a ULT of the group. `attr` sets its stack size.
   template <class F>
   void run(F&& f, const ult_attributes& attr = {}) {
-    static_assert(std::is_invocable_v<std::decay_t<F>&>, "a task takes no arguments");
+    using body = std::decay_t<F>;
+    static_assert(std::is_invocable_v<body&>, "a task takes no arguments");
+    if constexpr (sizeof(body) <= detail::inline_callable_size && alignof(body) <= 16 &&
+                  std::is_nothrow_move_constructible_v<body>) {
+      // The body alone in the descriptor's callable storage and the group in its entry_arg:
+      // a body of up to 48 bytes is never allocated (a wrapper capturing `this` would make it 56).
+      work_unit* u = detail::allocate_unit(unit_kind::ult, attr.stack_size);
+      detail::unit_callable& c = detail::callable_of(u);
+      try {
+        ::new (static_cast<void*>(c.storage)) body(std::forward<F>(f));
+      } catch (...) {
+        detail::discard_unit(u);
+        throw;
+      }
+      c.invoke = &run_body<body>;
+      c.destroy = &detail::destroy_inline<body>;
+      c.entry_fn = nullptr;
+      c.entry_arg = this;
+      detail::submit_unit(u, pool_ ? *pool_ : detail::default_pool());
+      add(u);
+      return;
+    }
     work_unit* u = detail::spawn(unit_kind::ult, pool_ ? *pool_ : detail::default_pool(),
                                  attr.stack_size, [this, fn = std::forward<F>(f)]() mutable {
                                    if (cancelled_.load(std::memory_order_relaxed)) return;
@@ -75,6 +97,19 @@ class task_group {
   std::size_t size() const noexcept { return count_; }
 
  private:
+  /// unit_callable::invoke of a body stored inline: the group is the callable's entry_arg.
+  template <class Body>
+  static void run_body(work_unit* u) {
+    detail::unit_callable& c = detail::callable_of(u);
+    auto* const group = static_cast<task_group*>(c.entry_arg);
+    if (group->cancelled_.load(std::memory_order_relaxed)) return;
+    try {
+      (*std::launder(reinterpret_cast<Body*>(c.storage)))();
+    } catch (...) {
+      group->fail(std::current_exception());
+    }
+  }
+
   static constexpr std::size_t inline_units = 8;  // a tree node's children, without allocation
 
   void add(work_unit* u);

@@ -126,23 +126,30 @@ TEST_P(ForkJoinTest, RecursiveWorkReachesEveryStreamByDefault) {
 
 TEST_P(ForkJoinTest, AJoinedChildThatBlocksOnTheJoinersStackGoesOnWhenWoken) {
   // The primary joins a child it just created: the child runs on the primary's stack, pinned to
-  // the primary's stream while it does, blocks there, and is woken by an older ULT.
+  // the primary's stream while it does, blocks there, and is woken by an older ULT. With more
+  // streams a thief may take the child before the join does; it then runs on a stack of its own
+  // and may move, so the pin is checked only for a child found on the primary's stack.
   weft::eventual<int> ev;
   weft::execution_stream* const here = weft::this_unit::stream();
   weft::ult setter = weft::ult::create([&ev] { ev.set(42); });
   int got = 0;
   bool stayed = true;
+  std::uintptr_t child_frame = 0;
   weft::ult child = weft::ult::create([&] {
+    child_frame = frame_here();
     got = ev.wait();
     for (int i = 0; i < 10; ++i) {
       weft::this_unit::yield();
       if (weft::this_unit::stream() != here) stayed = false;
     }
   });
+  const std::uintptr_t parent_frame = frame_here();
   child.join();
   setter.join();
   EXPECT_EQ(got, 42);
-  EXPECT_TRUE(stayed) << "a child on the primary's stack left the primary's stream";
+  const bool borrowed = runs_on_the_same_stack(parent_frame, child_frame);
+  if (streams() == 1) EXPECT_TRUE(borrowed) << "a join on one stream ran its child elsewhere";
+  if (borrowed) EXPECT_TRUE(stayed) << "a child on the primary's stack left the primary's stream";
   EXPECT_EQ(weft::this_unit::stream(), here);
 }
 

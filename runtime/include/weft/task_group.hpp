@@ -62,14 +62,12 @@ class task_group {
       work_unit* u = detail::allocate_unit(unit_kind::ult, attr.stack_size);
       detail::unit_callable& c = detail::callable_of(u);
       try {
-        ::new (static_cast<void*>(c.storage)) body(std::forward<F>(f));
+        detail::store_callable(c, std::forward<F>(f));  // inline: the body fits
       } catch (...) {
         detail::discard_unit(u);
         throw;
       }
       c.invoke = &run_body<body>;
-      c.destroy = &detail::destroy_inline<body>;
-      c.entry_fn = nullptr;
       c.entry_arg = this;
       detail::submit_unit(u, pool_ ? *pool_ : detail::default_pool());
       add(u);

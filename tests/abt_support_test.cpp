@@ -4,7 +4,9 @@
 // (request_exit), reading/writing another unit's local values (local_key::get_for/set_for),
 // running a ULT on a stack the caller provides (detail::set_user_stack), and the one-call
 // join-and-free and checked yields of the layer's hot paths.
+#include <cstdint>
 #include <stdexcept>
+#include <thread>
 
 #include "test_support.hpp"
 #include "weft/internal/abt_support.hpp"
@@ -214,28 +216,48 @@ TEST_P(AbtSupportTest, JoinAndFreeRefusesWhatWouldBeMisuse) {
   blocker.join();  // terminated and waited for: the handle frees it
 }
 
+/// A C layer's refusal handler for the checked yields: returns 100 + the context's value, and 1000
+/// more when the yield threw, so that a test reads which call refused and why.
+int refusal_code(void* context, bool threw) noexcept {
+  return 100 + static_cast<int>(reinterpret_cast<std::intptr_t>(context)) + (threw ? 1000 : 0);
+}
+
+/// checked_yield() with a context of `tag`.
+int yield_tagged(std::intptr_t tag) noexcept {
+  return weft::detail::checked_yield(&refusal_code, reinterpret_cast<void*>(tag));
+}
+
+/// checked_yield_to(`target`) with a context of `tag`.
+int yield_to_tagged(weft::work_unit* target, std::intptr_t tag) noexcept {
+  return weft::detail::checked_yield_to(target, &refusal_code, reinterpret_cast<void*>(tag));
+}
+
 TEST_P(AbtSupportTest, CheckedYieldsRefuseCallersAndTargetsTheyCannotServe) {
-  EXPECT_TRUE(weft::detail::checked_yield());  // the test's own ULT
-  EXPECT_FALSE(weft::detail::checked_yield_to(nullptr));
-  EXPECT_FALSE(weft::detail::checked_yield_to(weft::this_unit::current()));
+  EXPECT_EQ(yield_tagged(1), 0);  // the test's own ULT
+  EXPECT_EQ(yield_to_tagged(nullptr, 2), 102);
+  EXPECT_EQ(yield_to_tagged(weft::this_unit::current(), 3), 103);
   std::atomic<bool> release{false};
   weft::tasklet tasklet_target = weft::tasklet::create(last_stream().main_pool(), [] {});
   weft::ult waiting = weft::ult::create(
       last_stream().main_pool(), [&] { ASSERT_TRUE(wait_until([&] { return release.load(); })); });
-  EXPECT_FALSE(weft::detail::checked_yield_to(tasklet_target.native_handle()));
+  EXPECT_EQ(yield_to_tagged(tasklet_target.native_handle(), 4), 104);
   // Callers that are not ULTs: a tasklet and an external thread.
-  std::atomic<int> in_tasklet{0};
+  std::atomic<int> yield_in_tasklet{0};
+  std::atomic<int> yield_to_in_tasklet{0};
   weft::tasklet::create(last_stream().main_pool(), [&] {
-    in_tasklet.store((weft::detail::checked_yield() ? 1 : 0) +
-                     (weft::detail::checked_yield_to(waiting.native_handle()) ? 2 : 0) + 4);
+    yield_in_tasklet.store(yield_tagged(5));
+    yield_to_in_tasklet.store(yield_to_tagged(waiting.native_handle(), 6));
   }).join();
-  EXPECT_EQ(in_tasklet.load(), 4);
-  int outside = 0;
+  EXPECT_EQ(yield_in_tasklet.load(), 105);
+  EXPECT_EQ(yield_to_in_tasklet.load(), 106);
+  int yield_outside = 0;
+  int yield_to_outside = 0;
   std::thread([&] {
-    outside = (weft::detail::checked_yield() ? 1 : 0) +
-              (weft::detail::checked_yield_to(waiting.native_handle()) ? 2 : 0) + 4;
+    yield_outside = yield_tagged(7);
+    yield_to_outside = yield_to_tagged(waiting.native_handle(), 8);
   }).join();
-  EXPECT_EQ(outside, 4);
+  EXPECT_EQ(yield_outside, 107);
+  EXPECT_EQ(yield_to_outside, 108);
   release.store(true);
   waiting.join();
   tasklet_target.join();
@@ -244,7 +266,7 @@ TEST_P(AbtSupportTest, CheckedYieldsRefuseCallersAndTargetsTheyCannotServe) {
   // stream nothing else can have taken it, so it has run to its end by then.
   std::atomic<int> ran{0};
   weft::ult peer = weft::ult::create(last_stream().main_pool(), [&] { ran.fetch_add(1); });
-  EXPECT_TRUE(weft::detail::checked_yield_to(peer.native_handle()));
+  EXPECT_EQ(yield_to_tagged(peer.native_handle(), 9), 0);
   if (streams() == 1) {
     EXPECT_EQ(ran.load(), 1);
   }

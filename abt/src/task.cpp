@@ -41,17 +41,7 @@ int ABT_task_revive(ABT_pool pool, void (*task_func)(void*), void* arg, ABT_task
 }
 
 int ABT_task_free(ABT_task* task) {
-  if (task && fast_paths_open()) [[likely]] {
-    const int rc = free_fast(unit_of(*task));
-    if (rc == ABT_SUCCESS) [[likely]]
-      *task = ABT_TASK_NULL;
-    if (rc != take_full_path) return rc;
-  }
-  if (int rc = ensure_initialized()) return rc;
-  if (!task) return ABT_ERR_INV_ARG;
-  if (int rc = join_unit(unit_of(*task), true, ABT_ERR_INV_TASK)) return rc;
-  *task = ABT_TASK_NULL;
-  return ABT_SUCCESS;
+  return free_unit_of(task, ABT_ERR_INV_TASK);
 }
 
 int ABT_task_join(ABT_task task) {

@@ -277,6 +277,31 @@ int free_terminated(weft::work_unit* u) noexcept {
   return rc;
 }
 
+int free_unfinished(ABT_thread* slot, weft::work_unit* u, int invalid) noexcept {
+  if (u != primary_unit()) {
+    weft::detail::join_result r;
+    try {
+      r = weft::detail::join_and_free(u, join_help_for(u, ext_of(u)));
+    } catch (...) {
+      return current_exception_code(ABT_ERR_THREAD);
+    }
+    if (r != weft::detail::join_result::refused) {
+      const int rc = r == weft::detail::join_result::freed ? ABT_SUCCESS : free_terminated(u);
+      if (rc == ABT_SUCCESS) *slot = ABT_THREAD_NULL;
+      return rc;
+    }
+  }
+  return free_full(slot, invalid);
+}
+
+int free_full(ABT_thread* slot, int invalid) noexcept {
+  if (int rc = ensure_initialized()) return rc;
+  if (!slot) return ABT_ERR_INV_ARG;
+  if (int rc = join_unit(unit_of(*slot), true, invalid)) return rc;
+  *slot = ABT_THREAD_NULL;
+  return ABT_SUCCESS;
+}
+
 void honour_cancel_slow(weft::work_unit* self) {
   thread_ext* e = ext_of(self);
   if (e && (e->flags.load(std::memory_order_acquire) & flag_cancel) &&
@@ -341,9 +366,57 @@ int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle)
   });
 }
 
+int yield_full(bool report) noexcept {
+  if (int rc = ensure_initialized()) return rc;
+  weft::work_unit* const self = weft::this_unit::current();
+  if (!self || as_unit(self)->kind != weft::unit_kind::ult) [[unlikely]]
+    return yield_outside_ult(self, report);
+  return guarded(ABT_ERR_THREAD, [self] {
+    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
+    weft::this_unit::yield();
+    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_RUN);
+    honour_cancel(self);
+    return ABT_SUCCESS;
+  });
+}
+
+int yield_refused(void* report, bool threw) noexcept {
+  if (threw) return current_exception_code(ABT_ERR_THREAD);
+  return yield_full(reinterpret_cast<std::uintptr_t>(report) != 0);
+}
+
 }  // namespace abt
 
 using namespace abt;
+
+namespace {
+
+/// ABT_thread_yield_to's full path: initialisation, the caller, the target, a tool and a
+/// cancellation looked after.
+int yield_to_full(ABT_thread thread) noexcept {
+  if (int rc = ensure_initialized()) return rc;
+  weft::work_unit* const self = weft::this_unit::current();
+  if (!self || as_unit(self)->kind != weft::unit_kind::ult) [[unlikely]]
+    return self ? ABT_ERR_INV_THREAD : ABT_ERR_INV_XSTREAM;
+  weft::work_unit* u = unit_of(thread);
+  if (!u || u == self || as_unit(u)->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
+  return guarded(ABT_ERR_THREAD, [self, u] {
+    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
+    weft::this_unit::yield_to(u);
+    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_RUN);
+    honour_cancel(self);
+    return ABT_SUCCESS;
+  });
+}
+
+/// What the fast ABT_thread_yield_to does when weft refused it or it threw; `thread` is its
+/// argument.
+int yield_to_refused(void* thread, bool threw) noexcept {
+  if (threw) return current_exception_code(ABT_ERR_THREAD);
+  return yield_to_full(static_cast<ABT_thread>(thread));
+}
+
+}  // namespace
 
 namespace {
 
@@ -463,17 +536,7 @@ int ABT_thread_revive_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
 }
 
 int ABT_thread_free(ABT_thread* thread) {
-  if (thread && fast_paths_open()) [[likely]] {
-    const int rc = free_fast(unit_of(*thread));
-    if (rc == ABT_SUCCESS) [[likely]]
-      *thread = ABT_THREAD_NULL;
-    if (rc != take_full_path) return rc;
-  }
-  if (int rc = ensure_initialized()) return rc;
-  if (!thread) return ABT_ERR_INV_ARG;
-  if (int rc = join_unit(unit_of(*thread), true, ABT_ERR_INV_THREAD)) return rc;
-  *thread = ABT_THREAD_NULL;
-  return ABT_SUCCESS;
+  return free_unit_of(thread, ABT_ERR_INV_THREAD);
 }
 
 int ABT_thread_free_many(int num_threads, ABT_thread* thread_list) {
@@ -604,30 +667,12 @@ int ABT_thread_set_associated_pool(ABT_thread thread, ABT_pool pool) {
 }
 
 int ABT_thread_yield_to(ABT_thread thread) {
-  // One of the C API's hot paths: initialised, without tool or cancellation to look after, one
-  // runtime call checks the caller and the target and switches; a call it refuses takes the
-  // full path below, which finds out why.
-  if (fast_paths_open()) [[likely]] {
-    try {
-      if (weft::detail::checked_yield_to(unit_of(thread))) [[likely]]
-        return ABT_SUCCESS;
-    } catch (...) {
-      return current_exception_code(ABT_ERR_THREAD);
-    }
-  }
-  if (int rc = ensure_initialized()) return rc;
-  weft::work_unit* const self = weft::this_unit::current();
-  if (!self || as_unit(self)->kind != weft::unit_kind::ult) [[unlikely]]
-    return self ? ABT_ERR_INV_THREAD : ABT_ERR_INV_XSTREAM;
-  weft::work_unit* u = unit_of(thread);
-  if (!u || u == self || as_unit(u)->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
-  return guarded(ABT_ERR_THREAD, [self, u] {
-    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
-    weft::this_unit::yield_to(u);
-    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_RUN);
-    honour_cancel(self);
-    return ABT_SUCCESS;
-  });
+  // One of the C API's hot paths: initialised, without tool or cancellation to look after, a
+  // tail call of weft's checked yield_to, which checks the caller and the target and switches; a
+  // call it refuses takes the full path, which finds out why.
+  if (fast_paths_open()) [[likely]]
+    return weft::detail::checked_yield_to(unit_of(thread), &yield_to_refused, thread);
+  return yield_to_full(thread);
 }
 
 int ABT_thread_yield(void) {

@@ -30,33 +30,33 @@ inline weft::detail::join_help join_help_for(const weft::work_unit* u,
              ? weft::detail::join_help::same_pool
              : weft::detail::join_help::none;
 }
-/// What free_fast() returns when the call must take its full path.
-inline constexpr int take_full_path = -1;
-/// ABT_thread_free's and ABT_task_free's fast form, for a caller that checked fast_paths_open():
-/// a terminated unit goes back to weft at once; one that has not terminated is waited for (and
-/// run here where Argobots' join would, join_help_for) and freed in one runtime call. Returns
-/// ABT_SUCCESS, or ABT_ERR_MEM for a unit that never ran for want of a stack, once `u` is freed;
-/// take_full_path, having done nothing, for a null handle, the primary ULT, a unit something
-/// escaped from and a join the runtime refuses (an unnamed unit among them).
-inline int free_fast(weft::work_unit* u) noexcept {
-  if (!u) return take_full_path;
-  if (as_unit(u)->join_word.load(std::memory_order_acquire) == weft::detail::join_done) {
-    // Terminated: so neither the caller nor the primary ULT, and named (the join word of a unit
-    // that frees itself never reads join_done).
-    return weft::detail::reap_if_done(u) ? ABT_SUCCESS : take_full_path;
+/// ABT_thread_free's and ABT_task_free's full path: initialisation, the arguments, a tool, the
+/// primary ULT, an unnamed unit; `invalid` is the code for a handle that names no unit it can
+/// free. Sets `*slot` to null once the unit is freed.
+int free_full(ABT_thread* slot, int invalid) noexcept;
+/// The fast free of `u` = `*slot`, a unit that has not terminated, for a caller that checked
+/// fast_paths_open(): waits for it (and runs it here where Argobots' join would, join_help_for)
+/// and frees it in one runtime call; the primary ULT, an unnamed unit and a join the runtime
+/// refuses take free_full().
+int free_unfinished(ABT_thread* slot, weft::work_unit* u, int invalid) noexcept;
+/// ABT_thread_free and ABT_task_free. The common case of a fan-out, a terminated unit, is one
+/// runtime call that frees it; the rest is out of line, so that this part needs no stack frame
+/// to speak of.
+inline int free_unit_of(ABT_thread* slot, int invalid) noexcept {
+  if (slot && fast_paths_open()) [[likely]] {
+    weft::work_unit* const u = unit_of(*slot);
+    if (u) [[likely]] {
+      // Terminated: so named (a unit that frees itself never shows join_done) and not the
+      // primary ULT (it never terminates). reap_if_done declines one something escaped from.
+      if (as_unit(u)->join_word.load(std::memory_order_relaxed) != weft::detail::join_done)
+        return free_unfinished(slot, u, invalid);
+      if (weft::detail::reap_if_done(u)) [[likely]] {
+        *slot = ABT_THREAD_NULL;
+        return ABT_SUCCESS;
+      }
+    }
   }
-  // The primary ULT never terminates. An unnamed unit frees itself: its join word says so, and
-  // the runtime refuses the join.
-  if (u == primary_unit()) return take_full_path;
-  weft::detail::join_result r;
-  try {
-    r = weft::detail::join_and_free(u, join_help_for(u, ext_of(u)));
-  } catch (...) {
-    return current_exception_code(ABT_ERR_THREAD);
-  }
-  if (r == weft::detail::join_result::freed) [[likely]]
-    return ABT_SUCCESS;
-  return r == weft::detail::join_result::kept ? free_terminated(u) : take_full_path;
+  return free_full(slot, invalid);
 }
 /// Constructs the ABT extension of a new unit in `storage`, its descriptor's callable storage.
 /// One initialisation, not a store per atomic field: the compiler merges the stores.
@@ -153,29 +153,21 @@ inline bool tool_active() noexcept {
 /// ABT_ERR_INV_XSTREAM outside any unit.
 int yield_outside_ult(weft::work_unit* self, bool report) noexcept;
 
+/// ABT_thread_yield's (`report` false) and ABT_self_yield's (`report` true) full path:
+/// initialisation, the caller, a tool and a cancellation looked after.
+int yield_full(bool report) noexcept;
+/// What the fast yield does when weft refused it (the caller is not a ULT: the full path finds
+/// out why) or it threw; `report` is yield_caller()'s, as a pointer-sized word.
+int yield_refused(void* report, bool threw) noexcept;
+
 /// ABT_thread_yield (`report` false) and ABT_self_yield (`report` true). Initialised, without
-/// tool or cancellation to look after, one runtime call checks the caller and yields (weft's own
-/// cost plus a predictable branch); otherwise, or for a caller it refuses, the full path.
+/// tool or cancellation to look after, a tail call of weft's checked yield, which checks the
+/// caller and yields; it calls yield_refused for a caller it refuses.
 inline int yield_caller(bool report) noexcept {
-  if (fast_paths_open()) [[likely]] {
-    try {
-      if (weft::detail::checked_yield()) [[likely]]
-        return ABT_SUCCESS;
-    } catch (...) {
-      return current_exception_code(ABT_ERR_THREAD);
-    }
-  }
-  if (int rc = ensure_initialized()) return rc;
-  weft::work_unit* const self = weft::this_unit::current();
-  if (!self || as_unit(self)->kind != weft::unit_kind::ult) [[unlikely]]
-    return yield_outside_ult(self, report);
-  return guarded(ABT_ERR_THREAD, [self] {
-    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
-    weft::this_unit::yield();
-    if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_RUN);
-    honour_cancel(self);
-    return ABT_SUCCESS;
-  });
+  if (fast_paths_open()) [[likely]]
+    return weft::detail::checked_yield(&yield_refused,
+                                       reinterpret_cast<void*>(std::uintptr_t{report}));
+  return yield_full(report);
 }
 
 /// Reports RUN for the calling unit: it has its stream again after an ABT call switched away

@@ -148,23 +148,31 @@ void migrate_to(execution_stream& s) {
 
 namespace weft::detail {
 
-bool checked_yield() {
+int checked_yield(c_refusal refused, void* context) noexcept {
   stream* s = current_stream_no_switch();
   work_unit* self = s ? s->current() : nullptr;
   if (!self || as_unit(self)->kind != unit_kind::ult) [[unlikely]]
-    return false;
-  this_unit::yield_as(s, self);
-  return true;
+    return refused(context, false);
+  try {
+    this_unit::yield_as(s, self);
+  } catch (...) {
+    return refused(context, true);
+  }
+  return 0;
 }
 
-bool checked_yield_to(work_unit* target) {
+int checked_yield_to(work_unit* target, c_refusal refused, void* context) noexcept {
   stream* s = current_stream_no_switch();
   work_unit* self = s ? s->current() : nullptr;
   if (!self || as_unit(self)->kind != unit_kind::ult || !target || target == self ||
       as_unit(target)->kind != unit_kind::ult) [[unlikely]]
-    return false;
-  this_unit::yield_to_as(s, self, as_unit(target));
-  return true;
+    return refused(context, false);
+  try {
+    this_unit::yield_to_as(s, self, as_unit(target));
+  } catch (...) {
+    return refused(context, true);
+  }
+  return 0;
 }
 
 }  // namespace weft::detail

@@ -59,14 +59,22 @@ enum class join_result : std::uint8_t {
 /// cannot (`u` is not the primary ULT; no tool needs to see the wait).
 join_result join_and_free(work_unit* u, join_help help);
 
-/// this_unit::yield() for a layer that reports misuse as a code: returns false, having done
-/// nothing, when the caller is not a ULT; true once it has its stream again.
-bool checked_yield();
+/// What a C layer's call returns when the runtime did not carry it out: `context` is what the
+/// layer passed along; `threw` tells that an exception escaped, and the handler then runs inside
+/// the catch block (it may rethrow to read the exception). Returns the layer's status code.
+using c_refusal = int (*)(void* context, bool threw) noexcept;
 
-/// this_unit::yield_to() for a layer that reports misuse as a code: returns false, having done
-/// nothing, when the caller is not a ULT or `target` is null, the caller or not a ULT; true once
-/// the caller has its stream again (after a plain yield when `target` could not be taken).
-bool checked_yield_to(work_unit* target);
+/// this_unit::yield() for a C layer whose calls return a status: yields the calling ULT and
+/// returns 0 once it has its stream again; returns refused(context, false), having done nothing,
+/// when the caller is not a ULT, and refused(context, true) when the yield threw. The layer's
+/// call ends in a tail call of this one, so that no frame of the layer lies on the ULT's stack
+/// across the switch: one more call level there costs about a fifth of a yield's time.
+int checked_yield(c_refusal refused, void* context) noexcept;
+
+/// this_unit::yield_to() for a C layer, as checked_yield(): returns 0 once the caller has its
+/// stream again (after a plain yield when `target` could not be taken), refused(context, false)
+/// when the caller is not a ULT or `target` is null, the caller or not a ULT.
+int checked_yield_to(work_unit* target, c_refusal refused, void* context) noexcept;
 
 /// The exception that escaped the terminated unit `u` (null if none), left in place for its
 /// join; for layers whose join does not rethrow (the Argobots C API).

@@ -41,6 +41,12 @@ namespace {
   if (f & flag_unnamed) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
 }
 
+/// Lets the key call of another thread on the unit of `e`, which got in before the unit's end was
+/// marked, finish (out of line: it happens only when another thread sets the unit's values).
+[[gnu::cold, gnu::noinline]] void wait_for_key_setter(const thread_ext* e) noexcept {
+  while (e->key_setter.load(std::memory_order_seq_cst)) sched_yield();
+}
+
 /// The end of an entry that has not been marked yet (end_entry's common case, also what
 /// follows a normal return): marks it, reports it to a tool, and lets a key call from another
 /// thread that got in first finish before weft tears the unit's values down.
@@ -56,7 +62,8 @@ inline void mark_entry_end(weft::work_unit* u, thread_ext* e) noexcept {
     frequent_store_fenced(e->ending, 1);
     if (tool_active()) report_entry_end(u, e);
   }
-  while (e->key_setter.load(std::memory_order_seq_cst)) [[unlikely]] sched_yield();
+  if (e->key_setter.load(std::memory_order_seq_cst)) [[unlikely]]
+    wait_for_key_setter(e);
 }
 
 /// end_of_entry() for an ABT-created unit `u` whose extension is `e`: from then on weft tears
@@ -79,9 +86,11 @@ char* user_guard_page(void* stack) noexcept {
                                  page);
 }
 
-/// Runs at the end of a ULT on a guarded user stack (weft calls it once the entry returned, on
-/// the ULT's own stack, far above the guard): the memory goes back to the user unprotected.
+/// The destroy hook of a ULT on a guarded user stack: entry_ended(), then the memory goes back
+/// to the user unprotected (weft calls it once the entry ended, on the ULT's own stack, far
+/// above the guard).
 void unguard_user_stack(weft::work_unit* u) {
+  entry_ended(u);
   thread_ext* e = ext_of(u);
   if (!e || !(e->flags.load(std::memory_order_relaxed) & flag_user_guard)) return;
   mprotect(user_guard_page(e->user_stack), page_bytes(), PROT_READ | PROT_WRITE);
@@ -120,19 +129,17 @@ void invoke_entry(weft::work_unit* u) {
     if (e->flags.load(std::memory_order_acquire) & flag_cancel) {
       e->flags.fetch_or(flag_cancelled, std::memory_order_relaxed);
       if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_CANCEL);
-      mark_entry_end(u, e);
       return;
     }
     if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
   }
-  try {
-    as_unit(u)->callable.entry_fn(as_unit(u)->callable.entry_arg);
-  } catch (...) {
-    // ABT_thread_exit, a cancellation, or ABT_self_exit_to (which marked the end already).
-    end_entry(u, e);
-    throw;
-  }
-  mark_entry_end(u, e);  // a return: nothing marked it yet
+  // A tail call: the end (a return, ABT_thread_exit, a cancellation, ABT_self_exit_to) is
+  // marked by the destroy hook, entry_ended, which weft calls however the entry ended.
+  as_unit(u)->callable.entry_fn(as_unit(u)->callable.entry_arg);
+}
+
+void entry_ended(weft::work_unit* u) noexcept {
+  end_entry(u, std::launder(reinterpret_cast<thread_ext*>(as_unit(u)->callable.storage)));
 }
 
 namespace {
@@ -153,7 +160,7 @@ int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn
   if (attr && !attr->migratable) flags |= flag_not_migratable;
   construct_ext(as_unit(u)->callable.storage, flags, attr, ph, user_stack);
   as_unit(u)->callable.invoke = &invoke_entry;
-  as_unit(u)->callable.destroy = (flags & flag_user_guard) ? &unguard_user_stack : nullptr;
+  as_unit(u)->callable.destroy = (flags & flag_user_guard) ? &unguard_user_stack : &entry_ended;
   as_unit(u)->callable.entry_fn = fn;
   as_unit(u)->callable.entry_arg = arg;
   if (tool_active()) {

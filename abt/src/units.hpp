@@ -88,6 +88,7 @@ inline ABT_thread spawn_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, v
   if (attr && !attr->migratable) flags |= flag_not_migratable;
   construct_ext(as_unit(u)->callable.storage, flags, attr, ph, nullptr);
   as_unit(u)->callable.invoke = &invoke_entry;
+  as_unit(u)->callable.destroy = &entry_ended;
   as_unit(u)->callable.entry_fn = fn;
   as_unit(u)->callable.entry_arg = arg;
   if (!named) as_unit(u)->join_word.store(weft::detail::join_detached, std::memory_order_relaxed);

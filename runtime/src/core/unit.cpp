@@ -66,6 +66,20 @@ bool may_remove_from(pool& p, stream* here) {
   return here > lo && here - lo <= self->stack.size && here - lo >= need + borrow_frames;
 }
 
+/// run_callable() inline, for the paths that run a callable on a stack that already holds many
+/// frames (a join that runs its child as a call): one frame fewer per fork-join level.
+[[gnu::always_inline]] inline void run_callable_here(unit* u) noexcept {
+  try {
+    u->callable.invoke(u);
+  } catch (const unit_exit&) {
+  } catch (...) {
+    capture_error(u);
+  }
+  if (u->callable.destroy) u->callable.destroy(u);
+  u->callable.destroy = nullptr;
+  if (u->extras) settle_extras(u);  // ULT-local values; an error stays for the join
+}
+
 /// Runs the ULT `u`, which never ran, on its joiner `self`'s stack as a call: a fork-join child
 /// joined before anyone else took it costs no stack and no context switch. `self` counts as
 /// blocked in the join meanwhile (it is below `u` on the stack and cannot run before `u` ends)
@@ -73,7 +87,7 @@ bool may_remove_from(pool& p, stream* here) {
 /// runs: it may yield, block and, unless `self` is pinned, resume on another stream, which then
 /// is where `self` goes on. Where `self` is pinned (the primary ULT, whose stack is its thread's),
 /// `u` is pinned there too until it ends.
-[[gnu::noinline]] void run_on_joiner_stack(stream* s, unit* self, unit* u) noexcept {
+[[gnu::always_inline]] inline void run_on_joiner_stack(stream* s, unit* self, unit* u) noexcept {
   u->stack = self->stack;
   u->stack.flags |= stack_borrowed;
   if (execution_stream* pin = self->pinned_to.load(std::memory_order_relaxed))
@@ -84,7 +98,7 @@ bool may_remove_from(pool& p, stream* here) {
   u->last_stream.store(s, std::memory_order_relaxed);
   u->state.store(unit_state::running, std::memory_order_release);
   obs::lent_stack(*s, self, u);
-  run_callable(u);
+  run_callable_here(u);
   // `u` may have resumed on another stream: `s` is stale from here on (an initial-exec load
   // reads the calling thread's stream afresh).
   stream* const here = current_stream_no_switch();
@@ -111,7 +125,7 @@ bool may_remove_from(pool& p, stream* here) {
 /// changed nothing, when `u` cannot be taken; the caller then blocks as usual. What runs after
 /// `u` is what runs after any unit that ends: for the stock work-stealing pools the joiner, whom
 /// the end of `u` made the newest unit of its pool.
-bool help_join(stream* s, work_unit* self, work_unit* w) {
+[[gnu::always_inline]] inline bool help_join(stream* s, work_unit* self, work_unit* w) {
   unit* const u = as_unit(w);
   if (u->state.load(std::memory_order_acquire) != unit_state::ready) return false;
   pool* home = u->home.load(std::memory_order_relaxed);
@@ -270,16 +284,7 @@ work_unit* complete_to_joiner(work_unit* u, stream* here) noexcept {
 }
 
 void run_callable(work_unit* w) noexcept {
-  unit* const u = as_unit(w);
-  try {
-    u->callable.invoke(u);
-  } catch (const unit_exit&) {
-  } catch (...) {
-    capture_error(u);
-  }
-  if (u->callable.destroy) u->callable.destroy(u);
-  u->callable.destroy = nullptr;
-  if (u->extras) settle_extras(u);  // ULT-local values; an error stays for the join
+  run_callable_here(as_unit(w));
 }
 
 namespace {
@@ -468,9 +473,15 @@ void join_unit(work_unit* u) {
   reap(u);
 }
 
-void join_handle(work_unit*& slot) {
-  work_unit* const u = slot;
-  stream* s = current_stream();
+namespace {
+
+/// join_handle()'s body for `u`, the unit of a handle: waits for it, runs `release` (which
+/// empties the handle) and frees it, then rethrows what escaped it. Both handle forms share it
+/// inline, so that a join that blocks has one frame of it on the stack, not two.
+template <class Release>
+[[gnu::always_inline]] inline void join_owned(work_unit* u, Release release) {
+  // Read before the wait only (it may switch): an initial-exec load, no call.
+  stream* s = current_stream_no_switch();
   work_unit* self = s ? s->current() : nullptr;
   const std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
   if (w != join_done) {
@@ -481,10 +492,23 @@ void join_handle(work_unit*& slot) {
                   "weft: a tasklet cannot join a unit that has not finished (tasklets never "
                   "block)");
     }
-    wait_unit_as(u, s, self);
+    // The helping join inline, so that a child it runs on this stack has one frame of the join
+    // below it, not three (fork-join recursion puts these frames on the stack at every level).
+    if (self && help_join(s, self, u)) {
+      // Synchronise with complete(): everything the unit did happens before what follows.
+      (void)as_unit(u)->join_word.load(std::memory_order_acquire);
+    } else {
+      wait_unit_as(u, s, self, false);
+    }
   }
-  slot = nullptr;
+  release();
   reap(u);
+}
+
+}  // namespace
+
+void join_handle(work_unit*& slot) {
+  join_owned(slot, [&slot] { slot = nullptr; });
 }
 
 void wait_unit(work_unit* u) {
@@ -557,16 +581,7 @@ void set_runtime_epoch(std::uint64_t epoch) noexcept {
 }
 
 void join_handle(std::uintptr_t& word) {
-  work_unit* slot = handle_unit(word);
-  // join_handle(slot) nulls the slot once the unit is freed, also when it then rethrows.
-  struct clear_when_freed {
-    std::uintptr_t& word;
-    work_unit*& slot;
-    ~clear_when_freed() {
-      if (!slot) word = 0;
-    }
-  } clear{word, slot};
-  join_handle(slot);
+  join_owned(handle_unit(word), [&word] { word = 0; });
 }
 
 void throw_stale_handle(const char* what, std::uint64_t epoch) {

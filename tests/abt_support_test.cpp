@@ -154,20 +154,41 @@ TEST_P(AbtSupportTest, UltRunsOnTheStackItIsGiven) {
   }
 }
 
+/// A layer's join-and-free fallback for the tests: returns 10 + why (so 10 kept, 11 refused, 12
+/// threw) and leaves the handle alone.
+int join_fallback_code(void*, join_result why) noexcept {
+  return 10 + static_cast<int>(why);
+}
+
+/// join_and_free() of `u` with a handle slot of its own: returns what it returned, and through
+/// `nulled` whether it emptied the slot.
+int join_and_free_of(weft::work_unit* u, join_help help, bool* nulled = nullptr) {
+  weft::work_unit* slot = u;
+  const int rc = weft::detail::join_and_free(u, &slot, help, &join_fallback_code, nullptr);
+  if (nulled) *nulled = slot == nullptr;
+  return rc;
+}
+
+constexpr int kept_code = 10 + static_cast<int>(join_result::kept);
+constexpr int refused_code = 10 + static_cast<int>(join_result::refused);
+
 TEST_P(AbtSupportTest, JoinAndFreeWaitsAndFrees) {
   for (const weft::unit_kind kind : {weft::unit_kind::ult, weft::unit_kind::tasklet}) {
     // Joined before it ran (or while it runs): waited for, then freed.
     std::atomic<int> runs{0};
     weft::work_unit* u =
         weft::detail::spawn_c(kind, last_stream().main_pool(), 0, &count_run, &runs);
-    EXPECT_EQ(weft::detail::join_and_free(u, join_help::same_pool), join_result::freed);
+    bool nulled = false;
+    EXPECT_EQ(join_and_free_of(u, join_help::same_pool, &nulled), 0);
+    EXPECT_TRUE(nulled);
     EXPECT_EQ(runs.load(), 1);
     // Joined once it has terminated: freed at once.
     u = weft::detail::spawn_c(kind, last_stream().main_pool(), 0, &count_run, &runs);
     ASSERT_TRUE(wait_until([&] { return runs.load() == 2; }));
     ASSERT_TRUE(wait_until(
         [&] { return weft::detail::as_unit(u)->state.load() == weft::unit_state::terminated; }));
-    EXPECT_EQ(weft::detail::join_and_free(u, join_help::none), join_result::freed);
+    EXPECT_EQ(join_and_free_of(u, join_help::none, &nulled), 0);
+    EXPECT_TRUE(nulled);
   }
 }
 
@@ -177,7 +198,9 @@ TEST_P(AbtSupportTest, JoinAndFreeKeepsAUnitAnExceptionEscaped) {
     throw std::runtime_error("escaped");
   };
   weft::detail::submit_unit(u, last_stream().main_pool());
-  EXPECT_EQ(weft::detail::join_and_free(u, join_help::same_pool), join_result::kept);
+  bool nulled = true;
+  EXPECT_EQ(join_and_free_of(u, join_help::same_pool, &nulled), kept_code);
+  EXPECT_FALSE(nulled);
   EXPECT_EQ(weft::detail::as_unit(u)->state.load(), weft::unit_state::terminated);
   EXPECT_NE(weft::detail::unit_error(u), nullptr);
   weft::detail::discard_unit(u);
@@ -187,11 +210,10 @@ TEST_P(AbtSupportTest, JoinAndFreeRefusesWhatWouldBeMisuse) {
   // A unit joining itself.
   std::atomic<int> own{-1};
   weft::ult self_joiner = weft::ult::create(last_stream().main_pool(), [&] {
-    own.store(
-        static_cast<int>(weft::detail::join_and_free(weft::this_unit::current(), join_help::none)));
+    own.store(join_and_free_of(weft::this_unit::current(), join_help::none));
   });
   self_joiner.join();
-  EXPECT_EQ(own.load(), static_cast<int>(join_result::refused));
+  EXPECT_EQ(own.load(), refused_code);
 
   // A tasklet joining a unit that has not ended, and a second joiner.
   std::atomic<bool> release{false};
@@ -200,15 +222,15 @@ TEST_P(AbtSupportTest, JoinAndFreeRefusesWhatWouldBeMisuse) {
   weft::work_unit* d = blocker.native_handle();
   std::atomic<int> from_tasklet{-1};
   weft::tasklet::create(last_stream().main_pool(), [&] {
-    from_tasklet.store(static_cast<int>(weft::detail::join_and_free(d, join_help::none)));
+    from_tasklet.store(join_and_free_of(d, join_help::none));
   }).join();
-  EXPECT_EQ(from_tasklet.load(), static_cast<int>(join_result::refused));
+  EXPECT_EQ(from_tasklet.load(), refused_code);
   weft::ult first = weft::ult::create(last_stream().main_pool(), [d] {
     weft::detail::check_join(d);
     weft::detail::wait_unit(d);
   });
   ASSERT_TRUE(blocked(first));
-  EXPECT_EQ(weft::detail::join_and_free(d, join_help::none), join_result::refused);
+  EXPECT_EQ(join_and_free_of(d, join_help::none), refused_code);
   EXPECT_NE(weft::detail::as_unit(d)->state.load(),
             weft::unit_state::terminated);  // nothing was done to it
   release.store(true);

@@ -41,7 +41,7 @@ int ABT_task_revive(ABT_pool pool, void (*task_func)(void*), void* arg, ABT_task
 }
 
 int ABT_task_free(ABT_task* task) {
-  return free_unit_of(task, ABT_ERR_INV_TASK);
+  return free_unit_of<ABT_ERR_INV_TASK>(task);
 }
 
 int ABT_task_join(ABT_task task) {

@@ -284,22 +284,25 @@ int free_terminated(weft::work_unit* u) noexcept {
   return rc;
 }
 
-int free_unfinished(ABT_thread* slot, weft::work_unit* u, int invalid) noexcept {
-  if (u != primary_unit()) {
-    weft::detail::join_result r;
-    try {
-      r = weft::detail::join_and_free(u, join_help_for(u, ext_of(u)));
-    } catch (...) {
+template <int Invalid>
+int free_fallback(void* slot, weft::detail::join_result why) noexcept {
+  auto* const handle = static_cast<ABT_thread*>(slot);
+  switch (why) {
+    case weft::detail::join_result::threw:
       return current_exception_code(ABT_ERR_THREAD);
-    }
-    if (r != weft::detail::join_result::refused) {
-      const int rc = r == weft::detail::join_result::freed ? ABT_SUCCESS : free_terminated(u);
-      if (rc == ABT_SUCCESS) *slot = ABT_THREAD_NULL;
+    case weft::detail::join_result::kept: {
+      const int rc = free_terminated(unit_of(*handle));
+      if (rc == ABT_SUCCESS) *handle = ABT_THREAD_NULL;
       return rc;
     }
+    case weft::detail::join_result::refused:
+      break;
   }
-  return free_full(slot, invalid);
+  return free_full(handle, Invalid);
 }
+
+template int free_fallback<ABT_ERR_INV_THREAD>(void*, weft::detail::join_result) noexcept;
+template int free_fallback<ABT_ERR_INV_TASK>(void*, weft::detail::join_result) noexcept;
 
 int free_full(ABT_thread* slot, int invalid) noexcept {
   if (int rc = ensure_initialized()) return rc;
@@ -543,7 +546,7 @@ int ABT_thread_revive_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
 }
 
 int ABT_thread_free(ABT_thread* thread) {
-  return free_unit_of(thread, ABT_ERR_INV_THREAD);
+  return free_unit_of<ABT_ERR_INV_THREAD>(thread);
 }
 
 int ABT_thread_free_many(int num_threads, ABT_thread* thread_list) {

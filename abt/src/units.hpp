@@ -34,29 +34,36 @@ inline weft::detail::join_help join_help_for(const weft::work_unit* u,
 /// primary ULT, an unnamed unit; `invalid` is the code for a handle that names no unit it can
 /// free. Sets `*slot` to null once the unit is freed.
 int free_full(ABT_thread* slot, int invalid) noexcept;
-/// The fast free of `u` = `*slot`, a unit that has not terminated, for a caller that checked
-/// fast_paths_open(): waits for it (and runs it here where Argobots' join would, join_help_for)
-/// and frees it in one runtime call; the primary ULT, an unnamed unit and a join the runtime
-/// refuses take free_full().
-int free_unfinished(ABT_thread* slot, weft::work_unit* u, int invalid) noexcept;
-/// ABT_thread_free and ABT_task_free. The common case of a fan-out, a terminated unit, is one
-/// runtime call that frees it; the rest is out of line, so that this part needs no stack frame
-/// to speak of.
-inline int free_unit_of(ABT_thread* slot, int invalid) noexcept {
+/// What ABT_thread_free (`Invalid` ABT_ERR_INV_THREAD) and ABT_task_free (ABT_ERR_INV_TASK) do
+/// when weft's join-and-free did not free the unit of `*slot` (`slot` is the context): one that
+/// terminated holding extras is freed here, a join weft refused takes the full path.
+template <int Invalid>
+int free_fallback(void* slot, weft::detail::join_result why) noexcept;
+/// ABT_thread_free and ABT_task_free. Initialised, without tool or cancellation to look after, a
+/// terminated unit (the common case of a fan-out) is one runtime call that frees it, and one that
+/// has not terminated a tail call of weft's join-and-free, which waits for it (and runs it here
+/// where Argobots' join would, join_help_for), frees it and nulls `*slot`: no frame of the layer
+/// stays on the caller's stack while it waits. The rest takes free_full.
+template <int Invalid>
+inline int free_unit_of(ABT_thread* slot) noexcept {
   if (slot && fast_paths_open()) [[likely]] {
     weft::work_unit* const u = unit_of(*slot);
     if (u) [[likely]] {
       // Terminated: so named (a unit that frees itself never shows join_done) and not the
       // primary ULT (it never terminates). reap_if_done declines one something escaped from.
-      if (as_unit(u)->join_word.load(std::memory_order_relaxed) != weft::detail::join_done)
-        return free_unfinished(slot, u, invalid);
-      if (weft::detail::reap_if_done(u)) [[likely]] {
-        *slot = ABT_THREAD_NULL;
-        return ABT_SUCCESS;
+      if (as_unit(u)->join_word.load(std::memory_order_relaxed) == weft::detail::join_done) {
+        if (weft::detail::reap_if_done(u)) [[likely]] {
+          *slot = ABT_THREAD_NULL;
+          return ABT_SUCCESS;
+        }
+      } else if (u != primary_unit()) [[likely]] {
+        // An unnamed unit: its join word says so, and weft refuses the join.
+        return weft::detail::join_and_free(u, slot, join_help_for(u, ext_of(u)),
+                                           &free_fallback<Invalid>, slot);
       }
     }
   }
-  return free_full(slot, invalid);
+  return free_full(slot, Invalid);
 }
 /// Constructs the ABT extension of a new unit in `storage`, its descriptor's callable storage.
 /// One initialisation, not a store per atomic field: the compiler merges the stores.

@@ -3,6 +3,7 @@
 #include "core/unit.hpp"
 
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -427,7 +428,10 @@ void check_join(work_unit* u) {
   }
 }
 
-bool reap_if_done(work_unit* u) noexcept {
+namespace {
+
+/// reap_if_done() inline, for the joins of this file.
+[[gnu::always_inline]] inline bool reap_here_if_done(work_unit* u) noexcept {
   // Acquire: everything the unit did happens before the caller goes on (as in wait_unit).
   // extras (an error, or values set from outside after the end) take the full join.
   if (as_unit(u)->join_word.load(std::memory_order_acquire) != join_done || as_unit(u)->extras)
@@ -441,11 +445,39 @@ bool reap_if_done(work_unit* u) noexcept {
   return true;
 }
 
+}  // namespace
+
+bool reap_if_done(work_unit* u) noexcept {
+  return reap_here_if_done(u);
+}
+
 namespace {
 
 /// wait_unit() for a caller that knows its stream `s` and unit `self`; `help`: a join that
 /// helps (help_join) may run `u` here.
-void wait_unit_as(work_unit* u, stream* s, work_unit* self, bool help = true);
+[[gnu::always_inline]] inline void wait_unit_as(work_unit* u, stream* s, work_unit* self,
+                                                bool help = true) {
+  std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
+  if (w != join_done) {
+    if (self) {
+      if (!help || !help_join(s, self, u)) {
+        switch_record rec{self, switch_action::block, &register_joiner, u};
+        obs::blocked(self);
+        s->switch_out(rec);
+      }
+    } else {
+      external_waiter waiter;
+      std::uintptr_t expected = join_none;
+      if (as_unit(u)->join_word.compare_exchange_strong(
+              expected, reinterpret_cast<std::uintptr_t>(&waiter) | external_tag,
+              std::memory_order_acq_rel, std::memory_order_acquire)) {
+        while (!waiter.done.load(std::memory_order_acquire)) futex_wait(&waiter.done, 0);
+      }
+    }
+    // Synchronise with complete(): everything the unit did happens before what follows.
+    (void)as_unit(u)->join_word.load(std::memory_order_acquire);
+  }
+}
 
 /// reap() of a unit with extras: an error to rethrow, ULT-local values to settle.
 [[gnu::cold, gnu::noinline]] void reap_with_extras(work_unit* u) {
@@ -525,51 +557,34 @@ void wait_unit_in_place(work_unit* u) {
   }
 }
 
-join_result join_and_free(work_unit* u, join_help help) {
+int join_and_free(work_unit* u, void* slot, join_help help, join_fallback otherwise,
+                  void* context) noexcept {
   const std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
   if (w != join_done) {
     // Read before the wait only (it may switch): an initial-exec load, no call.
     stream* s = current_stream_no_switch();
     work_unit* self = s ? s->current() : nullptr;
     if (self == u || w != join_none || (self && as_unit(self)->kind == unit_kind::tasklet))
-      return join_result::refused;
+      return otherwise(context, join_result::refused);
     bool helps = false;
     if (help == join_help::same_pool && self) {
       pool* home = as_unit(u)->home.load(std::memory_order_relaxed);
       helps = home && as_unit(self)->home.load(std::memory_order_relaxed) == home &&
               single_consumer(home->access());
     }
-    wait_unit_as(u, s, self, helps);
-  }
-  return reap_if_done(u) ? join_result::freed : join_result::kept;
-}
-
-namespace {
-
-void wait_unit_as(work_unit* u, stream* s, work_unit* self, bool help) {
-  std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
-  if (w != join_done) {
-    if (self) {
-      if (!help || !help_join(s, self, u)) {
-        switch_record rec{self, switch_action::block, &register_joiner, u};
-        obs::blocked(self);
-        s->switch_out(rec);
-      }
-    } else {
-      external_waiter waiter;
-      std::uintptr_t expected = join_none;
-      if (as_unit(u)->join_word.compare_exchange_strong(
-              expected, reinterpret_cast<std::uintptr_t>(&waiter) | external_tag,
-              std::memory_order_acq_rel, std::memory_order_acquire)) {
-        while (!waiter.done.load(std::memory_order_acquire)) futex_wait(&waiter.done, 0);
-      }
+    try {
+      wait_unit_as(u, s, self, helps);
+    } catch (...) {
+      return otherwise(context, join_result::threw);
     }
-    // Synchronise with complete(): everything the unit did happens before what follows.
-    (void)as_unit(u)->join_word.load(std::memory_order_acquire);
   }
+  if (!reap_here_if_done(u)) return otherwise(context, join_result::kept);
+  void* const none = nullptr;
+  std::memcpy(slot, &none, sizeof none);  // the layer's handle type, not ours
+  return 0;
 }
 
-}  // namespace
+namespace {}  // namespace
 
 std::atomic<std::uint64_t> runtime_epoch{0};
 std::atomic<std::uintptr_t> runtime_handle_tag{handle_no_runtime};

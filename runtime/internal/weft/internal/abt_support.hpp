@@ -46,18 +46,26 @@ enum class join_help : std::uint8_t {
   same_pool,  // as wait_unit, when the unit's pool is the joiner's own and one stream consumes it
 };
 
-/// What join_and_free() did.
+/// Why join_and_free() did not free the unit (what it passes its fallback).
 enum class join_result : std::uint8_t {
-  freed,    // the unit terminated and was freed
   kept,     // it terminated and holds extras (unit_error may be set): free it with discard_unit
-  refused,  // nothing: the caller is the unit, another joiner waits for it, or the caller is a
-            // tasklet and the unit has not terminated
+  refused,  // nothing was done: the caller is the unit, another joiner waits for it, or the
+            // caller is a tasklet and the unit has not terminated
+  threw,    // the wait threw (the fallback runs inside the catch block)
 };
 
+/// What a C layer's join-and-free does when the runtime did not free the unit; `context` is
+/// what the layer passed along. Returns the layer's status code.
+using join_fallback = int (*)(void* context, join_result why) noexcept;
+
 /// A layer's join-and-free in one call: waits for `u` to terminate (a ULT blocks, an external
-/// thread sleeps), then frees it unless it holds extras. The caller checked what the runtime
-/// cannot (`u` is not the primary ULT; no tool needs to see the wait).
-join_result join_and_free(work_unit* u, join_help help);
+/// thread sleeps), frees it, stores a null pointer in the pointer-sized handle at `slot`, and
+/// returns 0; otherwise returns otherwise(context, why), `u` left as join_result says. The
+/// caller checked what the runtime cannot (`u` is not the primary ULT; no tool needs to see the
+/// wait). The layer's call ends in a tail call of this one, so that no frame of the layer lies
+/// on the joiner's stack while it waits.
+int join_and_free(work_unit* u, void* slot, join_help help, join_fallback otherwise,
+                  void* context) noexcept;
 
 /// What a C layer's call returns when the runtime did not carry it out: `context` is what the
 /// layer passed along; `threw` tells that an exception escaped, and the handler then runs inside

@@ -40,8 +40,9 @@ void AnnotateIgnoreReadsEnd(const char* file, int line);
 namespace weft::detail {
 
 /// While alive, ThreadSanitizer ignores the calling thread's plain reads: for diagnostics that
-/// read other threads' state without synchronising on purpose (unit dumps). Nothing elsewhere.
-class tsan_ignore_reads {
+/// read other threads' state without synchronising on purpose (unit dumps). Nothing elsewhere
+/// (hence maybe_unused: outside ThreadSanitizer builds a guard of this type is an empty object).
+class [[maybe_unused]] tsan_ignore_reads {
  public:
 #ifdef WEFT_TSAN
   tsan_ignore_reads() noexcept {

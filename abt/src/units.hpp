@@ -57,7 +57,8 @@ inline int free_unit_of(ABT_thread* slot) noexcept {
           return ABT_SUCCESS;
         }
       } else if (u != primary_unit()) [[likely]] {
-        // An unnamed unit: its join word says so, and weft refuses the join.
+        // The primary ULT never terminates: the full path reports it. weft refuses the join of
+        // an unnamed unit (it frees itself), and the fallback then takes the full path.
         return weft::detail::join_and_free(u, slot, join_help_for(u, ext_of(u)),
                                            &free_fallback<Invalid>, slot);
       }

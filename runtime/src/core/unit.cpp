@@ -525,7 +525,7 @@ template <class Release>
                   "block)");
     }
     // The helping join inline, so that a child it runs on this stack has one frame of the join
-    // below it, not three (fork-join recursion puts these frames on the stack at every level).
+    // below it (fork-join recursion puts the join's frames on the stack at every level).
     if (self && help_join(s, self, u)) {
       // Synchronise with complete(): everything the unit did happens before what follows.
       (void)as_unit(u)->join_word.load(std::memory_order_acquire);
@@ -583,8 +583,6 @@ int join_and_free(work_unit* u, void* slot, join_help help, join_fallback otherw
   std::memcpy(slot, &none, sizeof none);  // the layer's handle type, not ours
   return 0;
 }
-
-namespace {}  // namespace
 
 std::atomic<std::uint64_t> runtime_epoch{0};
 std::atomic<std::uintptr_t> runtime_handle_tag{handle_no_runtime};

@@ -186,12 +186,10 @@ struct thread_ext {
 };
 static_assert(sizeof(thread_ext) <= weft::detail::inline_callable_size);
 
-/// The entry every ABT-created work unit runs (see thread.cpp): checks cancellation, then calls
-/// the C function with its argument. Its address marks the units that carry a thread_ext.
+/// The entry every ABT-created work unit runs (see thread.cpp): checks cancellation, calls the C
+/// function with its argument and marks the entry's end (end_of_entry), however it ended. Its
+/// address marks the units that carry a thread_ext.
 void invoke_entry(weft::work_unit* u);
-/// The destroy hook of every ABT-created work unit (weft calls it once the entry has ended,
-/// however it ended, before it tears the unit's local values down): end_of_entry().
-void entry_ended(weft::work_unit* u) noexcept;
 
 /// The ABT extension of `u`, or nullptr for units the ABT layer did not create (the primary ULT,
 /// units made with weft's C++ API, stacked schedulers). Inline: every ABT call on a unit asks.

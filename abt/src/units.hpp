@@ -86,7 +86,8 @@ inline void construct_ext(unsigned char* storage, std::uint32_t flags,
 /// create_unit()'s common case, inline in ABT_thread_create and ABT_task_create, for a caller
 /// that checked fast_paths_open() (no tool to tell) and gives no user stack: weft allocates the
 /// descriptor, the extension goes straight into it, weft queues it (two calls, the unit's fields
-/// written once, in place). A unit that is not `named` frees itself (it is marked so before
+/// written once, in place; no destroy hook: allocate_unit leaves it null, and invoke_entry marks
+/// the entry's end). A unit that is not `named` frees itself (it is marked so before
 /// anyone can see it; the result must not be used then). Throws as weft's create.
 inline ABT_thread spawn_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*),
                              void* arg, const ABT_thread_attr_opaque* attr, bool named) {
@@ -96,7 +97,6 @@ inline ABT_thread spawn_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, v
   if (attr && !attr->migratable) flags |= flag_not_migratable;
   construct_ext(as_unit(u)->callable.storage, flags, attr, ph, nullptr);
   as_unit(u)->callable.invoke = &invoke_entry;
-  as_unit(u)->callable.destroy = &entry_ended;
   as_unit(u)->callable.entry_fn = fn;
   as_unit(u)->callable.entry_arg = arg;
   if (!named) as_unit(u)->join_word.store(weft::detail::join_detached, std::memory_order_relaxed);

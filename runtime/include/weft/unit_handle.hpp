@@ -89,8 +89,9 @@ inline bool is_live_handle(std::uintptr_t untagged_word) noexcept {
 /// throw); the unit was abandoned with the runtime.
 void report_stale_handle() noexcept;
 
-/// Takes a descriptor from the calling stream's cache (no lock, no syscall once warm). Never null
-/// (it throws), which lets a handle made from it skip a null check.
+/// Takes a descriptor from the calling stream's cache (no lock, no syscall once warm), its
+/// callable empty (the four hooks null). Never null (it throws), which lets a handle made from it
+/// skip a null check.
 [[gnu::returns_nonnull]] work_unit* allocate_unit(unit_kind kind, std::size_t stack_size);
 /// Returns a never-submitted descriptor to the cache (used when constructing the callable threw),
 /// or a terminated one that wait_unit() returned.

@@ -165,8 +165,13 @@ std::mutex& key_lock_of(const weft::work_unit* u) noexcept;
 /// destructible: it stays readable until the descriptor is freed.
 struct thread_ext {
   static constexpr std::uint32_t magic_value = 0x41425454;  // "ABTT"
+  // The fields a create sets come first and the ones it zeroes after them, in whole words: the
+  // compiler then writes the zeroes with two vector stores.
   std::uint32_t magic;
   std::atomic<std::uint32_t> flags;
+  // The ABT pool the unit was last put in by the ABT layer: written by whoever moves the unit,
+  // read by its joiner and by queries from any thread.
+  std::atomic<ABT_pool> last_pool;
   std::atomic<bool> started;  // the entry began to run (a plain store: off the RMW path)
   // ABT_self_suspend_to: the unit switched to its target and will suspend when it is back,
   // unless a resume came first (which then consumes the flag instead of resuming).
@@ -177,11 +182,9 @@ struct thread_ext {
   // next), `key_setter` by the other thread, under the unit's key lock.
   std::atomic<std::uint8_t> ending;
   std::atomic<std::uint8_t> key_setter;
+  std::uint8_t unused[3];  // zeroed with its neighbours: the word is written whole
   void (*migration_cb)(ABT_thread, void*);
   void* migration_arg;
-  // The ABT pool the unit was last put in by the ABT layer: written by whoever moves the unit,
-  // read by its joiner and by queries from any thread.
-  std::atomic<ABT_pool> last_pool;
   void* user_stack;  // the stack ABT_thread_attr_set_stack gave (its size is u->stack_size)
 };
 static_assert(sizeof(thread_ext) <= weft::detail::inline_callable_size);

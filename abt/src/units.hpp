@@ -73,14 +73,15 @@ inline void construct_ext(unsigned char* storage, std::uint32_t flags,
                           void* user_stack) noexcept {
   ::new (static_cast<void*>(storage)) thread_ext{thread_ext::magic_value,
                                                  {flags},
+                                                 {ph},
                                                  {false},
                                                  {false},
                                                  {false},
                                                  {0},
                                                  {0},
+                                                 {},
                                                  attr ? attr->migration_cb : nullptr,
                                                  attr ? attr->migration_arg : nullptr,
-                                                 {ph},
                                                  user_stack};
 }
 /// create_unit()'s common case, inline in ABT_thread_create and ABT_task_create, for a caller

@@ -2,8 +2,8 @@
 // The runtime mechanisms added for the Argobots layer (abt/): waiting for a unit without
 // freeing it (detail::wait_unit), creating a stream at a chosen rank, a stream ending itself
 // (request_exit), reading/writing another unit's local values (local_key::get_for/set_for),
-// running a ULT on a stack the caller provides (detail::set_user_stack), and the one-call
-// join-and-free and checked yields of the layer's hot paths.
+// running a ULT on a stack the caller provides (detail::set_user_stack), and the submit that
+// ends a create, the one-call join-and-free and checked yields of the layer's hot paths.
 #include <cstdint>
 #include <stdexcept>
 #include <thread>
@@ -189,6 +189,24 @@ TEST_P(AbtSupportTest, JoinAndFreeWaitsAndFrees) {
         [&] { return weft::detail::as_unit(u)->state.load() == weft::unit_state::terminated; }));
     EXPECT_EQ(join_and_free_of(u, join_help::none, &nulled), 0);
     EXPECT_TRUE(nulled);
+  }
+}
+
+TEST_P(AbtSupportTest, SubmitAndSucceedQueuesTheUnitAndReturnsZero) {
+  for (const weft::unit_kind kind : {weft::unit_kind::ult, weft::unit_kind::tasklet}) {
+    std::atomic<int> runs{0};
+    weft::work_unit* u = weft::detail::allocate_unit(kind, 0);
+    weft::detail::unit_callable& c = weft::detail::as_unit(u)->callable;
+    c.invoke = &weft::detail::invoke_c;
+    c.entry_fn = &count_run;
+    c.entry_arg = &runs;
+    EXPECT_EQ(weft::detail::submit_and_succeed(u, last_stream().main_pool()), 0);
+    EXPECT_EQ(weft::detail::as_unit(u)->home.load(), &last_stream().main_pool());
+    ASSERT_TRUE(wait_until([&] { return runs.load() == 1; }));  // queued: a stream ran it
+    bool nulled = false;
+    EXPECT_EQ(join_and_free_of(u, join_help::same_pool, &nulled), 0);
+    EXPECT_TRUE(nulled);
+    EXPECT_EQ(runs.load(), 1);
   }
 }
 

@@ -183,8 +183,11 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
                 const ABT_thread_attr_opaque* attr, ABT_thread* out) {
   if ((kind == weft::unit_kind::ult && attr && attr->stack) || tool_active())
     return create_unit_slow(kind, p, ph, fn, arg, attr, out);
-  const ABT_thread t = spawn_unit(kind, p, ph, fn, arg, attr, out != nullptr);
-  if (out) *out = t;
+  weft::work_unit* const u = weft::detail::allocate_unit(
+      kind, kind == weft::unit_kind::ult && attr ? attr->stack_size : 0);
+  prepare_unit(u, ph, fn, arg, attr, out != nullptr);
+  if (out) *out = handle_of(u);
+  weft::detail::submit_unit(u, p);
   return ABT_SUCCESS;
 }
 

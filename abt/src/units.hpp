@@ -84,16 +84,12 @@ inline void construct_ext(unsigned char* storage, std::uint32_t flags,
                                                  attr ? attr->migration_arg : nullptr,
                                                  user_stack};
 }
-/// create_unit()'s common case, inline in ABT_thread_create and ABT_task_create, for a caller
-/// that checked fast_paths_open() (no tool to tell) and gives no user stack: weft allocates the
-/// descriptor, the extension goes straight into it, weft queues it (two calls, the unit's fields
-/// written once, in place; no destroy hook: allocate_unit leaves it null, and invoke_entry marks
-/// the entry's end). A unit that is not `named` frees itself (it is marked so before
-/// anyone can see it; the result must not be used then). Throws as weft's create.
-inline ABT_thread spawn_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*),
-                             void* arg, const ABT_thread_attr_opaque* attr, bool named) {
-  weft::work_unit* const u = weft::detail::allocate_unit(
-      kind, kind == weft::unit_kind::ult && attr ? attr->stack_size : 0);
+/// Writes what the ABT layer keeps in a new descriptor `u` that weft allocated (whose destroy hook
+/// allocate_unit leaves null: invoke_entry marks the entry's end): the extension, written once
+/// in place, and the C entry. A unit that is not `named` frees itself: it is marked so here,
+/// before anyone can see it.
+inline void prepare_unit(weft::work_unit* u, ABT_pool ph, void (*fn)(void*), void* arg,
+                         const ABT_thread_attr_opaque* attr, bool named) noexcept {
   std::uint32_t flags = named ? 0u : std::uint32_t{flag_unnamed};
   if (attr && !attr->migratable) flags |= flag_not_migratable;
   construct_ext(as_unit(u)->callable.storage, flags, attr, ph, nullptr);
@@ -101,23 +97,26 @@ inline ABT_thread spawn_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, v
   as_unit(u)->callable.entry_fn = fn;
   as_unit(u)->callable.entry_arg = arg;
   if (!named) as_unit(u)->join_word.store(weft::detail::join_detached, std::memory_order_relaxed);
-  weft::detail::submit_unit(u, p);
-  return handle_of(u);
 }
 /// ABT_thread_create's and ABT_task_create's fast form, for a caller that checked
-/// fast_paths_open() and gives no user stack: creates the unit and stores its handle in `out`
-/// (when given); when weft's create throws, stores ABT_THREAD_NULL there (Argobots 1.x sets it
-/// on error too) and returns the error's code.
+/// fast_paths_open() (no tool to tell) and gives no user stack: weft allocates the descriptor,
+/// prepare_unit() fills it, the handle goes to `out` (when given) and the call ends in a tail
+/// call of weft's submit, which queues the unit and returns ABT_SUCCESS (no frame of the layer
+/// to return through). When weft's allocation throws, stores ABT_THREAD_NULL in `out` (Argobots
+/// 1.x sets it on error too) and returns the error's code.
 inline int create_fast(weft::unit_kind kind, ABT_pool pool, void (*fn)(void*), void* arg,
                        const ABT_thread_attr_opaque* attr, ABT_thread* out) noexcept {
+  weft::work_unit* u;
   try {
-    const ABT_thread t = spawn_unit(kind, *pool->pool, pool, fn, arg, attr, out != nullptr);
-    if (out) *out = t;
-    return ABT_SUCCESS;
+    u = weft::detail::allocate_unit(kind,
+                                    kind == weft::unit_kind::ult && attr ? attr->stack_size : 0);
   } catch (...) {
     if (out) *out = ABT_THREAD_NULL;
     return current_exception_code(ABT_ERR_MEM);
   }
+  prepare_unit(u, pool, fn, arg, attr, out != nullptr);
+  if (out) *out = handle_of(u);
+  return weft::detail::submit_and_succeed(u, *pool->pool);
 }
 /// Ends the running ULT `self` if it was asked to cancel (honour_cancel's slow path).
 void honour_cancel_slow(weft::work_unit* self) noexcept(false);

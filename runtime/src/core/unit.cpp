@@ -375,10 +375,24 @@ void discard_unit(work_unit* u) noexcept {
   free_unit(u);
 }
 
-void submit_unit(work_unit* u, pool& p) {
+namespace {
+
+/// submit_unit()'s body, shared with submit_and_succeed().
+[[gnu::always_inline]] inline void submit_here(work_unit* u, pool& p) noexcept {
   as_unit(u)->home.store(&p, std::memory_order_relaxed);
   obs::created(u);
   route(u);
+}
+
+}  // namespace
+
+void submit_unit(work_unit* u, pool& p) {
+  submit_here(u, p);
+}
+
+int submit_and_succeed(work_unit* u, pool& p) noexcept {
+  submit_here(u, p);
+  return 0;
 }
 
 void submit_detached_unit(work_unit* u, pool& p) {

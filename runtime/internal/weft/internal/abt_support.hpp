@@ -40,6 +40,11 @@ void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept;
 /// that pops `u` has run it (the Argobots layer, whose programs count on placement).
 void wait_unit_in_place(work_unit* u);
 
+/// submit_unit() for a C layer's create that ends in it: queues the allocated unit `u` in `p` and
+/// returns 0 (the layer's status for success), so that the layer's call is a tail call of this
+/// one and the unit's creator returns straight from here. Any thread, as submit_unit().
+int submit_and_succeed(work_unit* u, pool& p) noexcept;
+
 /// Where join_and_free() may run the unit it waits for.
 enum class join_help : std::uint8_t {
   none,       // never on the caller's stream (wait_unit_in_place)

@@ -150,11 +150,6 @@ enum thread_flag : std::uint32_t {
   flag_cancelled = 1u << 5,       // ended by its cancellation (reported as CANCEL, not FINISH)
 };
 
-/// What happens when the entry of `u` (an ABT-created unit) ends, once: reports FINISH (unless
-/// its cancellation was reported) and FREE for an unnamed unit, and marks the end under its key
-/// lock (weft tears its local values down next).
-void end_of_entry(weft::work_unit* u) noexcept;
-
 /// The lock that serialises the ABT key operations on `u` (a stripe of a fixed table): another
 /// thread's ABT_thread_set_specific and the unit's own ABT_key_set both reach weft's per-unit
 /// table, which only its owner may otherwise touch.
@@ -177,7 +172,7 @@ struct thread_ext {
   // unless a resume came first (which then consumes the flag instead of resuming).
   std::atomic<bool> suspend_pending;
   std::atomic<bool> suspending;  // between consuming suspend_pending and being suspended
-  // The end of the unit's entry against another thread's key call on it (see end_of_entry):
+  // The end of the unit's entry against another thread's key call on it (see entry_ended):
   // `ending` is written by the unit only (1: its entry ended, weft tears its local values down
   // next), `key_setter` by the other thread, under the unit's key lock.
   std::atomic<std::uint8_t> ending;
@@ -189,16 +184,25 @@ struct thread_ext {
 };
 static_assert(sizeof(thread_ext) <= weft::detail::inline_callable_size);
 
-/// The entry every ABT-created work unit runs (see thread.cpp): checks cancellation, calls the C
-/// function with its argument and marks the entry's end (end_of_entry), however it ended. Its
-/// address marks the units that carry a thread_ext.
+/// The entry every ABT-created work unit runs (see thread.cpp): checks cancellation, then calls
+/// the C function with its argument. Its address marks the units that carry a thread_ext.
 void invoke_entry(weft::work_unit* u);
+/// The destroy hook of every ABT-created work unit, which weft calls once the entry has ended,
+/// however it ended, before it tears the unit's local values down: reports FINISH (unless its
+/// cancellation was reported) and FREE for an unnamed unit, and marks the end against another
+/// thread's key call on the unit.
+void entry_ended(weft::work_unit* u) noexcept;
+
+/// The extension of `u`, which the ABT layer created (its invoke is invoke_entry).
+inline thread_ext* ext_in(weft::work_unit* u) noexcept {
+  return std::launder(reinterpret_cast<thread_ext*>(as_unit(u)->callable.storage));
+}
 
 /// The ABT extension of `u`, or nullptr for units the ABT layer did not create (the primary ULT,
 /// units made with weft's C++ API, stacked schedulers). Inline: every ABT call on a unit asks.
 inline thread_ext* ext_of(weft::work_unit* u) noexcept {
   if (!u || as_unit(u)->callable.invoke != &invoke_entry) return nullptr;
-  return std::launder(reinterpret_cast<thread_ext*>(as_unit(u)->callable.storage));
+  return ext_in(u);
 }
 
 // ------------------------------------------------------------------------------------------

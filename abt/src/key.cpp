@@ -46,7 +46,7 @@ namespace {
 
 /// Another thread's ABT key call on unit `u`: holds u's key lock (against u's own key calls) and,
 /// while u runs, key_setter (against the teardown of u's values when its entry ends, see
-/// abt::end_of_entry). A unit whose entry has ended is waited for until it has terminated; its
+/// abt::entry_ended). A unit whose entry has ended is waited for until it has terminated; its
 /// values are settled then and may be set again.
 class other_unit_keys {
  public:
@@ -54,7 +54,7 @@ class other_unit_keys {
     for (;;) {
       lock_ = std::unique_lock(abt::key_lock_of(u));
       if (!e_) return;
-      // The rare side of the Dekker pair with the unit's end (abt::end_of_entry).
+      // The rare side of the Dekker pair with the unit's end (abt::entry_ended).
       abt::rare_store_fenced(e_->key_setter, 1);
       if (!e_->ending.load(std::memory_order_seq_cst)) return;
       e_->key_setter.store(0, std::memory_order_seq_cst);

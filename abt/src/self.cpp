@@ -120,8 +120,8 @@ int suspend_to(weft::work_unit* target) {
 /// target runs). A target this stream cannot take gets the fallback: switch to it as a yield,
 /// and end when back.
 [[noreturn]] void exit_to(weft::work_unit* target) {
-  weft::work_unit* self = weft::this_unit::current();
-  end_of_entry(self);  // FINISH (and FREE), and the local values' teardown is next
+  // The caller's end (its destroy hook, entry_ended, then its local values' teardown) is weft's:
+  // in the switch, or, in the fallback, when the exit unwinds the caller.
   weft::detail::exit_and_switch(target);  // does not return when it could switch
   try {
     queue_if_popped(target);

@@ -41,37 +41,16 @@ namespace {
   if (f & flag_unnamed) tool_event(u, ABT_TOOL_EVENT_THREAD_FREE);
 }
 
-/// Lets the key call of another thread on the unit of `e`, which got in before the unit's end was
-/// marked, finish (out of line: it happens only when another thread sets the unit's values).
-[[gnu::cold, gnu::noinline]] void wait_for_key_setter(const thread_ext* e) noexcept {
-  while (e->key_setter.load(std::memory_order_seq_cst)) sched_yield();
-}
-
-/// The end of an entry that has not been marked yet (end_entry's common case, also what
-/// follows a normal return): marks it, reports it to a tool, and lets a key call from another
-/// thread that got in first finish before weft tears the unit's values down.
-inline void mark_entry_end(weft::work_unit* u, thread_ext* e) noexcept {
-  // A Dekker pair with another thread's key call on the unit (other_unit_keys in key.cpp), which
-  // stores key_setter and then loads `ending`: whichever comes second sees the other. This side
-  // runs once per unit, that side rarely, so this side's fence is the light one (the membarrier
-  // of asymmetric_fence.hpp). One look at g_slow_paths covers that fence and the tool.
-  if (!(g_slow_paths.load(std::memory_order_relaxed) & (slow_tool | slow_full_fence))) [[likely]] {
-    e->ending.store(1, std::memory_order_relaxed);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-  } else {
+/// entry_ended()'s rare cases, out of line: the end marked with a full fence (no membarrier) or
+/// reported to a tool (`marked` false), and a key call of another thread that got in before the
+/// end was marked, which the unit lets finish before weft tears its values down.
+[[gnu::cold, gnu::noinline]] void entry_ended_slow(weft::work_unit* u, bool marked) noexcept {
+  thread_ext* const e = ext_in(u);
+  if (!marked) {
     frequent_store_fenced(e->ending, 1);
     if (tool_active()) report_entry_end(u, e);
   }
-  if (e->key_setter.load(std::memory_order_seq_cst)) [[unlikely]]
-    wait_for_key_setter(e);
-}
-
-/// end_of_entry() for an ABT-created unit `u` whose extension is `e`: from then on weft tears
-/// down the unit's local values, and ABT_thread_set_specific from another thread waits until
-/// the unit has terminated.
-inline void end_entry(weft::work_unit* u, thread_ext* e) noexcept {
-  if (e->ending.load(std::memory_order_relaxed)) return;  // ran already (ABT_self_exit_to)
-  mark_entry_end(u, e);
+  while (e->key_setter.load(std::memory_order_seq_cst)) sched_yield();
 }
 
 std::size_t page_bytes() noexcept {
@@ -86,9 +65,11 @@ char* user_guard_page(void* stack) noexcept {
                                  page);
 }
 
-/// Runs at the end of a ULT on a guarded user stack (weft calls it once the entry ended, on the
-/// ULT's own stack, far above the guard): the memory goes back to the user unprotected.
+/// The destroy hook of a ULT on a guarded user stack: entry_ended(), then the memory goes back
+/// to the user unprotected (weft calls it once the entry ended, on the ULT's own stack, far
+/// above the guard).
 void unguard_user_stack(weft::work_unit* u) {
+  entry_ended(u);
   thread_ext* e = ext_of(u);
   if (!e || !(e->flags.load(std::memory_order_relaxed) & flag_user_guard)) return;
   mprotect(user_guard_page(e->user_stack), page_bytes(), PROT_READ | PROT_WRITE);
@@ -113,13 +94,8 @@ bool use_user_stack(weft::work_unit* u, void* stack, std::size_t size) noexcept 
 
 }  // namespace
 
-void end_of_entry(weft::work_unit* u) noexcept {
-  if (thread_ext* e = ext_of(u)) end_entry(u, e);
-}
-
 void invoke_entry(weft::work_unit* u) {
-  auto* e = std::launder(
-      reinterpret_cast<thread_ext*>(as_unit(u)->callable.storage));  // ours: invoke is this
+  thread_ext* const e = ext_in(u);  // ours: invoke is this
   // A unit cancelled before it started terminates without running (Argobots' cancellation; a
   // cancel that comes later is honoured at the unit's next ABT yield).
   e->started.store(true, std::memory_order_relaxed);
@@ -127,21 +103,32 @@ void invoke_entry(weft::work_unit* u) {
     if (e->flags.load(std::memory_order_acquire) & flag_cancel) {
       e->flags.fetch_or(flag_cancelled, std::memory_order_relaxed);
       if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_CANCEL);
-      mark_entry_end(u, e);
       return;
     }
     if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
   }
-  // The end is marked here rather than in a destroy hook: weft's call of a hook at every unit's
-  // end costs more than this frame (3-4% of a fan-out of empty units, measured).
-  try {
-    as_unit(u)->callable.entry_fn(as_unit(u)->callable.entry_arg);
-  } catch (...) {
-    // ABT_thread_exit, a cancellation, or ABT_self_exit_to (which marked the end already).
-    end_entry(u, e);
-    throw;
+  // A tail call: no frame of the layer lies under the user's function, which returns straight to
+  // weft (a ULT that blocked returns through one level less after its switches). The end (a
+  // return, ABT_thread_exit, a cancellation, ABT_self_exit_to) is marked by the destroy hook,
+  // entry_ended, which weft calls once however the entry ended.
+  as_unit(u)->callable.entry_fn(as_unit(u)->callable.entry_arg);
+}
+
+void entry_ended(weft::work_unit* u) noexcept {
+  // A Dekker pair with another thread's key call on the unit (other_unit_keys in key.cpp), which
+  // stores key_setter and then loads `ending`: whichever comes second sees the other. This side
+  // runs once per unit, that side rarely, so this side's fence is the light one (the membarrier
+  // of asymmetric_fence.hpp). One look at g_slow_paths covers that fence and the tool; the
+  // common case is two stores and two loads, with no frame.
+  thread_ext* const e = ext_in(u);
+  if (!(g_slow_paths.load(std::memory_order_relaxed) & (slow_tool | slow_full_fence))) [[likely]] {
+    e->ending.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (e->key_setter.load(std::memory_order_seq_cst)) [[unlikely]]
+      entry_ended_slow(u, true);
+    return;
   }
-  mark_entry_end(u, e);  // a return: nothing marked it yet
+  entry_ended_slow(u, false);
 }
 
 namespace {
@@ -162,7 +149,7 @@ int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn
   if (attr && !attr->migratable) flags |= flag_not_migratable;
   construct_ext(as_unit(u)->callable.storage, flags, attr, ph, user_stack);
   as_unit(u)->callable.invoke = &invoke_entry;
-  as_unit(u)->callable.destroy = (flags & flag_user_guard) ? &unguard_user_stack : nullptr;
+  as_unit(u)->callable.destroy = (flags & flag_user_guard) ? &unguard_user_stack : &entry_ended;
   as_unit(u)->callable.entry_fn = fn;
   as_unit(u)->callable.entry_arg = arg;
   if (tool_active()) {

@@ -84,16 +84,16 @@ inline void construct_ext(unsigned char* storage, std::uint32_t flags,
                                                  attr ? attr->migration_arg : nullptr,
                                                  user_stack};
 }
-/// Writes what the ABT layer keeps in a new descriptor `u` that weft allocated (whose destroy hook
-/// allocate_unit leaves null: invoke_entry marks the entry's end): the extension, written once
-/// in place, and the C entry. A unit that is not `named` frees itself: it is marked so here,
-/// before anyone can see it.
+/// Writes what the ABT layer keeps in a new descriptor `u` that weft allocated: the extension,
+/// written once in place, the C entry and the end's hook. A unit that is not `named` frees itself:
+/// it is marked so here, before anyone can see it.
 inline void prepare_unit(weft::work_unit* u, ABT_pool ph, void (*fn)(void*), void* arg,
                          const ABT_thread_attr_opaque* attr, bool named) noexcept {
   std::uint32_t flags = named ? 0u : std::uint32_t{flag_unnamed};
   if (attr && !attr->migratable) flags |= flag_not_migratable;
   construct_ext(as_unit(u)->callable.storage, flags, attr, ph, nullptr);
   as_unit(u)->callable.invoke = &invoke_entry;
+  as_unit(u)->callable.destroy = &entry_ended;
   as_unit(u)->callable.entry_fn = fn;
   as_unit(u)->callable.entry_arg = arg;
   if (!named) as_unit(u)->join_word.store(weft::detail::join_detached, std::memory_order_relaxed);

@@ -103,8 +103,9 @@ inline void yielded_in_place(stream& s, work_unit* u) noexcept {
   }
 }
 /// The ULT `self` on `s` blocks in a join and lends its stack to the ULT `u`, which starts on it
-/// as a call: blocked() and run_begin() under one test.
-inline void lent_stack(stream& s, work_unit* self, work_unit* u) noexcept {
+/// as a call: blocked() and run_begin() under one test. Always inline: the join that calls it is
+/// large enough for the compiler to leave it out of line otherwise (a call per fork-join level).
+[[gnu::always_inline]] inline void lent_stack(stream& s, work_unit* self, work_unit* u) noexcept {
   s.obs_.runs_direct.add();
   if (watching()) [[unlikely]] {
     event_slow(self, unit_event::suspend);
@@ -112,8 +113,10 @@ inline void lent_stack(stream& s, work_unit* self, work_unit* u) noexcept {
   }
 }
 /// `u`, which ran on its joiner `self`'s stack and is still `s`'s running unit, finished, and
-/// `self` goes on: finished(), woken() and run_begin() under one test.
-inline void stack_returned(stream& s, work_unit* u, work_unit* self) noexcept {
+/// `self` goes on: finished(), woken() and run_begin() under one test. Always inline, as
+/// lent_stack().
+[[gnu::always_inline]] inline void stack_returned(stream& s, work_unit* u,
+                                                  work_unit* self) noexcept {
   s.obs_.runs_direct.add();
   if (watching()) [[unlikely]] {
     event_slow(u, unit_event::finish);

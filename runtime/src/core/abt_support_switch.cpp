@@ -31,7 +31,7 @@ bool take_target(stream* s, work_unit* self, work_unit* w) {
   pool* home = target->home.load(std::memory_order_relaxed);
   if (!home) return false;
   if (single_consumer(home->access()) &&
-      pool_access::consumer(*home).load(std::memory_order_acquire) != s) {
+      pool_access::consumer(*home, std::memory_order_acquire) != s) {
     return false;
   }
   return home->remove(target);
@@ -49,7 +49,7 @@ void finish_exited(work_unit* from, void*) {
     tsan_destroy_fiber(tsan_fiber(stack));  // the memory stays the user's
   } else {
     asan_unpoison(stack.lo, stack.size);  // the leaver's frames never returned
-    current_stream_no_switch()->stacks_.release(stack, nullptr);
+    current_stream_no_switch()->stacks().release(stack, nullptr);
   }
   complete(from);
 }

@@ -37,11 +37,11 @@ stack_region take_finished_stack(work_unit* w) noexcept;
     // frees this stack. The unit completes before the choice, so that a joiner it wakes on this
     // stream can be the choice: a fork-join parent goes on at once (a LIFO pool pops it first).
     // From here on only `rec.stack` is used, never `self`: its joiner may free it at any time.
-    if (here->switching_.direct_policy() && here->direct_allowed()) {
+    if (here->switch_state().direct_policy() && here->direct_allowed()) {
       switch_record rec{nullptr, switch_action::release_stack};
       rec.stack = take_finished_stack(self);
       work_unit* next = complete_to_joiner(self, here);
-      if (!next) next = here->switching_.direct_policy()->pick_next();
+      if (!next) next = here->switch_state().direct_policy()->pick_next();
       if (here->pass_stack(rec.stack, next)) continue;
       here->switch_directly(next, rec);
     } else {
@@ -68,7 +68,7 @@ void release_finished_stack(stream& s, const stack_region& stack, void* parked) 
   if (stack.flags & stack_user)
     tsan_destroy_fiber(tsan_fiber(stack));  // the memory stays the user's
   else
-    s.stacks_.release(stack, parked);
+    s.stacks().release(stack, parked);
 }
 
 /// Gives a unit that never ran its stack and its initial context.
@@ -79,7 +79,7 @@ void prepare_first_run(stream& s, work_unit* w) {
                                    &ult_entry);
     return;
   }
-  void* const parked = s.stacks_.acquire(u->stack_size, u->stack);
+  void* const parked = s.stacks().acquire(u->stack_size, u->stack);
   if (tsan_enabled && !tsan_fiber(u->stack)) set_tsan_fiber(u->stack, tsan_create_fiber());
   u->context = parked ? parked
                       : bc::make_fcontext(static_cast<char*>(u->stack.lo) + u->stack.size,
@@ -155,6 +155,14 @@ void stream::resume_unit(work_unit* w) {
   if (!u->context && !try_prepare(u)) return;
   // Called from the stream's scheduler context, or from a ULT that runs a stacked scheduler
   // (switching::enter says what changes for the run of `u`).
+  assert_invariant([this] { return current_stream_no_switch() == this; },
+                   "a stream resumes units on its own thread only");
+  assert_invariant(
+      [u] {
+        const unit_state st = u->state.load(std::memory_order_relaxed);
+        return st != unit_state::running && st != unit_state::terminated;
+      },
+      "invariant 3: a unit resumed by a scheduler is not running elsewhere, nor ended");
   const switching::frame outer = switching_.enter(u, sched_->writes_loop_ ? nullptr : sched_.get());
   u->last_stream.store(this, std::memory_order_relaxed);
   u->state.store(unit_state::running, std::memory_order_relaxed);
@@ -285,10 +293,22 @@ void stream::land(transfer t) {
     release_finished_stack(*here, rec->stack, t.fctx);
     return;
   }
+  assert_invariant([here] { return here == current_stream_no_switch(); },
+                   "invariant 3: a switch lands on the thread of the stream it left");
   work_unit* from = rec->from;
+  // (A requeued yielder reads ready: it queued itself before the jump; an ending one may be done.)
+  assert_invariant(
+      [from, rec] {
+        const switch_action a = rec->action;
+        return !from ||
+               (a != switch_action::yield && a != switch_action::block &&
+                a != switch_action::suspend && a != switch_action::migrate) ||
+               as_unit(from)->state.load(std::memory_order_relaxed) == unit_state::running;
+      },
+      "invariant 4: a unit that switched away reads running until its landing");
   if (!from) {
     // A scheduler resumed us (or, at finalize, returned for good): remember where it waits.
-    here->switching_.save_scheduler_context(t.fctx);
+    here->switch_state().save_scheduler_context(t.fctx);
     return;
   }
   switch (rec->action) {

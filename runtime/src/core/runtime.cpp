@@ -45,13 +45,13 @@ std::unique_ptr<alt_signal_stack> primary_alt_stack;
   asan_finish_switch(nullptr);
   stream::land(t);
   stream* s = current_stream();
-  s->switching_.set_current(nullptr);  // the primary ULT just switched away; we run no unit
+  s->switch_state().set_current(nullptr);  // the primary ULT just switched away; we run no unit
   // A unit the primary ULT handed over on its way out (a tasklet it joins, say) runs first, as
   // run_unit() does when the scheduler context was already inside it.
-  if (work_unit* next = s->switching_.take_handoff()) s->run_unit(next);
+  if (work_unit* next = s->switch_state().take_handoff()) s->run_unit(next);
   s->scheduler_loop();
   // finalize asked the scheduler to finish: go back to the primary ULT for good.
-  work_unit* primary = s->primary_unit_;
+  work_unit* primary = s->primary_unit();
   switch_record rec;  // from = nullptr: the scheduler
   rec.action = switch_action::sched_exit;
   rec.on_stream = s;
@@ -61,64 +61,48 @@ std::unique_ptr<alt_signal_stack> primary_alt_stack;
   __builtin_unreachable();
 }
 
-void bind_primary(runtime_state& r, const std::vector<int>& cpus) {
-  if (cpus.empty()) return;
-  CPU_ZERO(&r.saved_affinity);
-  r.affinity_saved = sched_getaffinity(0, sizeof r.saved_affinity, &r.saved_affinity) == 0;
-  std::string why;
-  if (!r.topo.bind_current_thread(cpus, why)) {
-    std::fprintf(stderr, "weft: warning: cannot bind the primary stream (%s); it runs unbound\n",
-                 why.c_str());
-  }
-}
-
 void start_primary(runtime_state& r) {
   std::vector<int> cpus = place_of(0);
   const int node = topology::numa_node_of(cpus);
-  r.streams.push_back(nullptr);  // the slot first: out of memory, nothing is left unowned
-  auto* p = new stream(0, true, make_scheduler(r.cfg.scheduler), cpus, node);
-  r.streams.back() = p;
-  r.primary = p;
+  stream* p = r.streams().insert(0, [&](int rank) {
+    return new stream(rank, true, make_scheduler(r.cfg().scheduler), cpus, node);
+  });
+  r.set_primary(p);
   set_current_stream(p);
-  bind_primary(r, cpus);
+  r.bind_primary(cpus);
   primary_alt_stack = std::make_unique<alt_signal_stack>();
   p->attach_pools();
 
-  work_unit* u = p->units_.pop();
+  work_unit* u = p->units().pop();
   init_unit(u, unit_kind::ult, 0, p->next_id());
   as_unit(u)->flags = unit_primary;
   as_unit(u)->pinned_to.store(p, std::memory_order_relaxed);
-  as_unit(u)->home.store(p->main_pool_.load(), std::memory_order_relaxed);
+  as_unit(u)->home.store(p->first_pool(), std::memory_order_relaxed);
   as_unit(u)->last_stream.store(p, std::memory_order_relaxed);
   as_unit(u)->stack = native_stack();
   as_unit(u)->state.store(unit_state::running, std::memory_order_relaxed);
-  p->primary_unit_ = u;
-  p->switching_.set_current(u);
+  p->set_primary_unit(u);
+  p->switch_state().set_current(u);
 
-  const stack_region sched_stack = map_stack(std::max<std::size_t>(r.stack_size, 64 * 1024));
-  p->switching_.set_scheduler_stack(sched_stack);
-  p->switching_.save_scheduler_context(
+  const stack_region sched_stack = map_stack(std::max<std::size_t>(r.stack_size(), 64 * 1024));
+  p->switch_state().set_scheduler_stack(sched_stack);
+  p->switch_state().save_scheduler_context(
       boost::context::detail::make_fcontext(static_cast<char*>(sched_stack.lo) + sched_stack.size,
                                             sched_stack.size, &primary_scheduler_entry));
 }
 
 void teardown(runtime_state* r) {
-  for (stream* s : r->streams) {
-    if (!s || s->primary_) continue;
-    delete s;
-  }
-  for (stream* s : r->freed_streams) delete s;
+  r->streams().delete_all_but(r->primary());
   observation_at_teardown();
-  if (stream* p = r->primary) {
-    unmap_stack(p->switching_.scheduler_stack());
-    work_unit* u = p->primary_unit_;
-    p->switching_.set_current(nullptr);
+  if (stream* p = r->primary()) {
+    unmap_stack(p->switch_state().scheduler_stack());
+    work_unit* u = p->primary_unit();
+    p->switch_state().set_current(nullptr);
     if (u) free_unit(u);  // null when init failed before the primary ULT was set up
     set_current_stream(nullptr);
     delete p;
   }
-  for (timer_node* n : r->orphan_timers) release_at_teardown(n);
-  if (r->affinity_saved) sched_setaffinity(0, sizeof r->saved_affinity, &r->saved_affinity);
+  r->restore_affinity();
   primary_alt_stack.reset();
   uninstall_overflow_handler();
   delete r;
@@ -132,9 +116,47 @@ runtime_state& rt() {
 }
 
 std::vector<int> place_of(int rank) {
-  runtime_state& r = rt();
-  if (r.places.empty()) return {};
-  return r.places[static_cast<std::size_t>(rank) % r.places.size()];
+  return rt().place_of(rank);
+}
+
+runtime_state::runtime_state(const config& cfg)
+    : cfg_(cfg),
+      stack_size_(round_to_pages(cfg.stack_size)),
+      stack_reserve_(cfg.stack_reserve ? round_to_pages(cfg.stack_reserve) : 0),
+      primary_thread_(pthread_self()) {
+  places_ = topo_.places(cfg_.affinity);
+  if (cfg_.num_streams == 0) cfg_.num_streams = static_cast<int>(topo_.allowed_cpus().size());
+  if (cfg_.num_streams < 1) cfg_.num_streams = 1;
+}
+
+runtime_state::~runtime_state() = default;
+
+std::vector<int> runtime_state::place_of(int rank) const {
+  if (places_.empty()) return {};
+  return places_[static_cast<std::size_t>(rank) % places_.size()];
+}
+
+void runtime_state::bind_primary(const std::vector<int>& cpus) {
+  if (cpus.empty()) return;
+  CPU_ZERO(&saved_affinity_);
+  affinity_saved_ = sched_getaffinity(0, sizeof saved_affinity_, &saved_affinity_) == 0;
+  std::string why;
+  if (!topo_.bind_current_thread(cpus, why)) {
+    std::fprintf(stderr, "weft: warning: cannot bind the primary stream (%s); it runs unbound\n",
+                 why.c_str());
+  }
+}
+
+void runtime_state::restore_affinity() noexcept {
+  if (affinity_saved_) sched_setaffinity(0, sizeof saved_affinity_, &saved_affinity_);
+}
+
+void runtime_state::connect_resource_manager(const std::string& address) {
+  rm_ = std::make_unique<rm_client>(rm::parse_address(address, "resource_manager"));
+}
+
+void runtime_state::disconnect_resource_manager() noexcept {
+  rm_.reset();
 }
 
 }  // namespace detail
@@ -142,7 +164,7 @@ std::vector<int> place_of(int rank) {
 void init(const config& cfg_in) {
   std::lock_guard lock(detail::init_mutex);
   if (detail::g_runtime) {
-    ++detail::g_runtime->init_count;
+    detail::g_runtime->nest();
     return;
   }
   config cfg = cfg_in;
@@ -150,32 +172,24 @@ void init(const config& cfg_in) {
   cfg.validate();
   (void)make_scheduler(cfg.scheduler);  // an unknown name fails here, before anything starts
 
-  auto* r = new detail::runtime_state;
+  detail::runtime_state* r = nullptr;
   try {
-    r->cfg = cfg;
-    r->stack_size = detail::round_to_pages(cfg.stack_size);
-    r->stack_reserve = cfg.stack_reserve ? detail::round_to_pages(cfg.stack_reserve) : 0;
-    r->places = r->topo.places(cfg.affinity);
-    if (r->cfg.num_streams == 0)
-      r->cfg.num_streams = static_cast<int>(r->topo.allowed_cpus().size());
-    if (r->cfg.num_streams < 1) r->cfg.num_streams = 1;
-    r->init_count = 1;
-    r->primary_thread = pthread_self();
+    r = new detail::runtime_state(cfg);
     detail::g_runtime = r;
     detail::set_runtime_epoch(++detail::last_epoch);
     detail::install_overflow_handler();
     detail::start_primary(*r);
-    for (int i = 1; i < r->cfg.num_streams; ++i) execution_stream::create();
-    if (!r->cfg.resource_manager.empty()) {
-      r->rm = std::make_unique<detail::rm_client>(
-          rm::parse_address(r->cfg.resource_manager, "resource_manager"));
-    }
-    if (r->cfg.dump_signal != 0) detail::start_dump_signal(r->cfg.dump_signal);
+    for (int i = 1; i < r->cfg().num_streams; ++i) execution_stream::create();
+    if (!r->cfg().resource_manager.empty()) r->connect_resource_manager(r->cfg().resource_manager);
+    if (r->cfg().dump_signal != 0) detail::start_dump_signal(r->cfg().dump_signal);
     detail::observation_at_init(*r);
   } catch (...) {
     if (detail::g_runtime) {
-      for (detail::stream* s : r->streams) {
-        if (s && !s->primary_ && s->thread_started_) {
+      // The table's lock is held only to read a slot: a stream that ends may still query it.
+      bool end = false;
+      for (std::size_t i = 0; !end; ++i) {
+        detail::stream* s = r->streams().slot(i, end);
+        if (s && !s->is_primary() && s->thread_started()) {
           s->request(detail::request_stop);
           s->wait_terminated();
         }
@@ -193,19 +207,16 @@ void init(const config& cfg_in) {
       throw error(errc::resource, "weft: init: out of memory");
     }
   }
-  if (r->cfg.print) print_config(std::cerr);
+  if (r->cfg().print) print_config(std::cerr);
 }
 
 void finalize() {
   std::unique_lock lock(detail::init_mutex);
   detail::runtime_state& r = detail::rt();
-  if (r.init_count > 1) {
-    --r.init_count;
-    return;
-  }
-  detail::stream* p = r.primary;
-  if (!pthread_equal(pthread_self(), r.primary_thread) || detail::current_stream() != p ||
-      p->current() != p->primary_unit_) {
+  if (r.unnest()) return;
+  detail::stream* p = r.primary();
+  if (!pthread_equal(pthread_self(), r.primary_thread()) || detail::current_stream() != p ||
+      p->current() != p->primary_unit()) {
     throw error(errc::wrong_thread,
                 "weft: the last finalize() must be called by the primary ULT (the thread that "
                 "called init)");
@@ -216,19 +227,17 @@ void finalize() {
   //    a signal.
   detail::stop_dump_signal();
   detail::close_events();
-  r.rm.reset();
+  r.disconnect_resource_manager();
 
   // 1. Secondary streams finish their queued work and end; the primary keeps running its units
   //    while it waits (wait_terminated yields). Units still sleeping or in a timed wait are
   //    abandoned as blocked ones are: a one-hour sleep must not hold finalize up for an hour.
-  r.finalizing.store(true, std::memory_order_release);
+  r.set_finalizing();
   // By index and without allocating, so that finalize works out of memory: a stream object
   // stays valid until teardown (freed ones are parked), the lock is held only to read the slot.
   auto secondary = [&r](std::size_t i, bool& end) -> detail::stream* {
-    std::lock_guard streams_lock(r.streams_mutex);
-    end = i >= r.streams.size();
-    detail::stream* s = end ? nullptr : r.streams[i];
-    return s && !s->primary_ ? s : nullptr;
+    detail::stream* s = r.streams().slot(i, end);
+    return s && !s->is_primary() ? s : nullptr;
   };
   bool end = false;
   for (std::size_t i = 0; !end; ++i) {
@@ -244,7 +253,7 @@ void finalize() {
   //    scheduler returns; primary_scheduler_entry then switches back here for good.
   p->request(detail::request_adopt);
   detail::switch_record rec{
-      p->primary_unit_, detail::switch_action::block,
+      p->primary_unit(), detail::switch_action::block,
       [](work_unit*, void* s) { static_cast<detail::stream*>(s)->request(detail::request_join); },
       p};
   p->switch_to_scheduler(rec);
@@ -255,11 +264,11 @@ void finalize() {
   //    has stopped, so the dump reads the units undisturbed.
   //    The report is best effort: out of memory, finalize says so and still ends the runtime.
   try {
-    if (const std::size_t left = detail::count_live_units(r, p->primary_unit_); left > 0) {
+    if (const std::size_t left = detail::count_live_units(r, p->primary_unit()); left > 0) {
       std::ostringstream out;
       out << "weft: finalize: " << left << (left == 1 ? " unit" : " units")
           << " could not finish and " << (left == 1 ? "is" : "are") << " abandoned:\n";
-      detail::write_dump(out, r, {false, true, true, true, p->primary_unit_});
+      detail::write_dump(out, r, {false, true, true, true, p->primary_unit()});
       std::cerr << out.str() << std::flush;
     }
   } catch (...) {
@@ -278,11 +287,11 @@ bool initialized() noexcept {
 }
 
 const config& current_config() {
-  return detail::rt().cfg;
+  return detail::rt().cfg();
 }
 
 void print_config(std::ostream& out) {
-  out << detail::rt().cfg.describe();
+  out << detail::rt().cfg().describe();
 }
 
 }  // namespace weft

@@ -6,75 +6,106 @@
 #include <sched.h>
 
 #include <atomic>
-#include <deque>
-#include <map>
+#include <cstddef>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "core/stream_table.hpp"
+#include "elasticity/event_queue.hpp"
 #include "memory/unit_cache.hpp"
 #include "platform/topology.hpp"
+#include "scheduling/pool_attachment.hpp"
 #include "weft/config.hpp"
-#include "weft/events.hpp"
-#include "weft/pool.hpp"
 
 namespace weft::detail {
 
 class stream;
-struct timer_node;
 class rm_client;
 
-/// A registered pair of event callbacks.
-struct event_entry {
-  event_kind kind;
-  event_callbacks callbacks;
-};
+/// What init() builds and finalize() tears down: the configuration it settled on, the machine's
+/// topology, and the parts that each own their state and lock (the stream table, pool
+/// attachment and orphans, event callbacks and requests, the unit allocator).
+///
+/// The configuration, topology and primary stream are fixed once init() has returned; any thread
+/// reads them without a lock. The parts are reached through their own interfaces.
+class runtime_state {
+ public:
+  /// Settles `cfg` (validated, environment applied) against the machine: stack sizes rounded to
+  /// pages, places from the affinity policy, the stream count where `cfg` leaves it to the
+  /// machine. init() holds its lock.
+  explicit runtime_state(const config& cfg);
+  runtime_state(const runtime_state&) = delete;
+  runtime_state& operator=(const runtime_state&) = delete;
+  ~runtime_state();
 
-struct runtime_state {
-  config cfg;
-  std::size_t stack_size = 0;     // cfg.stack_size rounded to pages
-  std::size_t stack_reserve = 0;  // cfg.stack_reserve rounded to pages
-  int init_count = 0;
-  pthread_t primary_thread{};
-  stream* primary = nullptr;
-  topology topo;
-  std::vector<std::vector<int>> places;  // from cfg.affinity
-  cpu_set_t saved_affinity{};            // the primary thread's mask before init
-  bool affinity_saved = false;
+  // --- fixed after init ---
+  const config& cfg() const noexcept { return cfg_; }
+  /// cfg().stack_size and cfg().stack_reserve rounded to pages.
+  std::size_t stack_size() const noexcept { return stack_size_; }
+  std::size_t stack_reserve() const noexcept { return stack_reserve_; }
+  const topology& topo() const noexcept { return topo_; }
+  /// Place (CPU set) of rank `rank` under the affinity policy; empty when unbound.
+  std::vector<int> place_of(int rank) const;
+  /// The thread that called the first init().
+  pthread_t primary_thread() const noexcept { return primary_thread_; }
+  /// The primary stream; nullptr until init() created it.
+  stream* primary() const noexcept { return primary_; }
+  void set_primary(stream* p) noexcept { primary_ = p; }
 
-  std::mutex streams_mutex;
-  std::vector<stream*> streams;  // index = rank; nullptr for free ranks
-  // Freed streams, kept (without scheduler or caches) until finalize: a unit pinned to a freed
-  // stream still finds a closed inbox there and runs elsewhere instead of touching freed memory.
-  std::vector<stream*> freed_streams;
+  // --- nesting of init()/finalize(), under init()'s lock ---
+  void nest() noexcept { ++init_count_; }
+  /// A finalize() that pairs with a nested init(): true when an outer init() is still open.
+  bool unnest() noexcept {
+    if (init_count_ <= 1) return false;
+    --init_count_;
+    return true;
+  }
 
-  unit_allocator units;
-  unit_cache external_cache{units, -1};  // for external threads, under a lock (unit.cpp)
+  // --- the primary thread's CPU mask, kept while it is bound ---
+  /// Binds the calling (primary) thread to `cpus`, keeping its mask for restore_affinity().
+  void bind_primary(const std::vector<int>& cpus);
+  void restore_affinity() noexcept;
 
-  unit_cache& external_units() noexcept { return external_cache; }
-
-  std::mutex orphan_mutex;  // also serialises pushes into orphaned single-producer pools
-  std::vector<std::shared_ptr<pool>> orphans;
-  // Timers of stopped streams, taken over by the next stream that checks its events.
-  std::vector<timer_node*> orphan_timers;  // under orphan_mutex
-  std::atomic<bool> has_orphan_timers{false};
-  // True while rt().orphans may hold units; streams then serve them (stream::serve_orphans).
-  std::atomic<bool> has_orphans{false};
-
-  // Shrink/expand events (events.cpp).
-  std::mutex callbacks_mutex;  // held while callbacks run, so removal waits for them
-  std::map<callback_id, event_entry> callbacks;
-  callback_id next_callback = 1;
-  std::mutex events_mutex;
-  std::deque<std::shared_ptr<resize_state>> events;  // under events_mutex
-  bool event_in_progress = false;                    // under events_mutex
-  bool events_closed = false;                        // under events_mutex (finalize)
+  // --- finalize ---
   /// Set by the last finalize() before it joins the streams: they then stop once their queued
   /// work is done without waiting for timed sleepers, which are abandoned like blocked units.
-  std::atomic<bool> finalizing{false};
-  // A request queued and none in progress, or a shrink waiting for its targets to end.
-  std::atomic<bool> events_pending{false};
-  std::unique_ptr<rm_client> rm;  // the resource-manager connection
+  bool finalizing() const noexcept { return finalizing_.load(std::memory_order_acquire); }
+  void set_finalizing() noexcept { finalizing_.store(true, std::memory_order_release); }
+
+  // --- parts ---
+  stream_table& streams() noexcept { return streams_; }
+  const stream_table& streams() const noexcept { return streams_; }
+  pool_attachment& attachment() noexcept { return attachment_; }
+  callback_registry& event_callbacks() noexcept { return callbacks_; }
+  event_queue& events() noexcept { return events_; }
+  unit_allocator& units() noexcept { return units_; }
+  /// The descriptor cache of external threads (unit.cpp serialises its use).
+  unit_cache& external_units() noexcept { return external_cache_; }
+  /// Connects to the resource manager at `address` (config::resource_manager).
+  void connect_resource_manager(const std::string& address);
+  /// Closes the resource-manager connection, if any.
+  void disconnect_resource_manager() noexcept;
+
+ private:
+  config cfg_;
+  std::size_t stack_size_ = 0;
+  std::size_t stack_reserve_ = 0;
+  int init_count_ = 1;
+  pthread_t primary_thread_{};
+  stream* primary_ = nullptr;
+  topology topo_;
+  std::vector<std::vector<int>> places_;  // from cfg_.affinity
+  cpu_set_t saved_affinity_{};            // the primary thread's mask before init
+  bool affinity_saved_ = false;
+  std::atomic<bool> finalizing_{false};
+
+  stream_table streams_;
+  pool_attachment attachment_;
+  callback_registry callbacks_;
+  event_queue events_;
+  unit_allocator units_;
+  unit_cache external_cache_{units_, -1};  // for external threads, under a lock (unit.cpp)
+  std::unique_ptr<rm_client> rm_;          // the resource-manager connection
 };
 
 /// Blocks of unit ids handed out so far; process-wide, so ids stay unique across re-inits.

@@ -28,20 +28,6 @@ namespace weft::detail {
 
 namespace {
 
-/// Runs `f` (a container insertion with the strong guarantee) until it does not run out of
-/// memory. For a stream that is ending: dropping the pool or timers it hands on would lose
-/// units, so it waits for memory instead (a millisecond between tries).
-template <class F>
-void until_allocated(F&& f) noexcept {
-  for (;;) {
-    try {
-      f();
-      return;
-    } catch (const std::bad_alloc&) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-}
 /// The longest an idle stream sleeps between safety-net checks (unless config::park_limit_ms
 /// is longer): 1,000 idle streams then wake about 1,000 times a second in all.
 constexpr std::chrono::milliseconds max_idle_park{1000};
@@ -57,13 +43,25 @@ std::string cpu_list(const std::vector<int>& cpus) {
   return "{" + out + "}";
 }
 
-void* thread_main(void* arg) {
+}  // namespace
+
+[[gnu::noinline]] stream* current_stream() noexcept {
+  stream* s = tls_stream;
+  asm volatile("" ::: "memory");
+  return s;
+}
+
+[[gnu::noinline]] void set_current_stream(stream* s) noexcept {
+  tls_stream = s;
+}
+
+void* stream::thread_main(void* arg) {
   auto* s = static_cast<stream*>(arg);
   set_current_stream(s);
   alt_signal_stack alt;
   if (!s->cpus_.empty()) {
     std::string why;
-    if (!rt().topo.bind_current_thread(s->cpus_, why)) {
+    if (!rt().topo().bind_current_thread(s->cpus_, why)) {
       std::fprintf(
           stderr,
           "weft: warning: cannot bind execution stream %d to CPUs %s (%s); it runs unbound\n",
@@ -80,18 +78,6 @@ void* thread_main(void* arg) {
   return nullptr;
 }
 
-}  // namespace
-
-[[gnu::noinline]] stream* current_stream() noexcept {
-  stream* s = tls_stream;
-  asm volatile("" ::: "memory");
-  return s;
-}
-
-[[gnu::noinline]] void set_current_stream(stream* s) noexcept {
-  tls_stream = s;
-}
-
 stream::stream(int rank, bool primary, std::unique_ptr<scheduler> sched, std::vector<int> cpus,
                int numa_node)
     : rank_(rank),
@@ -99,8 +85,8 @@ stream::stream(int rank, bool primary, std::unique_ptr<scheduler> sched, std::ve
       cpus_(std::move(cpus)),
       node_(numa_node),
       sched_(std::move(sched)),
-      units_(rt().units, numa_node),
-      stacks_(rt().stack_size, rt().stack_reserve) {
+      units_(rt().units(), numa_node),
+      stacks_(rt().stack_size(), rt().stack_reserve()) {
   sched_->stream_ = this;
 }
 
@@ -119,6 +105,72 @@ void stream::start() {
   thread_started_ = true;
 }
 
+void stream::finish(std::uint32_t request_bits, const char* what) {
+  if (primary_) {
+    throw error(errc::primary_stream,
+                std::string("weft: ") + what + " is not allowed on the primary stream");
+  }
+  if (current_stream() == this) {
+    throw error(errc::invalid_state,
+                std::string("weft: a stream cannot ") + what + " itself from one of its units");
+  }
+  if (state() != stream_state::terminated) {
+    state_.store(static_cast<std::uint32_t>(stream_state::terminating), std::memory_order_release);
+    request(request_bits);
+  }
+  wait_terminated();
+}
+
+void stream::begin_stop() noexcept {
+  if (state() == stream_state::terminated) return;
+  state_.store(static_cast<std::uint32_t>(stream_state::terminating), std::memory_order_release);
+  request(request_stop);
+}
+
+void stream::restart() {
+  if (state() != stream_state::terminated || thread_started_) {
+    throw error(errc::invalid_state, "weft: only a joined or stopped stream can be revived");
+  }
+  assert_invariant([this] { return sched_ != nullptr; },
+                   "a stream is revived only before free() released its scheduler");
+  requests_.store(0, std::memory_order_release);
+  assert_invariant([this] { return inbox_.closed(); },
+                   "invariant 11: the inbox of a terminated stream is closed until its revival");
+  inbox_.reopen();
+  attach_pools();
+  start();
+}
+
+void stream::replace_scheduler(std::unique_ptr<scheduler> next) {
+  if (!next) throw error(errc::invalid_state, "weft: set_main_scheduler needs a scheduler");
+  if (next->stream_ || next->stacked_)
+    throw error(errc::invalid_state, "weft: the scheduler already runs on a stream");
+  if (state() == stream_state::terminated && !primary_) {
+    assert_invariant([this] { return !thread_started_ || current_stream() != this; },
+                     "invariant 10: a terminated stream's scheduler changes from outside it");
+    // Not running: swap now; the pools are attached when the stream is revived.
+    rt().attachment().hand_over_unattached(sched_->pools(), next->pools_);
+    sched_->stream_ = nullptr;
+    sched_ = std::move(next);
+    sched_->stream_ = this;
+    main_pool_.store(sched_->pools().front().get(), std::memory_order_release);
+    migration_pool_.store(&sched_->migration_pool(), std::memory_order_release);
+    return;
+  }
+  std::lock_guard lock(request_mutex_);
+  if (next_sched_) {
+    // A replacement that never got installed: its pools may hold work already, so the newer
+    // scheduler takes them on.
+    for (const auto& p : next_sched_->pools()) {
+      if (std::find(next->pools().begin(), next->pools().end(), p) == next->pools().end()) {
+        next->pools_.push_back(p);
+      }
+    }
+  }
+  next_sched_ = std::move(next);
+  request(request_replace);
+}
+
 void stream::scheduler_loop() {
   for (;;) {
     run_scheduler(*sched_);
@@ -135,60 +187,26 @@ void stream::scheduler_loop() {
     sched_ = std::move(next);
     sched_->stream_ = this;
     attach_pools();
-    {
-      std::lock_guard lock(rt().orphan_mutex);
-      for (const auto& p : old->pools()) {
-        if (pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel) == 1) {
-          pool_access::attached(*p).fetch_add(1, std::memory_order_acq_rel);
-          sched_->pools_.push_back(p);
-        } else if (pool_access::producer(*p).load(std::memory_order_acquire) == this &&
-                   std::find(sched_->pools_.begin(), sched_->pools_.end(), p) ==
-                       sched_->pools_.end()) {
-          // Kept by a scheduler of another stream: we stop producing for it, pushes serialise on
-          // the lock. (A pool the new scheduler shares stays ours: orphaning it would send every
-          // push of this stream through that lock.)
-          pool_access::producer(*p).store(orphaned_producer, std::memory_order_release);
-        }
-      }
-    }
+    rt().attachment().hand_over(*this, old->pools(), sched_->pools_);
     old->stream_ = nullptr;
   }
 }
 
 void stream::attach_pools() {
-  std::lock_guard lock(rt().orphan_mutex);
+  // Invariant 10: between two runs of the loop (its thread) or before a (re)start (its creator).
+  assert_invariant(
+      [this] {
+        return current_stream_no_switch() == this || state() == stream_state::terminated ||
+               !thread_started_;
+      },
+      "invariant 10: a scheduler's pools change on its stream, or while the stream is stopped");
   auto& pools = sched_->pools_;
-  for (auto it = pools.begin(); it != pools.end();) {
-    pool& p = **it;
-    auto& orphans = rt().orphans;
-    auto orphan = std::find(orphans.begin(), orphans.end(), *it);
-    const bool was_orphan = orphan != orphans.end();
-    if (was_orphan) orphans.erase(orphan);
-    const int before = pool_access::attached(p).fetch_add(1, std::memory_order_acq_rel);
-    assert_invariant([&] { return before >= 0 && (!was_orphan || before == 0); },
-                     "invariant 7: an orphaned pool is attached nowhere");
-    stream* consumer = pool_access::consumer(p).load(std::memory_order_acquire);
-    if (single_consumer(p.access()) && before > 0 && consumer != this) {
-      // Another stream serves this single-consumer pool now (it adopted it while we were
-      // stopped): serving it too would break the pool's promise.
-      pool_access::attached(p).fetch_sub(1, std::memory_order_acq_rel);
-      it = pools.erase(it);
-      continue;
-    }
-    if (single_consumer(p.access()))
-      pool_access::consumer(p).store(this, std::memory_order_release);
-    stream* producer = pool_access::producer(p).load(std::memory_order_acquire);
-    if (single_producer(p.access()) && (producer == nullptr || producer == orphaned_producer)) {
-      pool_access::producer(p).store(this, std::memory_order_release);
-    }
-    ++it;
-  }
+  rt().attachment().attach(*this, pools);
   if (pools.empty()) {
-    auto fresh = ext::make_fallback_pool();
-    pool_access::attached(*fresh).store(1, std::memory_order_release);
-    pool_access::consumer(*fresh).store(this, std::memory_order_release);
-    pools.push_back(std::move(fresh));
+    pools.push_back(ext::make_fallback_pool());
+    rt().attachment().attach(*this, pools);
   }
+  assert_invariant([&pools] { return !pools.empty(); }, "an attached main scheduler has a pool");
   main_pool_.store(pools.front().get(), std::memory_order_release);
   migration_pool_.store(&sched_->migration_pool(), std::memory_order_release);
 }
@@ -214,84 +232,21 @@ void stream::shut_down_scheduling() {
     list = next;
   }
   while (work_unit* u = pinned_.pop_front()) unpin_and_route(u);
-  std::lock_guard lock(rt().orphan_mutex);
-  if (!timers_.empty()) {
-    // ULTs in timed waits that started here must still time out: hand the deadlines on.
-    until_allocated([&] { timers_.move_into(rt().orphan_timers); });
-    rt().has_orphan_timers.store(true, std::memory_order_relaxed);
-    if (rt().primary && rt().primary != this) rt().primary->unpark();
-  }
-  for (const auto& p : sched_->pools()) {
-    if (pool_access::producer(*p).load(std::memory_order_acquire) == this) {
-      pool_access::producer(*p).store(orphaned_producer, std::memory_order_release);
-    }
-    const int attached = pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel);
-    assert_invariant([attached] { return attached > 0; },
-                     "invariant 7: attached(p) counts this stream's scheduler until its shutdown");
-    if (attached == 1) {
-      until_allocated([&] { rt().orphans.push_back(p); });
-      rt().has_orphans.store(true, std::memory_order_relaxed);
-      // Orphans are served at check_events(); the primary never stops, so make sure it looks
-      // (a parked primary would otherwise wait for its park limit).
-      if (!p->empty() && rt().primary && rt().primary != this) rt().primary->unpark();
-    }
-  }
+  // Orphans and handed-on timers are served at check_events(); the primary never stops, so make
+  // sure it looks (a parked primary would otherwise wait for its park limit).
+  stream* const primary = rt().primary();
+  if (rt().attachment().release(*this, sched_->pools(), timers_) && primary && primary != this)
+    primary->unpark();
 }
 
 void stream::adopt_orphans(bool busy_only) {
-  bool adopted = false;
-  {
-    std::lock_guard lock(rt().orphan_mutex);
-    adopted = adopt_orphans_locked(busy_only);
-  }
-  if (adopted) sched_->on_pools_changed();
-}
-
-bool stream::adopt_orphans_locked(bool busy_only) {
-  bool adopted = false;
-  auto& orphans = rt().orphans;
-  for (auto it = orphans.begin(); it != orphans.end();) {
-    const auto& p = *it;
-    if (busy_only && p->empty()) {
-      ++it;
-      continue;
-    }
-    // The push first (it may run out of memory: it then waits, as the pool must not be lost),
-    // then the bookkeeping that makes the pool this stream's.
-    until_allocated([&] { sched_->pools_.push_back(p); });
-    const int before = pool_access::attached(*p).fetch_add(1, std::memory_order_acq_rel);
-    assert_invariant([before] { return before == 0; },
-                     "invariant 7: a pool on the orphan list is attached nowhere");
-    if (single_consumer(p->access()))
-      pool_access::consumer(*p).store(this, std::memory_order_release);
-    if (single_producer(p->access()))
-      pool_access::producer(*p).store(this, std::memory_order_release);
-    it = orphans.erase(it);
-    adopted = true;
-  }
-  rt().has_orphans.store(!orphans.empty(), std::memory_order_relaxed);
-  return adopted;
+  assert_invariant([this] { return current_stream_no_switch() == this; },
+                   "invariant 10: orphans are adopted by the stream's own event check");
+  if (rt().attachment().adopt(*this, sched_->pools_, busy_only)) sched_->on_pools_changed();
 }
 
 void stream::serve_orphans() {
-  runtime_state& r = rt();
-  work_unit* u = nullptr;
-  {
-    // A racy look first: most of the time the orphans (pools of freed streams) are empty.
-    std::unique_lock lock(r.orphan_mutex, std::try_to_lock);
-    if (!lock) return;
-    if (r.orphans.empty()) {
-      r.has_orphans.store(false, std::memory_order_relaxed);
-      return;
-    }
-    // Popping under the orphan lock keeps single-consumer pools single-consumer: whichever
-    // stream serves them, one pops at a time, and never while the owner runs (it has stopped).
-    for (const auto& p : r.orphans) {
-      if (p->empty()) continue;
-      if ((u = p->pop())) break;
-    }
-  }
-  if (u) run_unit(u);
+  if (work_unit* u = rt().attachment().pop_orphan()) run_unit(u);
 }
 
 void stream::wait_terminated() {
@@ -341,6 +296,8 @@ bool stream::inbox_push(work_unit* u) noexcept {
 }
 
 void stream::park(std::chrono::nanoseconds limit, bool deep) {
+  assert_invariant([this] { return current_stream_no_switch() == this; },
+                   "parking: a stream parks on its own thread");
   const auto parked_at = obs::park_begin(*this);
   const auto& pools = sched_->pools();
   const std::uint32_t seen = park_.announce(pools.size());
@@ -399,8 +356,8 @@ bool stream::has_work() const noexcept {
   // deadline). Counting it made a stream asked to join while its ULTs slept spin until they woke.
   // Only a shared pool emptied by another stream goes unnoticed, until the park limit.
   if (requests_.load(std::memory_order_relaxed) & ~std::uint32_t{request_join}) return true;
-  if (rt().has_orphan_timers.load(std::memory_order_relaxed)) return true;
-  if (rt().events_pending.load(std::memory_order_relaxed)) return true;
+  if (rt().attachment().has_timers()) return true;
+  if (rt().events().pending()) return true;
   for (const auto& p : sched_->pools())
     if (!p->empty()) return true;
   return false;
@@ -455,22 +412,14 @@ void stream::run_unit(work_unit* u) {
 }
 
 void stream::run_timers() noexcept {
-  if (rt().has_orphan_timers.load(std::memory_order_relaxed)) [[unlikely]] {
-    std::lock_guard lock(rt().orphan_mutex);
-    auto& orphans = rt().orphan_timers;
-    std::size_t taken = 0;
-    try {
-      for (; taken < orphans.size(); ++taken) timers_.add(orphans[taken]);
-    } catch (...) {
-      // Out of memory growing our heap: the rest wait for the next check (or another stream).
-    }
-    orphans.erase(orphans.begin(), orphans.begin() + static_cast<std::ptrdiff_t>(taken));
-    if (orphans.empty()) rt().has_orphan_timers.store(false, std::memory_order_relaxed);
-  }
+  if (rt().attachment().has_timers()) [[unlikely]]
+    rt().attachment().take_timers(timers_);
   if (!timers_.empty()) timers_.fire_due(std::chrono::steady_clock::now());
 }
 
 bool stream::check_events(bool main) {
+  assert_invariant([this] { return current_stream_no_switch() == this; },
+                   "a stream checks its events on its own thread");
   switching_.refill_direct_budget(sched_->event_freq());
   const switching::event_check checking(switching_);
   run_timers();
@@ -494,9 +443,9 @@ bool stream::check_events(bool main) {
         requests_.fetch_and(~(request_adopt | request_adopt_busy), std::memory_order_acq_rel);
     adopt_orphans(!(r & request_adopt));
   }
-  if (main && rt().events_pending.load(std::memory_order_relaxed)) [[unlikely]]
+  if (main && rt().events().pending()) [[unlikely]]
     handle_events(*this);
-  if (rt().has_orphans.load(std::memory_order_relaxed)) [[unlikely]]
+  if (rt().attachment().has_orphans()) [[unlikely]]
     serve_orphans();
   return has_to_stop();
 }
@@ -513,9 +462,7 @@ bool stream::has_to_stop() const noexcept {
     if (r & (request_adopt | request_adopt_busy)) return false;
     if (inbox_.nonempty(std::memory_order_acquire) || !pinned_.empty()) return false;
     // Sleepers will be ready, except at finalize, which abandons them like blocked units.
-    if (!timers_.empty() && timers_.has_pending() &&
-        !rt().finalizing.load(std::memory_order_acquire))
-      return false;
+    if (!timers_.empty() && timers_.has_pending() && !rt().finalizing()) return false;
     for (const auto& p : sched_->pools())
       if (!p->empty()) return false;
     return true;

@@ -24,6 +24,7 @@
 #include "memory/unit_cache.hpp"
 #include "observe/observe_state.hpp"
 #include "platform/jump.hpp"
+#include "scheduling/pool_attachment.hpp"
 #include "sync/timer.hpp"
 #include "weft/execution_stream.hpp"
 #include "weft/internal/unit.hpp"
@@ -90,9 +91,6 @@ void set_current_stream(stream* s) noexcept;
 inline stream* current_stream_no_switch() noexcept {
   return tls_stream;
 }
-
-/// Marks a single-producer pool whose producer stream has stopped: pushes take the orphan lock.
-inline stream* const orphaned_producer = reinterpret_cast<stream*>(std::uintptr_t{1});
 
 class alignas(64) stream final : public execution_stream {
  public:
@@ -195,8 +193,6 @@ class alignas(64) stream final : public execution_stream {
   void attach_pools();
   /// Takes over every orphaned pool (busy_only: those holding units) into the main scheduler.
   void adopt_orphans(bool busy_only = false);
-  /// adopt_orphans() under rt().orphan_mutex, without telling the scheduler; true if any.
-  bool adopt_orphans_locked(bool busy_only);
   /// Runs one unit from an orphaned pool, if one holds any and no other stream is at it.
   void serve_orphans();
   /// After free(): drops the scheduler (and its pools) and the caches; the object itself lives on
@@ -208,6 +204,63 @@ class alignas(64) stream final : public execution_stream {
   /// The unit running on this stream (nullptr while a scheduler runs); the stream's thread, or a
   /// report from another thread (see switching).
   work_unit* current() const noexcept { return switching_.current(); }
+
+  // --- life cycle requested through execution_stream (stream.cpp) ---
+  /// join() (request_join) or stop() (request_stop) from another stream or thread: marks the
+  /// stream terminating, asks, and waits until its thread has ended. `what` names the call in
+  /// errors (not the primary, not from one of its own units).
+  void finish(std::uint32_t request, const char* what);
+  /// Marks a running stream terminating and asks it to stop (request_exit(), a shrink event);
+  /// does not wait.
+  void begin_stop() noexcept;
+  /// Starts a joined or stopped stream again, its pools attached anew.
+  void restart();
+  /// Installs `next` as the main scheduler: at once on a terminated stream, else at the running
+  /// scheduler's next check (request_replace).
+  void replace_scheduler(std::unique_ptr<scheduler> next);
+
+  // --- identity and parts, for the mechanisms that own them ---
+  int rank() const noexcept { return rank_; }
+  bool is_primary() const noexcept { return primary_; }
+  stream_state state() const noexcept {
+    return static_cast<stream_state>(state_.load(std::memory_order_acquire));
+  }
+  const std::vector<int>& cpus() const noexcept { return cpus_; }
+  int numa_node() const noexcept { return node_; }
+  /// True once start() created the thread and until wait_terminated() joined it.
+  bool thread_started() const noexcept { return thread_started_; }
+  /// True while a join (request_join) is pending: stacked schedulers finish with their stream.
+  bool joining() const noexcept { return requests_.load(std::memory_order_acquire) & request_join; }
+  /// The installed main scheduler; nullptr once the stream is freed. The stream's thread, or any
+  /// thread while the stream is terminated.
+  scheduler* installed_scheduler() const noexcept { return sched_.get(); }
+  /// The first pool of the installed main scheduler; nullptr once the stream is freed.
+  pool* first_pool() const noexcept { return main_pool_.load(std::memory_order_acquire); }
+  /// The migration pool of the installed main scheduler; nullptr once the stream is freed.
+  pool* migration_target() const noexcept {
+    return migration_pool_.load(std::memory_order_acquire);
+  }
+  /// Times the stream went to sleep in park(). Any thread; may be stale.
+  std::uint64_t times_parked() const noexcept { return park_.count(); }
+  /// Adds a deadline to this stream's timers (the stream's thread).
+  void add_timer(timer_node* n) { timers_.add(n); }
+
+  /// The switching part: running unit, scheduler context, direct-switch state (switching.hpp).
+  switching& switch_state() noexcept { return switching_; }
+  const switching& switch_state() const noexcept { return switching_; }
+  /// Descriptor and stack caches of this stream's thread.
+  unit_cache& units() noexcept { return units_; }
+  stack_cache& stacks() noexcept { return stacks_; }
+  /// Counters and trace buffer (observe.hpp).
+  stream_observer& observer() noexcept { return obs_; }
+  const stream_observer& observer() const noexcept { return obs_; }
+  /// Primary stream only: the primary ULT (nullptr before init set it up).
+  work_unit* primary_unit() const noexcept { return primary_unit_; }
+  void set_primary_unit(work_unit* u) noexcept { primary_unit_ = u; }
+
+ private:
+  /// The body of a secondary stream's kernel thread.
+  static void* thread_main(void* arg);
 
   // identity
   const int rank_;

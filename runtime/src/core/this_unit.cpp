@@ -44,7 +44,7 @@ inline std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
 
 /// yield() for the calling ULT `self` on its stream `s`.
 [[gnu::always_inline]] inline void yield_as(detail::stream* s, work_unit* self) {
-  if (s->switching_.direct_policy() && s->yield_directly(self))
+  if (s->switch_state().direct_policy() && s->yield_directly(self))
     return;  // it reports the yield itself
   detail::obs::yielded(self);
   detail::switch_record rec{self, detail::switch_action::yield};
@@ -61,7 +61,7 @@ inline std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
                          target->pinned_to.load(std::memory_order_relaxed) == s) &&
                         !target->migrate_to.load(std::memory_order_acquire) && home &&
                         (!single_consumer(home->access()) ||
-                         detail::pool_access::consumer(*home).load(std::memory_order_acquire) == s);
+                         detail::pool_access::consumer(*home, std::memory_order_acquire) == s);
   if (!eligible || !home->remove(target)) {
     yield_as(s, self);
     return false;

@@ -48,7 +48,7 @@ constexpr std::size_t borrow_frames = 512;
 /// True when the calling stream may take units out of `p` (pop-side promise of its mode).
 bool may_remove_from(pool& p, stream* here) {
   if (!single_consumer(p.access())) return true;
-  return pool_access::consumer(p).load(std::memory_order_acquire) == here;
+  return pool_access::consumer(p, std::memory_order_acquire) == here;
 }
 
 /// True when the ULT `u`, taken out of its pool by its joiner `self` running on `s`, may run as a
@@ -60,7 +60,7 @@ bool may_remove_from(pool& p, stream* here) {
       !self->stack.lo) {
     return false;
   }
-  const std::size_t need = u->stack_size != 0 ? u->stack_size : s->stacks_.default_request();
+  const std::size_t need = u->stack_size != 0 ? u->stack_size : s->stacks().default_request();
   // The frame must lie on that stack: a ULT may run code on a stack of its own making.
   const auto here = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
   const auto lo = reinterpret_cast<std::uintptr_t>(self->stack.lo);
@@ -95,7 +95,7 @@ bool may_remove_from(pool& p, stream* here) {
     u->pinned_to.store(pin, std::memory_order_relaxed);
   self->context = nullptr;
   self->state.store(unit_state::blocked, std::memory_order_relaxed);
-  s->switching_.set_current(u);
+  s->switch_state().set_current(u);
   u->last_stream.store(s, std::memory_order_relaxed);
   u->state.store(unit_state::running, std::memory_order_release);
   obs::lent_stack(*s, self, u);
@@ -113,7 +113,7 @@ bool may_remove_from(pool& p, stream* here) {
   u->state.store(unit_state::terminated, std::memory_order_release);
   u->join_word.store(join_done, std::memory_order_release);
   obs::stack_returned(*here, u, self);
-  here->switching_.set_current(self);
+  here->switch_state().set_current(self);
   self->last_stream.store(here, std::memory_order_relaxed);
   self->state.store(unit_state::running, std::memory_order_relaxed);
 }
@@ -134,8 +134,8 @@ bool may_remove_from(pool& p, stream* here) {
   // The order of the pools this stream's scheduler serves is the scheduler's to keep: there the
   // join only takes the newest unit of an owned pool, the unit that scheduler pops next anyway
   // (its remove() refuses any other). From any other pool it takes the unit wherever it is.
-  if (pool_access::owner(*home).load(std::memory_order_relaxed) != s && s->sched_) {
-    for (const auto& p : s->sched_->pools())
+  if (pool_access::owner(*home, std::memory_order_relaxed) != s && s->installed_scheduler()) {
+    for (const auto& p : s->installed_scheduler()->pools())
       if (p.get() == home) return false;
   }
   execution_stream* pin = u->pinned_to.load(std::memory_order_relaxed);
@@ -170,27 +170,20 @@ void route_slow(work_unit* u) noexcept {
       p.push(u);
       return;
     }
-    stream* owner = pool_access::producer(p).load(std::memory_order_acquire);
+    stream* owner = pool_access::producer(p, std::memory_order_acquire);
     if (owner == nullptr || owner == current_stream_no_switch()) {
       p.push(u);
       return;
     }
     if (owner == orphaned_producer) {
-      std::lock_guard lock(rt().orphan_mutex);
-      if (pool_access::producer(p).load(std::memory_order_acquire) == orphaned_producer) {
-        p.push(u);
-        return;
-      }
+      if (rt().attachment().push_orphaned(p, u)) return;
       continue;  // adopted meanwhile: go through the new producer
     }
     if (owner->inbox_push(u)) return;
     if (owner->state() == stream_state::terminated) {
       // Its producer ended without handing the pool over (set_producer named a stream that
       // does not use it): from now on pushes serialise on the orphan lock.
-      std::lock_guard lock(rt().orphan_mutex);
-      stream* expected = owner;
-      pool_access::producer(p).compare_exchange_strong(expected, orphaned_producer,
-                                                       std::memory_order_acq_rel);
+      rt().attachment().orphan_producer(p, owner);
       continue;
     }
     cpu_relax();  // the producer is ending; it hands the pool over within a few instructions
@@ -258,8 +251,8 @@ template <bool announce>
   if (here) {
     pool* home = as_unit(joiner)->home.load(std::memory_order_relaxed);
     execution_stream* pin = as_unit(joiner)->pinned_to.load(std::memory_order_relaxed);
-    if (pool_access::owner(*home).load(std::memory_order_relaxed) == here &&
-        (!pin || pin == here) && !as_unit(joiner)->migrate_to.load(std::memory_order_relaxed)) {
+    if (pool_access::owner(*home, std::memory_order_relaxed) == here && (!pin || pin == here) &&
+        !as_unit(joiner)->migrate_to.load(std::memory_order_relaxed)) {
       return joiner;
     }
   }
@@ -302,7 +295,7 @@ namespace {
   if (as_unit(u)->extras) [[unlikely]]
     (void)take_error(u);  // nobody will join it now; init_unit relies on extras being empty
   if (stream* s = current_stream_no_switch()) [[likely]] {
-    s->units_.push(u);
+    s->units().push(u);
     return;
   }
   std::lock_guard lock(external_units_mutex);
@@ -341,7 +334,7 @@ namespace {
   work_unit* u;
   unit_id id;
   if (stream* s = current_stream_no_switch()) {
-    u = s->units_.pop();
+    u = s->units().pop();
     id = s->next_id();
   } else {
     runtime_state& r = rt();
@@ -363,7 +356,7 @@ work_unit* allocate_unit(unit_kind kind, std::size_t stack_size) {
   stream* const s = current_stream_no_switch();
   if (!s || stack_size) [[unlikely]]
     return allocate_unit_slow(kind, stack_size);
-  work_unit* const u = s->units_.pop();
+  work_unit* const u = s->units().pop();
   init_unit(u, kind, 0, s->next_id());
   return u;
 }
@@ -402,8 +395,8 @@ void submit_detached_unit(work_unit* u, pool& p) {
 
 pool& default_pool() {
   stream* s = current_stream_no_switch();  // no switch here: one %fs load, no call
-  if (!s) s = rt().primary;
-  return *s->main_pool_.load(std::memory_order_acquire);
+  if (!s) s = rt().primary();
+  return *s->first_pool();
 }
 
 void invoke_c(work_unit* u) {
@@ -426,7 +419,7 @@ work_unit* spawn_c(unit_kind kind, pool& p, std::size_t stack_size, void (*fn)(v
 }
 
 bool is_primary_unit(const work_unit* u) noexcept {
-  return g_runtime && g_runtime->primary && g_runtime->primary->primary_unit_ == u;
+  return g_runtime && g_runtime->primary() && g_runtime->primary()->primary_unit() == u;
 }
 
 void check_join(work_unit* u) {
@@ -452,7 +445,7 @@ namespace {
     return false;
   obs::reaped(u);
   if (stream* s = current_stream_no_switch()) [[likely]] {
-    s->units_.push(u);
+    s->units().push(u);
   } else {
     free_unit(u);
   }

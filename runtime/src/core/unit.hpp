@@ -45,14 +45,14 @@ inline void route(work_unit* u) noexcept {
   // single-consumer modes only; a single-producer mode also needs the stream to be its producer.
   pool& p = *as_unit(u)->home.load(std::memory_order_relaxed);
   stream* const here = current_stream_no_switch();
-  if (pool_access::consumer(p).load(std::memory_order_relaxed) == here && here &&
-      (!single_producer(p.access()) ||
-       pool_access::producer(p).load(std::memory_order_relaxed) == here)) [[likely]] {
+  if (pool_access::consumer(p, std::memory_order_relaxed) == here && here &&
+      (!single_producer(p.access()) || pool_access::producer(p, std::memory_order_relaxed) == here))
+      [[likely]] {
     pool_access::push_as_consumer(p, u);
     return;
   }
   // The other common case: a stream pushing into the work-stealing pool it owns.
-  if (pool_access::owner(p).load(std::memory_order_relaxed) == here && here) [[likely]] {
+  if (pool_access::owner(p, std::memory_order_relaxed) == here && here) [[likely]] {
     pool_access::push_as_owner(p, u);
     return;
   }
@@ -62,10 +62,10 @@ inline void route(work_unit* u) noexcept {
 /// can take it out before `here` pops it (`p`'s consumer and producer, or its owner, whose
 /// yield pushes stay private).
 inline bool queues_privately(pool& p, stream* here) noexcept {
-  if (pool_access::owner(p).load(std::memory_order_relaxed) == here) return true;
-  return pool_access::consumer(p).load(std::memory_order_relaxed) == here &&
+  if (pool_access::owner(p, std::memory_order_relaxed) == here) return true;
+  return pool_access::consumer(p, std::memory_order_relaxed) == here &&
          (!single_producer(p.access()) ||
-          pool_access::producer(p).load(std::memory_order_relaxed) == here);
+          pool_access::producer(p, std::memory_order_relaxed) == here);
 }
 /// Marks `u` ready and routes it (applying a pending migration request).
 inline void make_ready(work_unit* w) noexcept {

@@ -11,6 +11,7 @@
 
 #include "core/runtime_state.hpp"
 #include "core/stream.hpp"
+#include "elasticity/event_queue.hpp"
 #include "observe/observe.hpp"
 #include "platform/assert.hpp"
 #include "platform/locks.hpp"
@@ -53,45 +54,15 @@ void answer(const std::shared_ptr<resize_state>& s, bool ok, std::string_view me
 /// the string's inline buffer, so it cannot fail), never leaving `failure` empty.
 void note_free_failure(std::string& failure, const stream* t, const char* what) noexcept {
   try {
-    failure += "freeing stream " + std::to_string(t->rank_) + ": " + what + "; ";
+    failure += "freeing stream " + std::to_string(t->rank()) + ": " + what + "; ";
   } catch (...) {
     failure = "out of memory";
   }
 }
 
-/// The request being handled, once it has been started. Guarded by runtime_state::events_mutex;
-/// reset by close_events() at finalize, so a later init starts clean.
-struct in_flight {
-  std::shared_ptr<resize_state> req;
-  /// Shrink targets told to stop and not yet freed: whichever main scheduler checks its events
-  /// next frees those whose thread has ended (steps 6 and 7).
-  std::vector<stream*> stopping;
-  /// True while one stream works on `stopping` outside the lock (joins and frees streams).
-  bool claimed = false;
-  /// Why freeing a target failed, if it did (the request then fails).
-  std::string failure;
-};
-in_flight g_flight;
-
-/// Ends the request in progress and lets the next one be picked up. Caller holds events_mutex.
-void end_event_locked(runtime_state& r) {
-  assert_invariant([&r] { return r.event_in_progress; },
-                   "events: only the request in progress is ended");
-  g_flight.req.reset();
-  g_flight.stopping.clear();
-  g_flight.failure.clear();
-  r.event_in_progress = false;
-  // Pending again only when another request is queued; then some stream must notice it.
-  r.events_pending.store(!r.events.empty(), std::memory_order_release);
-  if (!r.events.empty() && r.primary) r.primary->unpark();
-}
-
 /// Ends the request in progress with the given outcome.
 void finish_event(const std::shared_ptr<resize_state>& s, bool ok, std::string_view message) {
-  answer(s, ok, message);
-  runtime_state& r = rt();
-  std::lock_guard lock(r.events_mutex);
-  end_event_locked(r);
+  rt().events().finish(s, ok, message);
 }
 
 /// Callbacks running on this thread (they may not nest, but a guard counts to be safe).
@@ -117,33 +88,30 @@ void refuse_in_callback(const char* what) {
 
 /// Asks every `ask` callback of `kind` about `rank`; returns an empty string or why it failed.
 std::string ask_all(event_kind kind, int rank) {
-  runtime_state& r = rt();
-  std::lock_guard lock(r.callbacks_mutex);
-  for (auto& [id, e] : r.callbacks) {
-    if (e.kind != kind || !e.callbacks.ask) continue;
+  std::string why;
+  rt().event_callbacks().for_each([&](callback_id id, event_kind k, event_callbacks& c) {
+    if (k != kind || !c.ask) return true;
     bool agreed = false;
     try {
       in_callback mark;
-      agreed = e.callbacks.ask(kind, rank);
+      agreed = c.ask(kind, rank);
     } catch (...) {
       agreed = false;
     }
-    if (!agreed) {
-      return std::string(kind == event_kind::stop_stream ? "stopping" : "adding") + " stream " +
-             std::to_string(rank) + " vetoed by callback " + std::to_string(id);
-    }
-  }
-  return {};
+    if (agreed) return true;
+    why = std::string(kind == event_kind::stop_stream ? "stopping" : "adding") + " stream " +
+          std::to_string(rank) + " vetoed by callback " + std::to_string(id);
+    return false;
+  });
+  return why;
 }
 
 void act_all(event_kind kind, int rank) {
-  runtime_state& r = rt();
-  std::lock_guard lock(r.callbacks_mutex);
-  for (auto& [id, e] : r.callbacks) {
-    if (e.kind != kind || !e.callbacks.act) continue;
+  rt().event_callbacks().for_each([&](callback_id id, event_kind k, event_callbacks& c) {
+    if (k != kind || !c.act) return true;
     try {
       in_callback mark;
-      e.callbacks.act(kind, rank);
+      c.act(kind, rank);
     } catch (const std::exception& ex) {
       std::fprintf(stderr, "weft: event callback %llu threw: %s\n",
                    static_cast<unsigned long long>(id), ex.what());
@@ -151,66 +119,49 @@ void act_all(event_kind kind, int rank) {
       std::fprintf(stderr, "weft: event callback %llu threw\n",
                    static_cast<unsigned long long>(id));
     }
-  }
+    return true;
+  });
 }
 
 /// Running secondary streams, highest rank first.
 std::vector<stream*> stoppable() {
-  runtime_state& r = rt();
   std::vector<stream*> out;
-  std::lock_guard lock(r.streams_mutex);
-  for (stream* s : r.streams)
-    if (s && !s->primary_ && s->state() == stream_state::running) out.push_back(s);
-  std::sort(out.begin(), out.end(), [](stream* a, stream* b) { return a->rank_ > b->rank_; });
-  return out;
-}
-
-/// The ranks the next `n` created streams will take.
-std::vector<int> next_ranks(int n) {
-  runtime_state& r = rt();
-  std::vector<int> out;
-  std::lock_guard lock(r.streams_mutex);
-  for (int rank = 0; static_cast<int>(out.size()) < n; ++rank) {
-    if (rank >= static_cast<int>(r.streams.size()) || !r.streams[static_cast<std::size_t>(rank)])
-      out.push_back(rank);
-  }
+  rt().streams().for_each([&out](stream& s) {
+    if (!s.is_primary() && s.state() == stream_state::running) out.push_back(&s);
+  });
+  std::sort(out.begin(), out.end(), [](stream* a, stream* b) { return a->rank() > b->rank(); });
   return out;
 }
 
 /// Wakes every running stream, so that whichever is free picks a request up.
-void wake_all_streams(runtime_state& r) {
-  std::lock_guard lock(r.streams_mutex);
-  for (stream* s : r.streams)
-    if (s && s->state() == stream_state::running) s->unpark();
+void wake_all_streams() {
+  rt().streams().for_each([](stream& s) {
+    if (s.state() == stream_state::running) s.unpark();
+  });
 }
 
 /// Wakes a running stream other than the targets, so that one that is awake checks its events
 /// soon (the primary first: it never stops).
 void wake_one_survivor(const std::vector<stream*>& targets) {
-  runtime_state& r = rt();
-  std::lock_guard lock(r.streams_mutex);
-  for (stream* s : r.streams) {
-    if (!s || s->state() != stream_state::running) continue;
-    if (std::find(targets.begin(), targets.end(), s) != targets.end()) continue;
-    s->unpark();
-    return;
-  }
+  bool woken = false;
+  rt().streams().for_each([&](stream& s) {
+    if (woken || s.state() != stream_state::running) return;
+    if (std::find(targets.begin(), targets.end(), &s) != targets.end()) return;
+    s.unpark();
+    woken = true;
+  });
 }
 
 void shrink(stream& here, const std::shared_ptr<resize_state>& req, std::vector<stream*> targets) {
   // (2) ask, all targets first: one veto fails the request and changes nothing.
   for (stream* t : targets) {
-    std::string why = ask_all(event_kind::stop_stream, t->rank_);
+    std::string why = ask_all(event_kind::stop_stream, t->rank());
     if (!why.empty()) return finish_event(req, false, why);
   }
   // (3) mark, (4) notify.
   obs::resized(&here, true, targets.size());
-  for (stream* t : targets) {
-    t->state_.store(static_cast<std::uint32_t>(stream_state::terminating),
-                    std::memory_order_release);
-    t->request(request_stop);
-  }
-  for (stream* t : targets) act_all(event_kind::stop_stream, t->rank_);
+  for (stream* t : targets) t->begin_stop();
+  for (stream* t : targets) act_all(event_kind::stop_stream, t->rank());
   // (5)-(7) without a helper ULT: a ULT would queue behind every unit in its stream's pool (and
   // go back behind them at each poll), tens of milliseconds under load. Instead the request stays
   // pending, so every main scheduler's check_events() looks at it and the first to see a target
@@ -219,67 +170,14 @@ void shrink(stream& here, const std::shared_ptr<resize_state>& req, std::vector<
   // The handling stream checks again at its next check_events(), unless it is stopping itself:
   // then wake a survivor (a parked one would otherwise wait for its park limit).
   if (std::find(targets.begin(), targets.end(), &here) != targets.end()) wake_one_survivor(targets);
-  runtime_state& r = rt();
-  std::lock_guard lock(r.events_mutex);
-  assert_invariant(
-      [&r] { return r.event_in_progress && !g_flight.req && !g_flight.claimed; },
-      "events: one shrink in flight at a time, registered by the stream that started it");
-  g_flight.req = req;
-  g_flight.stopping = std::move(targets);
-  r.events_pending.store(true, std::memory_order_release);
-}
-
-/// Steps 6 and 7 of a shrink in flight, from any main scheduler's check_events(): frees every
-/// target whose thread has ended (a join that returns at once) and answers once none is left.
-/// Called with `lock` held on events_mutex; releases it while joining and freeing.
-void advance_shrink(runtime_state& r, std::unique_lock<std::mutex>& lock) {
-  assert_invariant([&] { return lock.owns_lock() && !g_flight.claimed && r.event_in_progress; },
-                   "events: one stream at a time frees the targets of a shrink in flight");
-  // One ended target at a time, taken off the list under the lock: nothing to allocate (this
-  // runs in a scheduler's event check, which must not fail out of memory).
-  auto& stopping = g_flight.stopping;
-  auto take_ended = [&stopping]() -> stream* {
-    auto it = std::find_if(stopping.begin(), stopping.end(),
-                           [](stream* t) { return t->state() == stream_state::terminated; });
-    if (it == stopping.end()) return nullptr;
-    stream* t = *it;
-    stopping.erase(it);
-    return t;
-  };
-  stream* t = take_ended();
-  if (!t) return;
-  // Claimed: close_events() waits for us rather than joining these streams a second time.
-  g_flight.claimed = true;
-  std::string failure;
-  for (; t; t = take_ended()) {
-    lock.unlock();
-    try {
-      static_cast<execution_stream*>(t)->free();
-    } catch (const std::exception& e) {
-      note_free_failure(failure, t, e.what());
-    }
-    lock.lock();
-  }
-  g_flight.claimed = false;
-  if (!failure.empty()) {
-    try {
-      g_flight.failure += failure;
-    } catch (...) {
-      g_flight.failure = "out of memory";  // fits the inline buffer: the request still fails
-    }
-  }
-  if (!g_flight.stopping.empty() || !g_flight.req) return;
-  // Answered under the lock, before the next request can start, so that the count it reports
-  // is this request's outcome.
-  answer(g_flight.req, g_flight.failure.empty(), g_flight.failure);
-  end_event_locked(r);
+  rt().events().fly_shrink(req, std::move(targets));
 }
 
 /// The five steps of an expand, all in the scheduler context of the handling stream: creating a
 /// stream costs a pthread_create (the new thread binds itself), so no helper ULT is needed to
 /// keep the stream responsive, and one would wait behind every unit queued on it.
 void expand(const std::shared_ptr<resize_state>& req, int n) {
-  const std::vector<int> ranks = next_ranks(n);
+  const std::vector<int> ranks = rt().streams().free_ranks(n);
   for (int rank : ranks) {
     std::string why = ask_all(event_kind::add_stream, rank);
     if (!why.empty()) return finish_event(req, false, why);
@@ -318,7 +216,7 @@ void start(stream& here, const std::shared_ptr<resize_state>& req) {
       if (req->value == 0)
         return finish_event(req, false, "the primary stream (rank 0) never stops");
       for (stream* s : stoppable())
-        if (s->rank_ == req->value) return shrink(here, req, {s});
+        if (s->rank() == req->value) return shrink(here, req, {s});
       return finish_event(req, false, "no running stream of rank " + std::to_string(req->value));
     }
     case resize_op::shrink: {
@@ -357,11 +255,7 @@ void start(stream& here, const std::shared_ptr<resize_state>& req) {
 }  // namespace
 
 void help_events() noexcept {
-  runtime_state* r = g_runtime;
-  if (!r) return;
-  std::unique_lock lock(r->events_mutex, std::try_to_lock);
-  if (!lock) return;
-  if (r->event_in_progress && g_flight.req && !g_flight.claimed) advance_shrink(*r, lock);
+  if (runtime_state* r = g_runtime) r->events().help();
 }
 
 bool in_event_callback() noexcept {
@@ -369,65 +263,177 @@ bool in_event_callback() noexcept {
 }
 
 void handle_events(stream& here) noexcept {
-  runtime_state& r = rt();
+  rt().events().handle(here);
+}
+
+void close_events() noexcept {
+  rt().events().close();
+}
+
+resize_request post_resize(resize_op op, int value) {
+  auto s = std::make_shared<resize_state>();
+  s->op = op;
+  s->value = value;
+  if (rt().events().post(s)) {
+    // Some stream must notice. Not only the primary: its thread may be blocked in a system call
+    // (a join, a read) for as long as it likes, so every parked stream is woken.
+    wake_all_streams();
+    return resize_request(s);
+  }
+  answer(s, false, "the runtime is finalizing");
+  return resize_request(s);
+}
+
+// --- callback_registry ---
+
+callback_id callback_registry::add(event_kind kind, event_callbacks callbacks) {
+  std::lock_guard lock(mutex_);
+  const callback_id id = next_++;
+  entries_.emplace(id, entry{kind, std::move(callbacks)});
+  return id;
+}
+
+bool callback_registry::remove(callback_id id) {
+  std::lock_guard lock(mutex_);
+  return entries_.erase(id) != 0;
+}
+
+// --- event_queue ---
+
+void event_queue::end_locked() noexcept {
+  assert_invariant([this] { return in_progress_; },
+                   "events: only the request in progress is ended");
+  flight_.req.reset();
+  flight_.stopping.clear();
+  flight_.failure.clear();
+  in_progress_ = false;
+  // Pending again only when another request is queued; then some stream must notice it.
+  pending_.store(!queue_.empty(), std::memory_order_release);
+  if (!queue_.empty() && rt().primary()) rt().primary()->unpark();
+}
+
+void event_queue::finish(const std::shared_ptr<resize_state>& s, bool ok,
+                         std::string_view message) {
+  answer(s, ok, message);
+  std::lock_guard lock(mutex_);
+  end_locked();
+}
+
+void event_queue::fly_shrink(const std::shared_ptr<resize_state>& req,
+                             std::vector<stream*> targets) {
+  std::lock_guard lock(mutex_);
+  assert_invariant(
+      [this] { return in_progress_ && !flight_.req && !flight_.claimed; },
+      "events: one shrink in flight at a time, registered by the stream that started it");
+  flight_.req = req;
+  flight_.stopping = std::move(targets);
+  pending_.store(true, std::memory_order_release);
+}
+
+/// Steps 6 and 7 of a shrink in flight, from any main scheduler's check_events(): frees every
+/// target whose thread has ended (a join that returns at once) and answers once none is left.
+/// Called with `lock` held on mutex_; releases it while joining and freeing.
+void event_queue::advance_shrink(std::unique_lock<std::mutex>& lock) noexcept {
+  assert_invariant([&] { return lock.owns_lock() && !flight_.claimed && in_progress_; },
+                   "events: one stream at a time frees the targets of a shrink in flight");
+  // One ended target at a time, taken off the list under the lock: nothing to allocate (this
+  // runs in a scheduler's event check, which must not fail out of memory).
+  auto& stopping = flight_.stopping;
+  auto take_ended = [&stopping]() -> stream* {
+    auto it = std::find_if(stopping.begin(), stopping.end(),
+                           [](stream* t) { return t->state() == stream_state::terminated; });
+    if (it == stopping.end()) return nullptr;
+    stream* t = *it;
+    stopping.erase(it);
+    return t;
+  };
+  stream* t = take_ended();
+  if (!t) return;
+  // Claimed: close_events() waits for us rather than joining these streams a second time.
+  flight_.claimed = true;
+  std::string failure;
+  for (; t; t = take_ended()) {
+    lock.unlock();
+    try {
+      static_cast<execution_stream*>(t)->free();
+    } catch (const std::exception& e) {
+      note_free_failure(failure, t, e.what());
+    }
+    lock.lock();
+  }
+  flight_.claimed = false;
+  if (!failure.empty()) {
+    try {
+      flight_.failure += failure;
+    } catch (...) {
+      flight_.failure = "out of memory";  // fits the inline buffer: the request still fails
+    }
+  }
+  if (!flight_.stopping.empty() || !flight_.req) return;
+  // Answered under the lock, before the next request can start, so that the count it reports
+  // is this request's outcome.
+  answer(flight_.req, flight_.failure.empty(), flight_.failure);
+  end_locked();
+}
+
+void event_queue::handle(stream& here) noexcept {
   std::shared_ptr<resize_state> req;
   {
-    std::unique_lock lock(r.events_mutex, std::try_to_lock);
+    std::unique_lock lock(mutex_, std::try_to_lock);
     if (!lock) return;  // another stream is at it
-    if (r.event_in_progress) {
+    if (in_progress_) {
       // A shrink waiting for its targets to end: anyone may take it a step further. Otherwise
       // the stream that started the request is still at it, and will set the flag as needed.
-      if (!g_flight.req) {
-        r.events_pending.store(false, std::memory_order_relaxed);
-      } else if (!g_flight.claimed) {
-        advance_shrink(r, lock);
+      if (!flight_.req) {
+        pending_.store(false, std::memory_order_relaxed);
+      } else if (!flight_.claimed) {
+        advance_shrink(lock);
       }
       return;
     }
-    if (r.events.empty()) {
-      r.events_pending.store(false, std::memory_order_relaxed);
+    if (queue_.empty()) {
+      pending_.store(false, std::memory_order_relaxed);
       return;
     }
-    req = std::move(r.events.front());
-    r.events.pop_front();
-    assert_invariant([] { return !g_flight.req && g_flight.stopping.empty(); },
+    req = std::move(queue_.front());
+    queue_.pop_front();
+    assert_invariant([this] { return !flight_.req && flight_.stopping.empty(); },
                      "events: a request starts only once the previous one has ended");
-    r.event_in_progress = true;
-    r.events_pending.store(false, std::memory_order_relaxed);
+    in_progress_ = true;
+    pending_.store(false, std::memory_order_relaxed);
   }
   try {
     start(here, req);
   } catch (const std::exception& e) {
-    finish_event(req, false, e.what());
+    finish(req, false, e.what());
   } catch (...) {
-    finish_event(req, false, "unknown error");
+    finish(req, false, "unknown error");
   }
 }
 
-void close_events() noexcept {
-  runtime_state& r = rt();
+void event_queue::close() noexcept {
   // Nothing here allocates: finalize must close the events even out of memory.
   std::shared_ptr<resize_state> req;
   std::vector<stream*> stopping;
   std::string failure;
-  std::unique_lock lock(r.events_mutex);
-  r.events_closed = true;
+  std::unique_lock lock(mutex_);
+  closed_ = true;
   // A request being started elsewhere finishes its start first (it never blocks), and a stream
   // freeing shrink targets finishes that; we are the primary ULT, so yielding lets them run.
-  while (r.event_in_progress && (!g_flight.req || g_flight.claimed)) {
+  while (in_progress_ && (!flight_.req || flight_.claimed)) {
     lock.unlock();
     this_unit::yield();
     lock.lock();
   }
-  if (r.event_in_progress) {
+  if (in_progress_) {
     // A shrink in flight: finish it here (the targets were told to stop, so they end).
-    req = std::move(g_flight.req);
-    stopping = std::move(g_flight.stopping);
-    failure = std::move(g_flight.failure);
-    end_event_locked(r);
+    req = std::move(flight_.req);
+    stopping = std::move(flight_.stopping);
+    failure = std::move(flight_.failure);
+    end_locked();
   }
-  g_flight = in_flight{};
-  r.events_pending.store(false, std::memory_order_relaxed);
+  flight_ = in_flight{};
+  pending_.store(false, std::memory_order_relaxed);
   lock.unlock();
   for (stream* t : stopping) {
     try {
@@ -440,54 +446,38 @@ void close_events() noexcept {
   // Queued requests: closed, so nobody adds any; answered one at a time outside the lock.
   for (;;) {
     lock.lock();
-    if (r.events.empty()) break;
-    std::shared_ptr<resize_state> s = std::move(r.events.front());
-    r.events.pop_front();
+    if (queue_.empty()) break;
+    std::shared_ptr<resize_state> s = std::move(queue_.front());
+    queue_.pop_front();
     lock.unlock();
     answer(s, false, "the runtime is finalizing");
   }
 }
 
-resize_request post_resize(resize_op op, int value) {
-  runtime_state& r = rt();
-  auto s = std::make_shared<resize_state>();
-  s->op = op;
-  s->value = value;
-  bool queued = false;
-  {
-    std::lock_guard lock(r.events_mutex);
-    if (!r.events_closed) {
-      r.events.push_back(s);
-      if (!r.event_in_progress) r.events_pending.store(true, std::memory_order_release);
-      queued = true;
-    }
-  }
-  if (queued) {
-    // Some stream must notice. Not only the primary: its thread may be blocked in a system call
-    // (a join, a read) for as long as it likes, so every parked stream is woken.
-    wake_all_streams(r);
-    return resize_request(s);
-  }
-  answer(s, false, "the runtime is finalizing");
-  return resize_request(s);
+void event_queue::help() noexcept {
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock) return;
+  if (in_progress_ && flight_.req && !flight_.claimed) advance_shrink(lock);
+}
+
+bool event_queue::post(const std::shared_ptr<resize_state>& s) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return false;
+  queue_.push_back(s);
+  if (!in_progress_) pending_.store(true, std::memory_order_release);
+  return true;
 }
 
 }  // namespace detail
 
 callback_id add_event_callback(event_kind kind, event_callbacks callbacks) {
   detail::refuse_in_callback("add_event_callback");
-  detail::runtime_state& r = detail::rt();
-  std::lock_guard lock(r.callbacks_mutex);
-  const callback_id id = r.next_callback++;
-  r.callbacks.emplace(id, detail::event_entry{kind, std::move(callbacks)});
-  return id;
+  return detail::rt().event_callbacks().add(kind, std::move(callbacks));
 }
 
 void remove_event_callback(callback_id id) {
   detail::refuse_in_callback("remove_event_callback");
-  detail::runtime_state& r = detail::rt();
-  std::lock_guard lock(r.callbacks_mutex);
-  if (r.callbacks.erase(id) == 0) {
+  if (!detail::rt().event_callbacks().remove(id)) {
     throw error(errc::invalid_state,
                 "weft: remove_event_callback: no callback registered as " + std::to_string(id));
   }

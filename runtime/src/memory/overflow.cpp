@@ -92,7 +92,7 @@ void on_fault(int sig, siginfo_t* info, void* uctx) noexcept {
       // A canary overwritten by the time anything faults is an overflow too.
       if (overflowed(as_unit(u)->stack, addr, sp) || !stack_intact(as_unit(u)->stack))
         report_stack_overflow(u);
-    } else if (overflowed(s->switching_.scheduler_stack(), addr, sp)) {
+    } else if (overflowed(s->switch_state().scheduler_stack(), addr, sp)) {
       // Tasklets run on the scheduler's stack: the primary's is mapped with a guard page, a
       // secondary's is its thread's own stack with glibc's guard below it.
       char buf[32];
@@ -105,7 +105,7 @@ void on_fault(int sig, siginfo_t* info, void* uctx) noexcept {
       }
       write_all(format_u64(buf + sizeof buf, static_cast<std::uint64_t>(s->rank())));
       write_all(" (");
-      write_all(format_u64(buf + sizeof buf, s->switching_.scheduler_stack().size));
+      write_all(format_u64(buf + sizeof buf, s->switch_state().scheduler_stack().size));
       write_all(" bytes)\n");
       abort();
     }

@@ -167,13 +167,13 @@ depot& the_depot() noexcept {
 /// mappings, so guard pages alone stay under 3/4 of the limit and the rest of the process keeps a
 /// quarter of it).
 std::size_t guard_limit() noexcept {
-  if (g_runtime && g_runtime->cfg.stack_guards >= 0)
-    return static_cast<std::size_t>(g_runtime->cfg.stack_guards);
+  if (g_runtime && g_runtime->cfg().stack_guards >= 0)
+    return static_cast<std::size_t>(g_runtime->cfg().stack_guards);
   return max_map_count() / 8 * 3;
 }
 
 bool guard_limit_is_automatic() noexcept {
-  return !(g_runtime && g_runtime->cfg.stack_guards >= 0);
+  return !(g_runtime && g_runtime->cfg().stack_guards >= 0);
 }
 
 void link_front(size_class& c, arena* a) noexcept {

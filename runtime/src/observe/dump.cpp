@@ -113,7 +113,7 @@ std::string address(const void* p) {
 /// Every descriptor of `r` that is live (handed out and not terminated).
 template <class F>
 void for_each_live(runtime_state& r, bool wait, F f) {
-  for (const auto& [first, count] : r.units.slabs(wait)) {
+  for (const auto& [first, count] : r.units().slabs(wait)) {
     for (std::size_t i = 0; i < count; ++i) {
       unit* u = first + i;
       // Descriptors never handed out have id 0; freed ones are terminated.
@@ -138,31 +138,26 @@ bool external_joiner(const work_unit* u) noexcept {
 }
 
 void write_streams(std::ostream& out, runtime_state& r, bool wait) {
-  std::unique_lock lock(r.streams_mutex, std::defer_lock);
-  if (wait) {
-    lock.lock();
-  } else {
-    (void)lock.try_lock();
-  }
-  for (stream* s : r.streams) {
-    if (!s) continue;
-    out << "stream " << s->rank_ << (s->primary_ ? " (primary)" : "") << ": "
-        << stream_state_name(s->state_.load(std::memory_order_acquire));
-    if (s->is_parked()) out << ", parked";
-    if (const work_unit* c = s->current()) {
-      out << ", running unit " << as_unit(c)->id;
-    } else {
-      out << ", in its scheduler";
-    }
-    out << '\n';
-    if (scheduler* sc = s->sched_.get()) {
-      out << "  scheduler " << type_name(*sc) << '\n';
-      for (const auto& p : sc->pools()) {
-        out << "  pool " << address(p.get()) << " (" << type_name(*p) << "): " << p->size()
-            << " queued\n";
-      }
-    }
-  }
+  r.streams().for_each(
+      [&out](stream& s) {
+        out << "stream " << s.rank() << (s.is_primary() ? " (primary)" : "") << ": "
+            << stream_state_name(static_cast<std::uint32_t>(s.state()));
+        if (s.is_parked()) out << ", parked";
+        if (const work_unit* c = s.current()) {
+          out << ", running unit " << as_unit(c)->id;
+        } else {
+          out << ", in its scheduler";
+        }
+        out << '\n';
+        if (scheduler* sc = s.installed_scheduler()) {
+          out << "  scheduler " << type_name(*sc) << '\n';
+          for (const auto& p : sc->pools()) {
+            out << "  pool " << address(p.get()) << " (" << type_name(*p) << "): " << p->size()
+                << " queued\n";
+          }
+        }
+      },
+      wait);
 }
 
 void write_unit(std::ostream& out, const work_unit* u,
@@ -192,13 +187,13 @@ void write_unit(std::ostream& out, const work_unit* u,
   if (const pool* home = as_unit(u)->home.load(std::memory_order_relaxed))
     out << "  pool " << address(home) << '\n';
   if (const execution_stream* s = as_unit(u)->last_stream.load(std::memory_order_relaxed)) {
-    out << (st == unit_state::running ? "  on stream " : "  last ran on stream ") << impl(*s).rank_
+    out << (st == unit_state::running ? "  on stream " : "  last ran on stream ") << impl(*s).rank()
         << '\n';
   } else if (st != unit_state::running) {
     out << "  not started\n";
   }
   if (const execution_stream* pin = as_unit(u)->pinned_to.load(std::memory_order_relaxed))
-    out << "  pinned to stream " << impl(*pin).rank_ << '\n';
+    out << "  pinned to stream " << impl(*pin).rank() << '\n';
   if (backtraces && as_unit(u)->kind == unit_kind::ult && st != unit_state::running &&
       as_unit(u)->context) {
     out << "  backtrace:\n";
@@ -267,7 +262,7 @@ extern "C" {
   weft::detail::runtime_state* r = weft::detail::g_runtime;
   if (!r) return nullptr;
   const weft::detail::tsan_ignore_reads racy;
-  for (const auto& [first, count] : r->units.slabs(false)) {
+  for (const auto& [first, count] : r->units().slabs(false)) {
     for (std::size_t i = 0; i < count; ++i) {
       const weft::detail::unit* u = first + i;
       if (u->id != id || u->kind != weft::unit_kind::ult) continue;

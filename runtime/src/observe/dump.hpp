@@ -10,7 +10,7 @@
 
 namespace weft::detail {
 
-struct runtime_state;
+class runtime_state;
 
 /// What write_dump() prints.
 struct dump_options {

@@ -66,7 +66,7 @@ inline void created(work_unit* u) noexcept {
 }
 /// `u` starts (or resumes) running on `s`; `switched`: through a context switch.
 inline void run_begin(stream& s, work_unit* u, bool switched) noexcept {
-  (switched ? s.obs_.runs_switched : s.obs_.runs_direct).add();
+  (switched ? s.observer().runs_switched : s.observer().runs_direct).add();
   if (watching()) [[unlikely]]
     run_begin_slow(s, u);
 }
@@ -88,7 +88,7 @@ inline void tasklet_ended(stream& s, work_unit* u) noexcept {
 /// The yielding ULT `from` on `s` switches straight to `u` (a direct yield): yielded() and
 /// run_begin() under one test, since a yield's switch is the shortest path the runtime has.
 inline void yielded_to(stream& s, work_unit* from, work_unit* u) noexcept {
-  s.obs_.runs_switched.add();
+  s.observer().runs_switched.add();
   if (watching()) [[unlikely]] {
     event_slow(from, unit_event::yield);
     run_begin_slow(s, u);
@@ -106,7 +106,7 @@ inline void yielded_in_place(stream& s, work_unit* u) noexcept {
 /// as a call: blocked() and run_begin() under one test. Always inline: the join that calls it is
 /// large enough for the compiler to leave it out of line otherwise (a call per fork-join level).
 [[gnu::always_inline]] inline void lent_stack(stream& s, work_unit* self, work_unit* u) noexcept {
-  s.obs_.runs_direct.add();
+  s.observer().runs_direct.add();
   if (watching()) [[unlikely]] {
     event_slow(self, unit_event::suspend);
     run_begin_slow(s, u);
@@ -117,17 +117,17 @@ inline void yielded_in_place(stream& s, work_unit* u) noexcept {
 /// lent_stack().
 [[gnu::always_inline]] inline void stack_returned(stream& s, work_unit* u,
                                                   work_unit* self) noexcept {
-  s.obs_.runs_direct.add();
+  s.observer().runs_direct.add();
   if (watching()) [[unlikely]] {
     event_slow(u, unit_event::finish);
     woken_slow(self);
-    s.switching_.set_current(self);
+    s.switch_state().set_current(self);
     run_begin_slow(s, self);
   }
 }
 /// A ULT on `s` jumps to the scheduler context.
 inline void to_scheduler(stream& s) noexcept {
-  s.obs_.to_scheduler.add();
+  s.observer().to_scheduler.add();
 }
 /// `u` finished running its callable (before its joiner is woken).
 inline void finished(work_unit* u) noexcept {
@@ -168,13 +168,13 @@ inline void woken(work_unit* u) noexcept {
 }
 /// The calling stream tries to steal.
 inline void steal_attempt() noexcept {
-  if (stream* s = current_stream_no_switch()) s->obs_.steal_attempts.add();
+  if (stream* s = current_stream_no_switch()) s->observer().steal_attempts.add();
 }
 /// The calling stream stole `n` units, the first of them `u`.
 inline void stole(work_unit* u, std::size_t n) noexcept {
   stream* s = current_stream_no_switch();
   if (!s) return;
-  s->obs_.steals.add(n);
+  s->observer().steals.add(n);
   if (watching()) [[unlikely]]
     record_slow(s, trace_kind::steal, as_unit(u)->id, 0, static_cast<std::uint32_t>(n));
 }
@@ -182,7 +182,7 @@ inline void stole(work_unit* u, std::size_t n) noexcept {
 inline void migrated(work_unit* u, const void* to) noexcept {
   stream* s = current_stream_no_switch();
   if (!s) return;
-  s->obs_.migrations.add();
+  s->observer().migrations.add();
   if (watching()) [[unlikely]]
     record_slow(s, trace_kind::migrate, as_unit(u)->id, reinterpret_cast<std::uintptr_t>(to), 0);
 }
@@ -196,7 +196,7 @@ inline std::chrono::steady_clock::time_point park_begin(stream& s) noexcept {
 /// `s` wakes from the sleep that began at `since`.
 inline void park_end(stream& s, std::chrono::steady_clock::time_point since) noexcept {
   const auto slept = std::chrono::steady_clock::now() - since;
-  s.obs_.parked_ns.add(static_cast<std::uint64_t>(
+  s.observer().parked_ns.add(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(slept).count()));
   if (watching()) [[unlikely]]
     record_slow(&s, trace_kind::park_end, 0, 0, 0);
@@ -214,7 +214,7 @@ inline void resized(stream* s, bool shrink, std::size_t n) noexcept {
 }
 /// `n` ULT stacks were mapped for the calling stream.
 inline void mapped_stacks(std::size_t n) noexcept {
-  if (stream* s = current_stream_no_switch()) s->obs_.stacks_mapped.add(n);
+  if (stream* s = current_stream_no_switch()) s->observer().stacks_mapped.add(n);
 }
 
 }  // namespace obs

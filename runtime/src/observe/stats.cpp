@@ -16,15 +16,15 @@ namespace weft {
 namespace {
 
 stream_stats read(const detail::stream& s) {
-  const detail::stream_observer& o = s.obs_;
+  const detail::stream_observer& o = s.observer();
   stream_stats r;
-  r.rank = s.rank_;
+  r.rank = s.rank();
   const std::uint64_t switched = o.runs_switched.get();
   r.units_run = switched + o.runs_direct.get();
   r.context_switches = switched + o.to_scheduler.get();
   r.steals = o.steals.get();
   r.steal_attempts = o.steal_attempts.get();
-  r.parks = s.park_.count();
+  r.parks = s.times_parked();
   r.time_parked = std::chrono::nanoseconds(o.parked_ns.get());
   r.migrations = o.migrations.get();
   r.stacks_mapped = o.stacks_mapped.get();
@@ -47,10 +47,8 @@ void add(stream_stats& to, const stream_stats& s) {
 runtime_stats stats() {
   detail::runtime_state& r = detail::rt();
   runtime_stats out;
-  std::lock_guard lock(r.streams_mutex);
-  for (const detail::stream* s : r.streams)
-    if (s) out.streams.push_back(read(*s));
-  for (const detail::stream* s : r.freed_streams) out.streams.push_back(read(*s));
+  r.streams().for_each_with_retired(
+      [&out](const detail::stream& s) { out.streams.push_back(read(s)); });
   std::sort(out.streams.begin(), out.streams.end(),
             [](const stream_stats& a, const stream_stats& b) { return a.rank < b.rank; });
   for (const stream_stats& s : out.streams) add(out.total, s);

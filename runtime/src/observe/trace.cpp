@@ -441,8 +441,8 @@ trace_buffer* attach_trace_buffer(stream& s, std::uint32_t gen) noexcept {
   session_state& ss = session();
   std::lock_guard lock(ss.mutex);
   // Whatever happens, this stream does not ask again in this session.
-  s.obs_.trace = nullptr;
-  s.obs_.trace_gen = gen;
+  s.observer().trace = nullptr;
+  s.observer().trace_gen = gen;
   if (g_trace_gen.load(std::memory_order_relaxed) != gen) return nullptr;
   auto* b = new (std::nothrow) trace_buffer;
   trace_chunk* c = b ? new_trace_chunk() : nullptr;
@@ -451,7 +451,7 @@ trace_buffer* attach_trace_buffer(stream& s, std::uint32_t gen) noexcept {
     return nullptr;
   }
   b->head = b->tail = c;
-  b->rank = s.rank_;
+  b->rank = s.rank();
   try {
     ss.buffers.push_back(b);
   } catch (...) {
@@ -459,12 +459,12 @@ trace_buffer* attach_trace_buffer(stream& s, std::uint32_t gen) noexcept {
     delete_chunk(c);
     return nullptr;
   }
-  s.obs_.trace = b;
+  s.observer().trace = b;
   return b;
 }
 
 void observation_at_init(runtime_state& r) {
-  if (!r.cfg.trace.empty()) trace::start(r.cfg.trace);
+  if (!r.cfg().trace.empty()) trace::start(r.cfg().trace);
 }
 
 void observation_at_finalize(runtime_state& r) noexcept {
@@ -475,7 +475,7 @@ void observation_at_finalize(runtime_state& r) noexcept {
       std::fprintf(stderr, "%s\n", e.what());
     }
   }
-  if (r.cfg.stats) {
+  if (r.cfg().stats) {
     try {
       print_stats(std::cerr, stats());
     } catch (const std::exception& e) {

@@ -12,7 +12,7 @@
 
 namespace weft::detail {
 
-struct runtime_state;
+class runtime_state;
 
 /// The generation of the trace session: odd while one records, bumped at every start and stop.
 extern std::atomic<std::uint32_t> g_trace_gen;
@@ -28,8 +28,8 @@ trace_chunk* new_trace_chunk() noexcept;
 inline trace_buffer* trace_buffer_of(stream& s) noexcept {
   const std::uint32_t gen = g_trace_gen.load(std::memory_order_acquire);
   if (!(gen & 1)) return nullptr;
-  if (s.obs_.trace_gen == gen) [[likely]]
-    return s.obs_.trace;
+  if (s.observer().trace_gen == gen) [[likely]]
+    return s.observer().trace;
   return attach_trace_buffer(s, gen);
 }
 

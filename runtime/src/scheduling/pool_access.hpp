@@ -6,12 +6,22 @@
 
 namespace weft::detail {
 
+class pool_attachment;
+
+/// The roles (producer, consumer, owner) are read here by the routing and join paths; only
+/// pool_attachment writes producer, consumer and the attachment count (the owner belongs to the
+/// policy: pool::set_owner).
 class pool_access {
  public:
-  static std::atomic<stream*>& producer(pool& p) noexcept { return p.producer_; }
-  static std::atomic<stream*>& consumer(pool& p) noexcept { return p.consumer_; }
-  static std::atomic<int>& attached(pool& p) noexcept { return p.attached_; }
-  static std::atomic<stream*>& owner(pool& p) noexcept { return p.owner_; }
+  static stream* producer(const pool& p, std::memory_order order) noexcept {
+    return p.producer_.load(order);
+  }
+  static stream* consumer(const pool& p, std::memory_order order) noexcept {
+    return p.consumer_.load(order);
+  }
+  static stream* owner(const pool& p, std::memory_order order) noexcept {
+    return p.owner_.load(order);
+  }
   /// pool::push() without the wake-up: for a push by the running consumer of a single-consumer
   /// pool, which is awake by definition and the only stream that could be parked on it.
   static void push_as_consumer(pool& p, work_unit* u) noexcept { p.do_push(u); }
@@ -33,6 +43,12 @@ class pool_access {
   static void park(pool& p, park_entry& e) noexcept;
   /// Unlinks `e` if a pusher has not already taken it.
   static void unpark(pool& p, park_entry& e) noexcept;
+
+ private:
+  friend class pool_attachment;
+  static std::atomic<stream*>& producer(pool& p) noexcept { return p.producer_; }
+  static std::atomic<stream*>& consumer(pool& p) noexcept { return p.consumer_; }
+  static std::atomic<int>& attached(pool& p) noexcept { return p.attached_; }
 };
 
 }  // namespace weft::detail

@@ -89,7 +89,7 @@ bool scheduler::do_wait_for_work(unsigned& idle_rounds) {
     // config::park_limit_ms: a safety net that turns what wakes nobody into latency, not a hang.
     // A policy that answers hooks takes its units from its pools, whose pushes wake the stream,
     // so a long idle stream may sleep deep; a loop of its own may poll anything, so it may not.
-    stream_->park(std::chrono::milliseconds(detail::g_runtime->cfg.park_limit_ms), !writes_loop_);
+    stream_->park(std::chrono::milliseconds(detail::g_runtime->cfg().park_limit_ms), !writes_loop_);
     // Spinning pays off for a stream that has just run out of work, not for one that wakes to
     // find none (its park timed out, or another stream took what woke it): one more look, then
     // park again. Spinning there made every safety-net wake-up of an idle work-stealing stream
@@ -158,27 +158,11 @@ bool scheduler::add_pool(std::shared_ptr<pool> p) {
                 "weft: add_pool is only for the scheduler's hooks, on its stream");
   }
   if (std::find(pools_.begin(), pools_.end(), p) != pools_.end()) return false;
-  std::lock_guard lock(detail::rt().orphan_mutex);
-  auto& consumer = detail::pool_access::consumer(*p);
-  auto& attached = detail::pool_access::attached(*p);
-  if (single_consumer(p->access())) {
-    detail::stream* c = consumer.load(std::memory_order_acquire);
-    if (c && c != stream_ && attached.load(std::memory_order_acquire) > 0) return false;
-    consumer.store(stream_, std::memory_order_release);
-    // A stacked scheduler's ULT must then stay on this stream (see stacking.cpp).
-    if (running_stacked_ && stream_->current())
-      detail::as_unit(stream_->current())->pinned_to.store(stream_, std::memory_order_relaxed);
-  }
-  if (single_producer(p->access())) {
-    auto& producer = detail::pool_access::producer(*p);
-    detail::stream* old = producer.load(std::memory_order_acquire);
-    if (!old || old == detail::orphaned_producer)
-      producer.store(stream_, std::memory_order_release);
-  }
-  attached.fetch_add(1, std::memory_order_acq_rel);
-  auto& orphans = detail::rt().orphans;
-  if (auto it = std::find(orphans.begin(), orphans.end(), p); it != orphans.end())
-    orphans.erase(it);
+  bool consumes = false;
+  if (!detail::rt().attachment().add(*stream_, p, consumes)) return false;
+  // A stacked scheduler's ULT must then stay on this stream (see stacking.cpp).
+  if (consumes && running_stacked_ && stream_->current())
+    detail::as_unit(stream_->current())->pinned_to.store(stream_, std::memory_order_relaxed);
   pools_.push_back(std::move(p));
   on_pools_changed();
   return true;
@@ -197,11 +181,11 @@ execution_stream& scheduler::stream() const noexcept {
 }
 
 unsigned scheduler::event_freq() const noexcept {
-  return event_freq_ != 0 ? event_freq_ : detail::g_runtime->cfg.event_freq;
+  return event_freq_ != 0 ? event_freq_ : detail::g_runtime->cfg().event_freq;
 }
 
 unsigned scheduler::idle_spin() const noexcept {
-  return idle_.spin ? *idle_.spin : detail::g_runtime->cfg.idle_spin;
+  return idle_.spin ? *idle_.spin : detail::g_runtime->cfg().idle_spin;
 }
 
 namespace {

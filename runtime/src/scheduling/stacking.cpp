@@ -8,7 +8,7 @@
 #include "core/stream.hpp"
 #include "observe/observe.hpp"
 #include "platform/assert.hpp"
-#include "scheduling/pool_access.hpp"
+#include "scheduling/pool_attachment.hpp"
 #include "weft/error.hpp"
 #include "weft/this_unit.hpp"
 
@@ -59,23 +59,8 @@ struct detail_stacking {
   /// Safe while the stacking ULT runs: only the stream running it touches those roles, and it
   /// runs on one stream at a time (pinned there when a pool has a single consumer).
   static void attach(scheduler& child, detail::stream& here, bool again) {
-    std::lock_guard lock(detail::rt().orphan_mutex);
-    bool pin = false;
-    for (const auto& p : child.pools_) {
-      if (!again) detail::pool_access::attached(*p).fetch_add(1, std::memory_order_acq_rel);
-      if (single_consumer(p->access())) {
-        detail::pool_access::consumer(*p).store(&here, std::memory_order_release);
-        pin = true;
-      }
-      if (single_producer(p->access())) {
-        auto& producer = detail::pool_access::producer(*p);
-        detail::stream* old = producer.load(std::memory_order_acquire);
-        if (!old || old == detail::orphaned_producer || old->state() == stream_state::terminated) {
-          producer.store(&here, std::memory_order_release);
-        }
-      }
-    }
-    if (pin) detail::as_unit(here.current())->pinned_to.store(&here, std::memory_order_relaxed);
+    if (detail::rt().attachment().attach_stacked(here, child.pools_, again))
+      detail::as_unit(here.current())->pinned_to.store(&here, std::memory_order_relaxed);
   }
 
   static void enter(scheduler& child, detail::stream& here) {
@@ -92,7 +77,7 @@ struct detail_stacking {
   static bool finished(scheduler& child, detail::stream& here) {
     const std::uint32_t r = child.stack_requests_.load(std::memory_order_acquire);
     if (r & detail::stack_stop) return true;
-    const bool joining = here.requests_.load(std::memory_order_acquire) & detail::request_join;
+    const bool joining = here.joining();
     if (!(r & detail::stack_finish) && !joining) return false;
     for (const auto& p : child.pools_)
       if (!p->empty()) return false;
@@ -102,27 +87,8 @@ struct detail_stacking {
   /// The child is done: pools nobody else uses become orphans, which this stream's main
   /// scheduler adopts at its next check (so units left by stop() still run).
   static void detach(scheduler& child, detail::stream& here) {
-    bool orphaned = false;
-    {
-      std::lock_guard lock(detail::rt().orphan_mutex);
-      for (const auto& p : child.pools_) {
-        auto& producer = detail::pool_access::producer(*p);
-        if (producer.load(std::memory_order_acquire) == &here)
-          producer.store(detail::orphaned_producer, std::memory_order_release);
-        const int before =
-            detail::pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel);
-        // invariant 7: the stacked scheduler counted itself in attach(), so it can take itself out.
-        detail::assert_invariant([before] { return before > 0; },
-                                 "invariant 7: attached(p) of a stacked scheduler's pool is > 0");
-        if (before == 1) {
-          detail::pool_access::consumer(*p).store(nullptr, std::memory_order_release);
-          detail::rt().orphans.push_back(p);
-          detail::rt().has_orphans.store(true, std::memory_order_relaxed);
-          orphaned = true;
-        }
-      }
-    }
-    if (orphaned) here.request(detail::request_adopt);
+    if (detail::rt().attachment().detach_stacked(here, child.pools_))
+      here.request(detail::request_adopt);
   }
 };
 

@@ -76,7 +76,7 @@ timer_node* arm(stream* s, work_unit* self, waiter* w, std::chrono::steady_clock
   n->w = w;
   n->unit = self;
   try {
-    s->timers_.add(n);
+    s->add_timer(n);
   } catch (...) {
     delete n;
     throw;

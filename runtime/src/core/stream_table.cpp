@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/stream_table.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/stream.hpp"
+#include "platform/assert.hpp"
+#include "weft/error.hpp"
+
+namespace weft::detail {
+
+int stream_table::lowest_free() const noexcept {
+  int rank = 0;
+  while (rank < static_cast<int>(slots_.size()) && slots_[static_cast<std::size_t>(rank)]) ++rank;
+  return rank;
+}
+
+int stream_table::check_free(int rank) const {
+  if (rank < static_cast<int>(slots_.size()) && slots_[static_cast<std::size_t>(rank)])
+    throw error(errc::invalid_state, "weft: stream rank " + std::to_string(rank) + " is taken");
+  return rank;
+}
+
+void stream_table::erase(int rank) noexcept {
+  std::lock_guard lock(mutex_);
+  slots_[static_cast<std::size_t>(rank)] = nullptr;
+}
+
+void stream_table::reserve_retired() {
+  std::lock_guard lock(mutex_);
+  if (retired_.size() == retired_.capacity())
+    retired_.reserve(std::max<std::size_t>(8, 2 * retired_.size()));
+}
+
+void stream_table::retire(int rank) noexcept {
+  std::lock_guard lock(mutex_);
+  stream*& slot = slots_[static_cast<std::size_t>(rank)];
+  assert_invariant([this] { return retired_.size() < retired_.capacity(); },
+                   "stream table: room was reserved before a stream is retired");
+  retired_.push_back(slot);  // cannot fail: reserve_retired() made room
+  slot = nullptr;
+}
+
+stream* stream_table::at(int rank) const noexcept {
+  if (rank < 0) return nullptr;
+  std::lock_guard lock(mutex_);
+  return static_cast<std::size_t>(rank) < slots_.size() ? slots_[static_cast<std::size_t>(rank)]
+                                                        : nullptr;
+}
+
+stream* stream_table::slot(std::size_t i, bool& end) const noexcept {
+  std::lock_guard lock(mutex_);
+  end = i >= slots_.size();
+  return end ? nullptr : slots_[i];
+}
+
+int stream_table::count() const noexcept {
+  std::lock_guard lock(mutex_);
+  return static_cast<int>(
+      std::count_if(slots_.begin(), slots_.end(), [](const stream* s) { return s != nullptr; }));
+}
+
+std::vector<int> stream_table::free_ranks(int n) const {
+  std::vector<int> out;
+  std::lock_guard lock(mutex_);
+  for (int rank = 0; static_cast<int>(out.size()) < n; ++rank) {
+    if (rank >= static_cast<int>(slots_.size()) || !slots_[static_cast<std::size_t>(rank)])
+      out.push_back(rank);
+  }
+  return out;
+}
+
+void stream_table::delete_all_but(const stream* keep) noexcept {
+  std::lock_guard lock(mutex_);
+  for (stream* s : slots_)
+    if (s != keep) delete s;
+  for (stream* s : retired_) delete s;
+  slots_.clear();
+  retired_.clear();
+}
+
+}  // namespace weft::detail

@@ -3,7 +3,7 @@
 #include <atomic>
 
 #include "units.hpp"
-#include "weft/internal/abt_support.hpp"
+#include "weft/internal/layer_support.hpp"
 #include "weft/wait_queue.hpp"
 
 namespace abt {

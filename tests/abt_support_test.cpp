@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "test_support.hpp"
-#include "weft/internal/abt_support.hpp"
+#include "weft/internal/layer_support.hpp"
 
 namespace {
 

@@ -15,6 +15,7 @@
 #include <weft/schedulers/basic_scheduler.hpp>
 #include <weft/schedulers/fifo_pool.hpp>
 #include <weft/tasklet.hpp>
+#include <weft/wait_queue.hpp>
 
 #include "test_support.hpp"
 
@@ -110,6 +111,39 @@ TEST_F(DebugTest, DumpNamesWhatEachUnitWaitsForWithBacktraces) {
   EXPECT_NE(unit_block(text, joiner_id), "");
   EXPECT_EQ(unit_block(after, joiner_id), "");
   EXPECT_EQ(unit_block(after, receiver_id), "");
+  weft::finalize();
+}
+
+TEST_F(DebugTest, ClientWaitKindsAreNamedByTheirLabel) {
+  const weft::wait_kind k = weft::client_wait_kind("the debug test's own wait");
+  EXPECT_GE(static_cast<int>(k), static_cast<int>(weft::wait_kind::client));
+  const char same[] = "the debug test's own wait";  // the same label at another address
+  EXPECT_EQ(weft::client_wait_kind(same), k);
+  EXPECT_NE(weft::client_wait_kind("the debug test's other wait"), k);
+
+  weft::init(test_config(2));
+  weft::spinlock lock;
+  weft::wait_queue q;
+  bool go = false;
+  weft::ult u = weft::ult::create([&] {
+    lock.lock();
+    while (!go) {
+      weft::waiter self;
+      self.kind = k;
+      q.wait(lock, self);
+      lock.lock();
+    }
+    lock.unlock();
+  });
+  ASSERT_TRUE(blocked(u));
+  const std::string b = unit_block(dump(), u.id());
+  EXPECT_NE(b.find("blocked: the debug test's own wait"), std::string::npos) << b;
+  lock.lock();
+  go = true;
+  weft::wakeup w = q.take();
+  lock.unlock();
+  if (w) w();
+  u.join();
   weft::finalize();
 }
 

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "weft/execution_stream.hpp"
-#include "weft/internal/abt_support.hpp"
+#include "weft/internal/layer_support.hpp"
 #include "weft/pool.hpp"
 #include "weft/scheduler.hpp"
 #include "weft/ult.hpp"
@@ -30,9 +30,12 @@
 
 namespace abt {
 
-/// The whole descriptor of a work unit (weft/internal/unit.hpp): the fields the C API reads and
-/// writes beyond the queue hooks.
-using weft::detail::as_unit;
+/// What the C API reads of a work unit's descriptor beyond the queue hooks; what it changes there
+/// goes through the runtime's calls (weft/internal/layer_support.hpp).
+namespace unit_view = weft::detail::unit_view;
+/// The callable part of a descriptor, the creator's: the C entry and, in its storage, the ABT
+/// extension (thread_ext).
+using weft::detail::callable_of;
 
 // ------------------------------------------------------------------------------------------
 // Errors and context
@@ -195,13 +198,13 @@ void entry_ended(weft::work_unit* u) noexcept;
 
 /// The extension of `u`, which the ABT layer created (its invoke is invoke_entry).
 inline thread_ext* ext_in(weft::work_unit* u) noexcept {
-  return std::launder(reinterpret_cast<thread_ext*>(as_unit(u)->callable.storage));
+  return std::launder(reinterpret_cast<thread_ext*>(callable_of(u).storage));
 }
 
 /// The ABT extension of `u`, or nullptr for units the ABT layer did not create (the primary ULT,
 /// units made with weft's C++ API, stacked schedulers). Inline: every ABT call on a unit asks.
 inline thread_ext* ext_of(weft::work_unit* u) noexcept {
-  if (!u || as_unit(u)->callable.invoke != &invoke_entry) return nullptr;
+  if (!u || callable_of(u).invoke != &invoke_entry) return nullptr;
   return ext_in(u);
 }
 

@@ -52,7 +52,7 @@ int current_exception_code(int fallback, int context_error) noexcept {
 context calling_context() noexcept {
   weft::work_unit* u = weft::this_unit::current();
   if (!u) return weft::this_unit::stream() ? context::scheduler : context::external;
-  if (as_unit(u)->kind == weft::unit_kind::tasklet) return context::tasklet;
+  if (unit_view::kind(u) == weft::unit_kind::tasklet) return context::tasklet;
   return u == primary_unit() ? context::primary_ult : context::ult;
 }
 

@@ -106,7 +106,7 @@ void finish_dump(stack_dump* d, bool timed_out) {
 
 /// The body of the unit pinned to each stream.
 void dump_responder(weft::work_unit* u) {
-  auto* d = static_cast<stack_dump*>(as_unit(u)->callable.entry_arg);
+  auto* d = static_cast<stack_dump*>(callable_of(u).entry_arg);
   if (d->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == d->expected) finish_dump(d, false);
   release_dump(d);
 }
@@ -138,10 +138,11 @@ void trigger_stack_dump(FILE* fp, double timeout, void (*cb)(ABT_bool, void*), v
   for (weft::execution_stream* s : streams) {
     // Pinned before it is queued, so that it runs on `s` and nowhere else.
     weft::work_unit* u = weft::detail::allocate_unit(weft::unit_kind::ult, 0);
-    as_unit(u)->callable.invoke = &dump_responder;
-    as_unit(u)->callable.destroy = nullptr;
-    as_unit(u)->callable.entry_arg = d;
-    as_unit(u)->pinned_to.store(s, std::memory_order_relaxed);
+    weft::detail::unit_callable& c = callable_of(u);
+    c.invoke = &dump_responder;
+    c.destroy = nullptr;
+    c.entry_arg = d;
+    weft::detail::pin_unit(u, *s);
     weft::detail::submit_unit(u, s->main_pool());
     weft::detail::detach_unit(u);
   }
@@ -257,16 +258,17 @@ int ABT_info_print_thread(FILE* fp, ABT_thread thread) {
   if (!fp) return ABT_ERR_INV_ARG;
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
-  weft::execution_stream* s = as_unit(u)->last_stream.load(std::memory_order_relaxed);
+  weft::execution_stream* s = unit_view::last_stream(u);
   std::fprintf(fp,
                "== %s (%p) ==\nid      : %llu\nstate   : %s\nlast ES : %d\nprimary : %s\n"
                "stack   : %zu bytes\n",
-               as_unit(u)->kind == weft::unit_kind::ult ? "ULT" : "tasklet", static_cast<void*>(u),
-               static_cast<unsigned long long>(as_unit(u)->id), state_name(state_of(u)),
-               s ? s->rank() : -1, u == primary_unit() ? "yes" : "no",
-               static_cast<size_t>(as_unit(u)->kind == weft::unit_kind::ult
-                                       ? (as_unit(u)->stack_size ? as_unit(u)->stack_size
-                                                                 : state().default_stack_size)
+               unit_view::kind(u) == weft::unit_kind::ult ? "ULT" : "tasklet",
+               static_cast<void*>(u), static_cast<unsigned long long>(unit_view::id(u)),
+               state_name(state_of(u)), s ? s->rank() : -1, u == primary_unit() ? "yes" : "no",
+               static_cast<size_t>(unit_view::kind(u) == weft::unit_kind::ult
+                                       ? (unit_view::requested_stack_size(u)
+                                              ? unit_view::requested_stack_size(u)
+                                              : state().default_stack_size)
                                        : 0));
   return ABT_SUCCESS;
 }
@@ -290,15 +292,15 @@ int ABT_info_print_thread_stack(FILE* fp, ABT_thread thread) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   // weft has no stack unwinder: the stack's bounds are what it can show.
-  if (as_unit(u)->kind != weft::unit_kind::ult || !as_unit(u)->stack.lo) {
+  const weft::detail::stack_region st = unit_view::stack(u);
+  if (unit_view::kind(u) != weft::unit_kind::ult || !st.lo) {
     std::fprintf(fp, "unit %llu: no stack (not started, finished, or a tasklet)\n",
-                 static_cast<unsigned long long>(as_unit(u)->id));
+                 static_cast<unsigned long long>(unit_view::id(u)));
   } else {
-    std::fprintf(
-        fp, "unit %llu: stack [%p, %p), %zu bytes\n",
-        static_cast<unsigned long long>(as_unit(u)->id), as_unit(u)->stack.lo,
-        static_cast<void*>(static_cast<char*>(as_unit(u)->stack.lo) + as_unit(u)->stack.size),
-        static_cast<std::size_t>(as_unit(u)->stack.size));
+    std::fprintf(fp, "unit %llu: stack [%p, %p), %zu bytes\n",
+                 static_cast<unsigned long long>(unit_view::id(u)), st.lo,
+                 static_cast<void*>(static_cast<char*>(st.lo) + st.size),
+                 static_cast<std::size_t>(st.size));
   }
   return ABT_SUCCESS;
 }

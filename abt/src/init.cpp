@@ -12,6 +12,7 @@
 #include "state.hpp"
 #include "weft/config.hpp"
 #include "weft/error.hpp"
+#include "weft/rm_protocol.hpp"
 #include "weft/runtime.hpp"
 #include "weft/this_unit.hpp"
 
@@ -25,6 +26,31 @@ const char* abt_env(const char* name) {
   if (const char* v = std::getenv(a.c_str())) return v;
   std::string b = std::string("ABT_ENV_") + name;
   return std::getenv(b.c_str());
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+/// Argobots' power-event server, which weft's resource-manager protocol stands in for: a TCP
+/// address for `cfg.resource_manager` (WEFT_RM, read by weft::init, still wins). Unlike the other
+/// variables, a bad value fails ABT_init: a program that asked for a manager would otherwise run
+/// without one unnoticed.
+void apply_power_event_server(weft::config& cfg) {
+  const char* host = std::getenv("ABT_ENV_POWER_EVENT_HOSTNAME");
+  const char* port = std::getenv("ABT_ENV_POWER_EVENT_PORT");
+  if (!host && !port) return;
+  if (!host || !port) {
+    throw weft::error(weft::errc::invalid_config,
+                      "weft: ABT_ENV_POWER_EVENT_HOSTNAME and ABT_ENV_POWER_EVENT_PORT must be set "
+                      "together");
+  }
+  const std::string h(trim(host));
+  cfg.resource_manager = "tcp:" + (h.find(':') != std::string::npos ? "[" + h + "]" : h) + ":" +
+                         std::string(trim(port));
+  (void)weft::rm::parse_address(cfg.resource_manager, "ABT_ENV_POWER_EVENT_HOSTNAME/PORT");
 }
 
 std::string lower(std::string_view s) {
@@ -111,6 +137,7 @@ int ABT_init(int, char**) {
       // pool a unit was pushed to running it). WEFT_SCHED still chooses another.
       cfg.scheduler = "basic";
       apply_abt_environment(cfg, st);
+      apply_power_event_server(cfg);
       weft::init(cfg);  // WEFT_* variables, when set, override the ABT_* ones
       st.owns_runtime = true;
     } else {

@@ -58,7 +58,7 @@ class other_unit_keys {
       abt::rare_store_fenced(e_->key_setter, 1);
       if (!e_->ending.load(std::memory_order_seq_cst)) return;
       e_->key_setter.store(0, std::memory_order_seq_cst);
-      if (abt::as_unit(u)->state.load(std::memory_order_acquire) == weft::unit_state::terminated) {
+      if (abt::unit_view::state(u) == weft::unit_state::terminated) {
         e_ = nullptr;  // settled: nothing tears the values down any more
         return;
       }

@@ -178,7 +178,7 @@ int push_thread(ABT_pool pool, ABT_thread thread, ABT_pool_context ctx) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_POOL, [&] {
-    as_unit(u)->home.store(pool->pool.get(), std::memory_order_relaxed);
+    weft::detail::set_home(u, *pool->pool);
     if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
     if (pool->user_defined)
       user_pool_push_thread(pool, u, ctx);
@@ -426,7 +426,7 @@ int ABT_unit_set_associated_pool(ABT_unit unit, ABT_pool pool) {
   if (!pool) return ABT_ERR_INV_POOL;
   weft::work_unit* u = user_unit_thread(unit, false);
   if (!u) u = reinterpret_cast<weft::work_unit*>(unit);
-  as_unit(u)->home.store(pool->pool.get(), std::memory_order_relaxed);
+  weft::detail::set_home(u, *pool->pool);
   if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
   return ABT_SUCCESS;
 }

@@ -56,22 +56,14 @@ class user_scheduler final : public weft::loop_scheduler {
     set_idle_policy({.spin = {}, .park = false});
   }
   ~user_scheduler() override {
-    if (self_unit_) {
-      as_unit(self_unit_)->state.store(weft::unit_state::terminated, std::memory_order_relaxed);
-      weft::detail::discard_unit(self_unit_);
-    }
+    if (self_unit_) weft::detail::discard_unit(self_unit_);
     sched_released(h_);
   }
 
   /// The descriptor that stands for this scheduler's loop in ABT calls made from it (Argobots
   /// runs a scheduler as a ULT): made on first use, never queued, reported as running.
   weft::work_unit* self_unit() {
-    if (!self_unit_) {
-      weft::work_unit* u = weft::detail::allocate_unit(weft::unit_kind::ult, 0);
-      as_unit(u)->state.store(weft::unit_state::running, std::memory_order_relaxed);
-      as_unit(u)->last_stream.store(weft::this_unit::stream(), std::memory_order_relaxed);
-      self_unit_ = u;
-    }
+    if (!self_unit_) self_unit_ = weft::detail::allocate_stand_in();
     return self_unit_;
   }
 

@@ -4,7 +4,7 @@
 #include "weft/error.hpp"
 #include "weft/ult.hpp"
 
-#include "weft/internal/abt_support.hpp"  // suspend- and exit-and-switch
+#include "weft/internal/layer_support.hpp"  // suspend- and exit-and-switch
 
 using namespace abt;
 
@@ -32,14 +32,14 @@ int need_unit() noexcept {
 /// Checks a target of the *_to operations: a ULT other than the caller.
 int check_target(ABT_thread thread) noexcept {
   weft::work_unit* u = unit_of(thread);
-  if (!u || u == weft::this_unit::current() || as_unit(u)->kind != weft::unit_kind::ult)
+  if (!u || u == weft::this_unit::current() || unit_view::kind(u) != weft::unit_kind::ult)
     return ABT_ERR_INV_THREAD;
   return ABT_SUCCESS;
 }
 
 int resume_target(ABT_thread thread) {
   weft::work_unit* u = unit_of(thread);
-  if (!as_unit(u)->user_suspended.load(std::memory_order_acquire)) return ABT_ERR_THREAD;
+  if (!unit_view::user_suspended(u)) return ABT_ERR_THREAD;
   weft::resume(u);
   return ABT_SUCCESS;
 }
@@ -49,10 +49,10 @@ int resume_target(ABT_thread thread) {
 /// calling stream's main pool, which this stream serves and which becomes its pool (weft takes a
 /// unit out of its home pool only): it runs here even when the switch cannot be direct.
 void queue_if_popped(weft::work_unit* u) {
-  if (as_unit(u)->state.load(std::memory_order_acquire) == weft::unit_state::ready &&
+  if (unit_view::state(u) == weft::unit_state::ready &&
       !u->pool_holder.load(std::memory_order_acquire)) {
     weft::pool& p = weft::this_unit::stream()->main_pool();
-    as_unit(u)->home.store(&p, std::memory_order_relaxed);
+    weft::detail::set_home(u, p);
     p.push(u);
   }
 }
@@ -161,7 +161,7 @@ int ABT_self_get_thread(ABT_thread* thread) {
 int ABT_self_get_thread_id(ABT_unit_id* id) {
   if (int rc = need_unit()) return rc;
   if (!id) return ABT_ERR_INV_ARG;
-  *id = as_unit(self_or_scheduler())->id;
+  *id = unit_view::id(self_or_scheduler());
   return ABT_SUCCESS;
 }
 
@@ -313,7 +313,7 @@ int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (pool) {
-    as_unit(u)->home.store(pool->pool.get(), std::memory_order_relaxed);
+    weft::detail::set_home(u, *pool->pool);
     if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
   }
   if (in_scheduler_loop()) return run_from_scheduler(u);
@@ -323,7 +323,7 @@ int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {
     queue_if_popped(u);
     if (tool_active())
       tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
-    if (as_unit(u)->kind == weft::unit_kind::ult)
+    if (unit_view::kind(u) == weft::unit_kind::ult)
       weft::this_unit::yield_to(u);
     else
       weft::this_unit::yield();  // a tasklet runs from a scheduler, not from a ULT's stack

@@ -43,7 +43,7 @@ int ABT_task_create_on_xstream(ABT_xstream xstream, void (*task_func)(void*), vo
 }
 
 int ABT_task_revive(ABT_pool pool, void (*task_func)(void*), void* arg, ABT_task* task) {
-  if (task && *task && as_unit(unit_of(*task))->kind != weft::unit_kind::tasklet)
+  if (task && *task && unit_view::kind(unit_of(*task)) != weft::unit_kind::tasklet)
     return ABT_ERR_INV_TASK;
   const int rc = ABT_thread_revive(pool, task_func, arg, task);
   return rc == ABT_ERR_INV_THREAD ? ABT_ERR_INV_TASK : rc;

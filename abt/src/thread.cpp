@@ -111,7 +111,8 @@ void invoke_entry(weft::work_unit* u) {
   // weft (a ULT that blocked returns through one level less after its switches). The end (a
   // return, ABT_thread_exit, a cancellation, ABT_self_exit_to) is marked by the destroy hook,
   // entry_ended, which weft calls once however the entry ended.
-  as_unit(u)->callable.entry_fn(as_unit(u)->callable.entry_arg);
+  const weft::detail::unit_callable& c = callable_of(u);
+  c.entry_fn(c.entry_arg);
 }
 
 void entry_ended(weft::work_unit* u) noexcept {
@@ -147,13 +148,14 @@ int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn
     if (use_user_stack(u, attr->stack, attr->stack_size)) flags |= flag_user_guard;
   }
   if (attr && !attr->migratable) flags |= flag_not_migratable;
-  construct_ext(as_unit(u)->callable.storage, flags, attr, ph, user_stack);
-  as_unit(u)->callable.invoke = &invoke_entry;
-  as_unit(u)->callable.destroy = (flags & flag_user_guard) ? &unguard_user_stack : &entry_ended;
-  as_unit(u)->callable.entry_fn = fn;
-  as_unit(u)->callable.entry_arg = arg;
+  weft::detail::unit_callable& c = callable_of(u);
+  construct_ext(c.storage, flags, attr, ph, user_stack);
+  c.invoke = &invoke_entry;
+  c.destroy = (flags & flag_user_guard) ? &unguard_user_stack : &entry_ended;
+  c.entry_fn = fn;
+  c.entry_arg = arg;
   if (tool_active()) {
-    as_unit(u)->home.store(&p, std::memory_order_relaxed);  // what a tool's POOL query reports
+    weft::detail::set_home(u, p);  // what a tool's POOL query reports
     tool_event(u, ABT_TOOL_EVENT_THREAD_CREATE);
   }
   weft::detail::submit_unit(u, p);
@@ -173,8 +175,12 @@ int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(voi
   weft::work_unit* const u = weft::detail::allocate_unit(
       kind, kind == weft::unit_kind::ult && attr ? attr->stack_size : 0);
   prepare_unit(u, ph, fn, arg, attr, out != nullptr);
-  if (out) *out = handle_of(u);
-  weft::detail::submit_unit(u, p);
+  if (out) {
+    *out = handle_of(u);
+    weft::detail::submit_unit(u, p);
+  } else {
+    weft::detail::submit_detached_unit(u, p);
+  }
   return ABT_SUCCESS;
 }
 
@@ -206,19 +212,18 @@ namespace {
 /// otherwise.
 bool joins_in_place(const weft::work_unit* self, weft::work_unit* u, const thread_ext* e) noexcept {
   if (join_help_for(u, e) != weft::detail::join_help::same_pool) return false;
-  weft::pool* const home = as_unit(u)->home.load(std::memory_order_relaxed);
-  return as_unit(self)->home.load(std::memory_order_relaxed) == home &&
-         weft::single_consumer(home->access());
+  weft::pool* const home = unit_view::home(u);
+  return unit_view::home(self) == home && weft::single_consumer(home->access());
 }
 
 /// Waits for `u`, not yet terminated, to terminate; `self` is the caller's unit (nullptr on an
 /// external thread), which is neither `u` nor joined by it.
 int wait_for_end(weft::work_unit* u, weft::work_unit* self, const thread_ext* e) {
   return guarded(ABT_ERR_THREAD, [&] {
-    const std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
-    if (w == weft::detail::join_done) return ABT_SUCCESS;
-    const bool can_block = self && as_unit(self)->kind == weft::unit_kind::ult;
-    if (w == weft::detail::join_none && (can_block || !self)) {
+    const unit_view::join_state j = unit_view::join_of(u);
+    if (j == unit_view::join_state::done) return ABT_SUCCESS;
+    const bool can_block = self && unit_view::kind(self) == weft::unit_kind::ult;
+    if (j == unit_view::join_state::open && (can_block || !self)) {
       // The caller is not `u`, nobody else joins it and the caller may block: what
       // weft::detail::check_join would verify. A ULT blocks until the unit ends (SUSPEND, then
       // RESUME and RUN), as in Argobots.
@@ -232,7 +237,7 @@ int wait_for_end(weft::work_unit* u, weft::work_unit* self, const thread_ext* e)
     } else {
       // Another joiner already waits (weft takes one), or the caller is a tasklet, which
       // cannot block: wait for the end by yielding or spinning, as Argobots does.
-      while (as_unit(u)->join_word.load(std::memory_order_acquire) != weft::detail::join_done) {
+      while (unit_view::join_of(u) != unit_view::join_state::done) {
         if (can_block)
           weft::this_unit::yield();
         else
@@ -249,7 +254,7 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
   if (!u) return invalid_code;
   const thread_ext* const e = ext_of(u);
   if (e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed)) return invalid_code;
-  if (as_unit(u)->join_word.load(std::memory_order_acquire) != weft::detail::join_done) {
+  if (unit_view::join_of(u) != unit_view::join_state::done) {
     // A finished unit is neither the caller nor the primary ULT: only an unfinished one needs
     // the caller's identity (one look-up).
     weft::work_unit* const self = weft::this_unit::current();
@@ -307,7 +312,7 @@ int free_full(ABT_thread* slot, int invalid) noexcept {
 void honour_cancel_slow(weft::work_unit* self) {
   thread_ext* e = ext_of(self);
   if (e && (e->flags.load(std::memory_order_acquire) & flag_cancel) &&
-      as_unit(self)->kind == weft::unit_kind::ult) {
+      unit_view::kind(self) == weft::unit_kind::ult) {
     e->flags.fetch_or(flag_cancelled, std::memory_order_relaxed);
     if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_CANCEL);
     weft::this_unit::exit();
@@ -315,7 +320,7 @@ void honour_cancel_slow(weft::work_unit* self) {
 }
 
 ABT_pool last_pool_of(weft::work_unit* u) {
-  weft::pool* home = as_unit(u)->home.load(std::memory_order_relaxed);
+  weft::pool* home = unit_view::home(u);
   thread_ext* e = ext_of(u);
   const ABT_pool last = e ? e->last_pool.load(std::memory_order_relaxed) : nullptr;
   if (last && last->pool.get() == home) return last;
@@ -325,7 +330,7 @@ ABT_pool last_pool_of(weft::work_unit* u) {
 }
 
 ABT_thread_state state_of(const weft::work_unit* u) noexcept {
-  switch (as_unit(u)->state.load(std::memory_order_acquire)) {
+  switch (unit_view::state(u)) {
     case weft::unit_state::ready:
       return ABT_THREAD_STATE_READY;
     case weft::unit_state::running:
@@ -343,19 +348,18 @@ int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle)
   thread_ext* e = ext_of(u);
   if (e && (e->flags.load(std::memory_order_acquire) & flag_not_migratable))
     return ABT_ERR_INV_THREAD;  // as Argobots: a non-migratable unit is an invalid target
-  if (as_unit(u)->state.load(std::memory_order_acquire) == weft::unit_state::terminated)
-    return ABT_ERR_INV_THREAD;
-  if (as_unit(u)->home.load(std::memory_order_relaxed) == &target) return ABT_ERR_MIGRATION_TARGET;
+  if (unit_view::state(u) == weft::unit_state::terminated) return ABT_ERR_INV_THREAD;
+  if (unit_view::home(u) == &target) return ABT_ERR_MIGRATION_TARGET;
   return guarded(ABT_ERR_MIGRATION_NA, [&] {
     if (u == weft::this_unit::current()) {
-      if (as_unit(u)->kind == weft::unit_kind::tasklet)
+      if (unit_view::kind(u) == weft::unit_kind::tasklet)
         return ABT_ERR_MIGRATION_NA;  // already running
       if (e) e->last_pool.store(target_handle, std::memory_order_relaxed);
       if (e && e->migration_cb) e->migration_cb(handle_of(u), e->migration_arg);
       weft::this_unit::migrate_to(target);
       return ABT_SUCCESS;
     }
-    if (as_unit(u)->kind == weft::unit_kind::tasklet) {
+    if (unit_view::kind(u) == weft::unit_kind::tasklet) {
       if (e && e->started.load(std::memory_order_acquire))
         return ABT_ERR_MIGRATION_NA;  // a tasklet moves only before it starts
       borrowed_tasklet(u).migrate_to(target);
@@ -371,7 +375,7 @@ int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle)
 int yield_full(bool report) noexcept {
   if (int rc = ensure_initialized()) return rc;
   weft::work_unit* const self = weft::this_unit::current();
-  if (!self || as_unit(self)->kind != weft::unit_kind::ult) [[unlikely]]
+  if (!self || unit_view::kind(self) != weft::unit_kind::ult) [[unlikely]]
     return yield_outside_ult(self, report);
   return guarded(ABT_ERR_THREAD, [self] {
     if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
@@ -398,10 +402,10 @@ namespace {
 int yield_to_full(ABT_thread thread) noexcept {
   if (int rc = ensure_initialized()) return rc;
   weft::work_unit* const self = weft::this_unit::current();
-  if (!self || as_unit(self)->kind != weft::unit_kind::ult) [[unlikely]]
+  if (!self || unit_view::kind(self) != weft::unit_kind::ult) [[unlikely]]
     return self ? ABT_ERR_INV_THREAD : ABT_ERR_INV_XSTREAM;
   weft::work_unit* u = unit_of(thread);
-  if (!u || u == self || as_unit(u)->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
+  if (!u || u == self || unit_view::kind(u) != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_THREAD, [self, u] {
     if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
     weft::this_unit::yield_to(u);
@@ -505,18 +509,17 @@ int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_
   if (!pool) return ABT_ERR_INV_POOL;
   if (!thread_func) return ABT_ERR_INV_ARG;
   weft::work_unit* u = unit_of(*thread);
-  if (as_unit(u)->state.load(std::memory_order_acquire) != weft::unit_state::terminated)
-    return ABT_ERR_INV_THREAD;
+  if (unit_view::state(u) != weft::unit_state::terminated) return ABT_ERR_INV_THREAD;
   thread_ext* e = ext_of(u);
   if (!e) return ABT_ERR_INV_THREAD;
   // A revived unit is a fresh descriptor of the same kind, stack size and attributes: weft
   // recycles descriptors through its caches, so this costs what the first create did.
   ABT_thread_attr_opaque attr;
-  attr.stack_size = as_unit(u)->stack_size;
+  attr.stack_size = unit_view::requested_stack_size(u);
   attr.migratable = !(e->flags.load(std::memory_order_relaxed) & flag_not_migratable);
   attr.migration_cb = e->migration_cb;
   attr.migration_arg = e->migration_arg;
-  const weft::unit_kind kind = as_unit(u)->kind;
+  const weft::unit_kind kind = unit_view::kind(u);
   if (int rc = join_unit(u, true, ABT_ERR_INV_THREAD)) return rc;
   return guarded(ABT_ERR_MEM, [&] {
     int rc = create_unit(kind, *pool->pool, pool, thread_func, arg, &attr, thread);
@@ -609,7 +612,7 @@ int ABT_thread_self_id(ABT_unit_id* id) {
   if (c == context::scheduler) {
     weft::work_unit* s = scheduler_unit();
     if (!s) return ABT_ERR_INV_XSTREAM;
-    *id = as_unit(s)->id;
+    *id = unit_view::id(s);
     return ABT_SUCCESS;
   }
   if (c != context::ult && c != context::primary_ult) return ABT_ERR_INV_XSTREAM;
@@ -621,7 +624,7 @@ int ABT_thread_get_last_xstream(ABT_thread thread, ABT_xstream* xstream) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!xstream) return ABT_ERR_INV_ARG;
-  *xstream = xstream_handle(as_unit(u)->last_stream.load(std::memory_order_relaxed));
+  *xstream = xstream_handle(unit_view::last_stream(u));
   return ABT_SUCCESS;
 }
 
@@ -665,7 +668,7 @@ int ABT_thread_set_associated_pool(ABT_thread thread, ABT_pool pool) {
   if (!pool) return ABT_ERR_INV_POOL;
   // The primary ULT too: weft pins it to the primary stream, so a scheduler of another stream
   // that pops it from `pool` hands it back there; it runs wherever the primary stream serves it.
-  as_unit(u)->home.store(pool->pool.get(), std::memory_order_relaxed);
+  weft::detail::set_home(u, *pool->pool);
   if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
   return ABT_SUCCESS;
 }
@@ -686,16 +689,15 @@ int ABT_thread_yield(void) {
 int ABT_thread_resume(ABT_thread thread) {
   if (int rc = ensure_initialized()) return rc;
   weft::work_unit* u = unit_of(thread);
-  if (!u || as_unit(u)->kind != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
+  if (!u || unit_view::kind(u) != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
   if (thread_ext* e = ext_of(u)) {
     // A unit that suspended "to" another one is resumed before it actually suspends: the
     // resume cancels the pending suspension (see ABT_self_suspend_to).
     if (e->suspend_pending.exchange(false, std::memory_order_acq_rel)) return ABT_SUCCESS;
-    while (!as_unit(u)->user_suspended.load(std::memory_order_acquire) &&
-           e->suspending.load(std::memory_order_acquire))
+    while (!unit_view::user_suspended(u) && e->suspending.load(std::memory_order_acquire))
       sched_yield();  // it is a few instructions away from suspending
   }
-  if (!as_unit(u)->user_suspended.load(std::memory_order_acquire)) return ABT_ERR_THREAD;
+  if (!unit_view::user_suspended(u)) return ABT_ERR_THREAD;
   return guarded(ABT_ERR_THREAD, [&] {
     if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RESUME);
     weft::resume(u);
@@ -732,7 +734,7 @@ int ABT_thread_migrate(ABT_thread thread) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   // Any other running stream; the next one after the unit's last, round robin.
-  weft::execution_stream* last = as_unit(u)->last_stream.load(std::memory_order_relaxed);
+  weft::execution_stream* last = unit_view::last_stream(u);
   const int from = last ? last->rank() : -1;
   layer_state& st = state();
   ABT_xstream target = nullptr;
@@ -808,10 +810,11 @@ int ABT_thread_get_stacksize(ABT_thread thread, size_t* stacksize) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!stacksize) return ABT_ERR_INV_ARG;
-  if (as_unit(u)->kind == weft::unit_kind::tasklet)
+  if (unit_view::kind(u) == weft::unit_kind::tasklet)
     *stacksize = 0;
   else
-    *stacksize = as_unit(u)->stack_size ? as_unit(u)->stack_size : state().default_stack_size;
+    *stacksize = unit_view::requested_stack_size(u) ? unit_view::requested_stack_size(u)
+                                                    : state().default_stack_size;
   return ABT_SUCCESS;
 }
 
@@ -819,7 +822,7 @@ int ABT_thread_get_id(ABT_thread thread, ABT_unit_id* thread_id) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!thread_id) return ABT_ERR_INV_ARG;
-  *thread_id = as_unit(u)->id;
+  *thread_id = unit_view::id(u);
   return ABT_SUCCESS;
 }
 
@@ -827,7 +830,7 @@ int ABT_thread_set_arg(ABT_thread thread, void* arg) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!ext_of(u)) return ABT_ERR_INV_THREAD;  // weft's own units keep their callable there
-  as_unit(u)->callable.entry_arg = arg;
+  callable_of(u).entry_arg = arg;
   return ABT_SUCCESS;
 }
 
@@ -835,7 +838,7 @@ int ABT_thread_get_arg(ABT_thread thread, void** arg) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!arg) return ABT_ERR_INV_ARG;
-  *arg = ext_of(u) ? as_unit(u)->callable.entry_arg : nullptr;
+  *arg = ext_of(u) ? callable_of(u).entry_arg : nullptr;
   return ABT_SUCCESS;
 }
 
@@ -843,7 +846,7 @@ int ABT_thread_get_thread_func(ABT_thread thread, void (**thread_func)(void*)) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!thread_func) return ABT_ERR_INV_ARG;
-  *thread_func = ext_of(u) ? as_unit(u)->callable.entry_fn : nullptr;
+  *thread_func = ext_of(u) ? callable_of(u).entry_fn : nullptr;
   return ABT_SUCCESS;
 }
 
@@ -851,17 +854,18 @@ int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr* attr) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!attr) return ABT_ERR_INV_ARG;
-  if (as_unit(u)->kind != weft::unit_kind::ult)
+  if (unit_view::kind(u) != weft::unit_kind::ult)
     return ABT_ERR_INV_THREAD;  // Argobots 1.x: ULTs only
   auto* a = new (std::nothrow) ABT_thread_attr_opaque;
   if (!a) return ABT_ERR_MEM;
   thread_ext* e = ext_of(u);
-  a->stack_size = as_unit(u)->stack_size ? as_unit(u)->stack_size : state().default_stack_size;
+  a->stack_size = unit_view::requested_stack_size(u) ? unit_view::requested_stack_size(u)
+                                                     : state().default_stack_size;
   if (e && e->user_stack) {
     // The memory the user gave, guard page included (as Argobots reports it); its top is the
     // top of the region weft runs the ULT in (u->stack_size may be rounded up).
     a->stack = e->user_stack;
-    const weft::detail::stack_region st = as_unit(u)->stack;
+    const weft::detail::stack_region st = unit_view::stack(u);
     if (st.lo)
       a->stack_size = static_cast<std::size_t>(static_cast<char*>(st.lo) + st.size -
                                                static_cast<char*>(e->user_stack));
@@ -869,7 +873,7 @@ int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr* attr) {
     // weft's own stack, taken at the first run and given back at the end (lazy allocation, as
     // Argobots' lazy stacks: NULL before and after): the bytes the ULT may use,
     // [stack, stack + size), with the guard page just below.
-    const weft::detail::stack_region st = as_unit(u)->stack;
+    const weft::detail::stack_region st = unit_view::stack(u);
     if (st.lo) {
       a->stack = st.lo;
       a->stack_size = st.size;

@@ -3,7 +3,7 @@
 #include <atomic>
 
 #include "units.hpp"
-#include "weft/internal/abt_support.hpp"
+#include "weft/internal/layer_support.hpp"
 #include "weft/wait_queue.hpp"
 
 namespace abt {
@@ -75,9 +75,12 @@ ABT_sync_event_type sync_type_of_wait(const weft::work_unit* u) noexcept {
     case weft::wait_kind::channel:
     case weft::wait_kind::sleep:
     case weft::wait_kind::resize:
-    case weft::wait_kind::omp:
+    case weft::wait_kind::client:
       return ABT_SYNC_EVENT_TYPE_OTHER;
   }
+  // The other kinds client_wait_kind() hands out; 0 is no record: a join or this_unit::suspend().
+  if (weft::detail::wait_kind_of(u) > static_cast<std::uint8_t>(weft::wait_kind::client))
+    return ABT_SYNC_EVENT_TYPE_OTHER;
   return ABT_SYNC_EVENT_TYPE_UNKNOWN;  // no record: a join or this_unit::suspend()
 }
 

@@ -26,7 +26,7 @@ inline weft::detail::join_help join_help_for(const weft::work_unit* u,
                                              const thread_ext* e) noexcept {
   if (!e) return weft::detail::join_help::none;
   const ABT_pool p = e->last_pool.load(std::memory_order_relaxed);
-  return p && !p->user_defined && p->pool.get() == as_unit(u)->home.load(std::memory_order_relaxed)
+  return p && !p->user_defined && p->pool.get() == unit_view::home(u)
              ? weft::detail::join_help::same_pool
              : weft::detail::join_help::none;
 }
@@ -49,9 +49,9 @@ inline int free_unit_of(ABT_thread* slot) noexcept {
   if (slot && fast_paths_open()) [[likely]] {
     weft::work_unit* const u = unit_of(*slot);
     if (u) [[likely]] {
-      // Terminated: so named (a unit that frees itself never shows join_done) and not the
+      // Terminated: so named (a unit that frees itself is never seen done) and not the
       // primary ULT (it never terminates). reap_if_done declines one something escaped from.
-      if (as_unit(u)->join_word.load(std::memory_order_relaxed) == weft::detail::join_done) {
+      if (unit_view::join_of(u, std::memory_order_relaxed) == unit_view::join_state::done) {
         if (weft::detail::reap_if_done(u)) [[likely]] {
           *slot = ABT_THREAD_NULL;
           return ABT_SUCCESS;
@@ -86,17 +86,17 @@ inline void construct_ext(unsigned char* storage, std::uint32_t flags,
 }
 /// Writes what the ABT layer keeps in a new descriptor `u` that weft allocated: the extension,
 /// written once in place, the C entry and the end's hook. A unit that is not `named` frees itself:
-/// it is marked so here, before anyone can see it.
+/// its submit marks it so (submit_detached_and_succeed, submit_detached_unit).
 inline void prepare_unit(weft::work_unit* u, ABT_pool ph, void (*fn)(void*), void* arg,
                          const ABT_thread_attr_opaque* attr, bool named) noexcept {
   std::uint32_t flags = named ? 0u : std::uint32_t{flag_unnamed};
   if (attr && !attr->migratable) flags |= flag_not_migratable;
-  construct_ext(as_unit(u)->callable.storage, flags, attr, ph, nullptr);
-  as_unit(u)->callable.invoke = &invoke_entry;
-  as_unit(u)->callable.destroy = &entry_ended;
-  as_unit(u)->callable.entry_fn = fn;
-  as_unit(u)->callable.entry_arg = arg;
-  if (!named) as_unit(u)->join_word.store(weft::detail::join_detached, std::memory_order_relaxed);
+  weft::detail::unit_callable& c = callable_of(u);
+  construct_ext(c.storage, flags, attr, ph, nullptr);
+  c.invoke = &invoke_entry;
+  c.destroy = &entry_ended;
+  c.entry_fn = fn;
+  c.entry_arg = arg;
 }
 /// ABT_thread_create's and ABT_task_create's fast form, for a caller that checked
 /// fast_paths_open() (no tool to tell) and gives no user stack: weft allocates the descriptor,
@@ -115,7 +115,9 @@ inline int create_fast(weft::unit_kind kind, ABT_pool pool, void (*fn)(void*), v
     return current_exception_code(ABT_ERR_MEM);
   }
   prepare_unit(u, pool, fn, arg, attr, out != nullptr);
-  if (out) *out = handle_of(u);
+  if (!out) [[unlikely]]
+    return weft::detail::submit_detached_and_succeed(u, *pool->pool);
+  *out = handle_of(u);
   return weft::detail::submit_and_succeed(u, *pool->pool);
 }
 /// Ends the running ULT `self` if it was asked to cancel (honour_cancel's slow path).
@@ -193,7 +195,7 @@ class tool_block_scope {
   tool_block_scope(ABT_sync_event_type type, void* object) noexcept : type_(type), object_(object) {
     if (!tool_active()) return;
     weft::work_unit* u = weft::this_unit::current();
-    if (!u || as_unit(u)->kind != weft::unit_kind::ult) return;
+    if (!u || unit_view::kind(u) != weft::unit_kind::ult) return;
     u_ = u;
     tool_event(u_, ABT_TOOL_EVENT_THREAD_SUSPEND, type_, object_);
   }

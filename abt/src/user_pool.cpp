@@ -391,7 +391,7 @@ ABT_unit user_pool_pop_unit(ABT_pool p, bool wait, double wait_secs) {
 int user_pool_push_unit(ABT_pool p, ABT_unit unit) {
   weft::work_unit* u = as_user(p).push_unit(unit);
   if (!u) return ABT_ERR_INV_UNIT;
-  as_unit(u)->home.store(p->pool.get(), std::memory_order_relaxed);
+  weft::detail::set_home(u, *p->pool);
   if (thread_ext* e = ext_of(u)) e->last_pool.store(p, std::memory_order_relaxed);
   return ABT_SUCCESS;
 }

@@ -359,7 +359,7 @@ int ABT_xstream_set_main_sched(ABT_xstream xstream, ABT_sched sched) {
     release_main_sched(old);
     if (own_stream) {
       ABT_pool first = sched->pools.front();
-      as_unit(self)->home.store(first->pool.get(), std::memory_order_relaxed);
+      weft::detail::set_home(self, *first->pool);
       if (thread_ext* e = ext_of(self)) e->last_pool.store(first, std::memory_order_relaxed);
       weft::this_unit::yield();  // back once the new scheduler runs it
     }

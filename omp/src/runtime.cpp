@@ -29,6 +29,9 @@ const char* env(const char* name) {
   return v && *v ? v : nullptr;
 }
 
+/// The label of this runtime's waiters, so that a unit dump says what they wait for.
+const weft::wait_kind omp_wait = weft::client_wait_kind("OpenMP barrier, lock or task");
+
 bool parse_bool(const char* name, const char* v) {
   const std::string s = lower(v);
   if (s == "true" || s == "1" || s == "yes") return true;
@@ -391,7 +394,7 @@ bool team_barrier::wait(team& t, long spin) {
   while (gen_.load(std::memory_order_acquire) == gen &&
          !t.cancelled.load(std::memory_order_acquire)) {
     waiter self;
-    self.kind = weft::wait_kind::omp;
+    self.kind = omp_wait;
     waiters_.wait(lock_, self);  // releases the lock once blocked
     lock_.lock();
   }
@@ -471,7 +474,7 @@ void wait_region(region& r, long spin) {
   r.lock.lock();
   if (!r.done) {
     waiter self;
-    self.kind = weft::wait_kind::omp;
+    self.kind = omp_wait;
     r.waiter_q.wait(r.lock, self);
     r.lock.lock();  // the last member is past its unlock: r may go out of scope
   }
@@ -516,7 +519,7 @@ void hot_loop(unit_arg* a) noexcept {
       w->sleeping.store(true, std::memory_order_seq_cst);
       while ((g = w->gen.load(std::memory_order_seq_cst)) == seen) {
         waiter self;
-        self.kind = weft::wait_kind::omp;
+        self.kind = omp_wait;
         w->waiters.wait(w->lock, self);
         w->lock.lock();
       }

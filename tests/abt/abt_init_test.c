@@ -272,6 +272,22 @@ static void test_stacksize_environment(void) {
   CHECK(unsetenv("ABT_SCHED_EVENT_FREQ") == 0);
 }
 
+/* Argobots' power-event server names weft's resource manager: a half-given or non-loopback
+ * address fails ABT_init and leaves nothing initialised. */
+static void test_power_event_environment(void) {
+  CHECK(setenv("ABT_ENV_POWER_EVENT_HOSTNAME", "127.0.0.1", 1) == 0);
+  CHECK_RET(ABT_init(0, NULL), ABT_ERR_INV_ARG); /* no port */
+  CHECK_RET(ABT_initialized(), ABT_ERR_UNINITIALIZED);
+  CHECK(setenv("ABT_ENV_POWER_EVENT_HOSTNAME", "10.1.1.1", 1) == 0);
+  CHECK(setenv("ABT_ENV_POWER_EVENT_PORT", "6000", 1) == 0);
+  CHECK_RET(ABT_init(0, NULL), ABT_ERR_INV_ARG); /* not loopback */
+  CHECK_RET(ABT_initialized(), ABT_ERR_UNINITIALIZED);
+  CHECK(unsetenv("ABT_ENV_POWER_EVENT_HOSTNAME") == 0);
+  CHECK_RET(ABT_init(0, NULL), ABT_ERR_INV_ARG); /* no host */
+  CHECK_RET(ABT_initialized(), ABT_ERR_UNINITIALIZED);
+  CHECK(unsetenv("ABT_ENV_POWER_EVENT_PORT") == 0);
+}
+
 /* Events seen by the tool callback, by kind. */
 static int tool_creates, tool_runs, tool_finishes, tool_frees, tool_pool_matches;
 static ABT_pool tool_expected_pool;
@@ -341,6 +357,7 @@ int main(int argc, char** argv) {
       {"timer", test_timer},
       {"info", test_info},
       {"environment", test_stacksize_environment},
+      {"power_event_environment", test_power_event_environment},
       {"tool_callbacks", test_tool_callbacks},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));

@@ -64,8 +64,7 @@ struct config {
   bool print = false;
   /// The resource manager to connect to for shrink/expand events (see events.hpp and
   /// rm_protocol.hpp): "unix:/path/to.sock" or "tcp:127.0.0.1:PORT"; empty (the default) means
-  /// none. WEFT_RM; Argobots' ABT_ENV_POWER_EVENT_HOSTNAME and ABT_ENV_POWER_EVENT_PORT are
-  /// accepted too (WEFT_RM wins).
+  /// none. WEFT_RM.
   std::string resource_manager;
   /// A signal that prints a unit dump (weft/debug.hpp) to stderr, or 0 (the default) for none.
   /// One of SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGWINCH; the handler is

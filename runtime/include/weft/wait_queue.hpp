@@ -31,8 +31,15 @@ enum class wait_kind : std::uint8_t {
   sleep,        ///< this_unit::sleep_until/sleep_for (no waiter)
   stream_join,  ///< execution_stream::join of a secondary stream
   resize,       ///< resize_request::wait
-  omp,          ///< libweft-omp barriers, locks and tasks
+  client,       ///< the first kind client_wait_kind() hands out to a layer built on weft
 };
+
+/// The wait kind a layer built on weft (an OpenMP or Argobots runtime, ...) labels its waiters
+/// with, so that unit dumps say what its units wait for: `label`, a string that outlives every
+/// dump (a literal). The same label, by content, gives the same kind. There are 16 such kinds;
+/// once they are taken, a new label gets wait_kind::client, whose dumps then name its first label.
+/// Any thread.
+wait_kind client_wait_kind(const char* label) noexcept;
 
 class wait_queue;
 

@@ -297,19 +297,6 @@ void config::apply_environment() {
     if (trace.empty()) bad_value("WEFT_TRACE", v, "the path of the trace file to write");
   }
   if (const char* v = env("WEFT_STATS")) stats = parse_bool("WEFT_STATS", v);
-  const char* host = env("ABT_ENV_POWER_EVENT_HOSTNAME");
-  const char* port = env("ABT_ENV_POWER_EVENT_PORT");
-  if (host || port) {
-    if (!host || !port) {
-      throw error(errc::invalid_config,
-                  "weft: ABT_ENV_POWER_EVENT_HOSTNAME and ABT_ENV_POWER_EVENT_PORT must be set "
-                  "together");
-    }
-    const std::string h(trim(host));
-    resource_manager = "tcp:" + (h.find(':') != std::string::npos ? "[" + h + "]" : h) + ":" +
-                       std::string(trim(port));
-    (void)rm::parse_address(resource_manager, "ABT_ENV_POWER_EVENT_HOSTNAME/PORT");
-  }
   if (const char* v = env("WEFT_RM")) {
     resource_manager = std::string(trim(v));
     (void)rm::parse_address(resource_manager, "WEFT_RM");

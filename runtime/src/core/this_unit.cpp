@@ -9,7 +9,7 @@
 #include "platform/assert.hpp"
 #include "scheduling/pool_access.hpp"
 #include "weft/error.hpp"
-#include "weft/internal/abt_support.hpp"
+#include "weft/internal/layer_support.hpp"
 #include "weft/ult.hpp"
 
 namespace weft::this_unit {

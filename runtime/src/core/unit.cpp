@@ -388,6 +388,12 @@ int submit_and_succeed(work_unit* u, pool& p) noexcept {
   return 0;
 }
 
+int submit_detached_and_succeed(work_unit* u, pool& p) noexcept {
+  as_unit(u)->join_word.store(join_detached, std::memory_order_relaxed);
+  submit_here(u, p);
+  return 0;
+}
+
 void submit_detached_unit(work_unit* u, pool& p) {
   as_unit(u)->join_word.store(join_detached, std::memory_order_relaxed);
   submit_unit(u, p);

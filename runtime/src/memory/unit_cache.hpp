@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "platform/locks.hpp"
-#include "weft/internal/abt_support.hpp"
+#include "weft/internal/layer_support.hpp"
 #include "weft/work_unit.hpp"
 
 namespace weft::detail {
@@ -23,7 +23,7 @@ inline void set_wait_kind(work_unit* u, std::uint8_t kind) noexcept {
   as_unit(u)->flags = static_cast<std::uint8_t>(
       (as_unit(u)->flags & ((1u << unit_wait_shift) - 1)) | (kind << unit_wait_shift));
 }
-// unit_wait_shift and wait_kind_of(): weft/internal/abt_support.hpp.
+// unit_wait_shift and wait_kind_of(): weft/internal/layer_support.hpp.
 
 /// Owns every descriptor slab of the runtime and a shared free list for streams whose cache ran
 /// dry or overflowed. All members lock; streams reach it once per `batch` units at most.

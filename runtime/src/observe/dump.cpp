@@ -8,9 +8,11 @@
 
 #include <cxxabi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -61,6 +63,15 @@ const char* stream_state_name(std::uint32_t s) noexcept {
   return "?";
 }
 
+/// The labels of the kinds client_wait_kind() handed out, from wait_kind::client on: each is
+/// written once, under client_wait_mutex, and read by dumps without it.
+constexpr unsigned max_client_wait_kinds = 16;
+static_assert(static_cast<unsigned>(wait_kind::client) + max_client_wait_kinds <=
+                  (0xffu >> unit_wait_shift) + 1,
+              "every client kind fits the bits of unit::flags that record a wait");
+std::atomic<const char*> client_wait_labels[max_client_wait_kinds] = {};
+std::mutex client_wait_mutex;
+
 const char* wait_kind_name(std::uint8_t k) noexcept {
   switch (static_cast<wait_kind>(k)) {
     case wait_kind::other:
@@ -87,8 +98,16 @@ const char* wait_kind_name(std::uint8_t k) noexcept {
       return "join of an execution stream";
     case wait_kind::resize:
       return "resize request";
-    case wait_kind::omp:
-      return "OpenMP barrier, lock or task";
+    case wait_kind::client:
+      break;
+  }
+  if (k >= static_cast<std::uint8_t>(wait_kind::client) &&
+      k < static_cast<std::uint8_t>(wait_kind::client) + max_client_wait_kinds) {
+    if (const char* label =
+            client_wait_labels[k - static_cast<std::uint8_t>(wait_kind::client)].load(
+                std::memory_order_acquire))
+      return label;
+    return "a client layer's wait";
   }
   return nullptr;
 }
@@ -228,6 +247,20 @@ std::size_t count_live_units(runtime_state& r, const work_unit* except) {
 }  // namespace weft::detail
 
 namespace weft {
+
+wait_kind client_wait_kind(const char* label) noexcept {
+  const std::lock_guard lock(detail::client_wait_mutex);
+  for (unsigned i = 0; i < detail::max_client_wait_kinds; ++i) {
+    const char* l = detail::client_wait_labels[i].load(std::memory_order_relaxed);
+    if (!l) {
+      detail::client_wait_labels[i].store(label, std::memory_order_release);
+    } else if (std::strcmp(l, label) != 0) {
+      continue;
+    }
+    return static_cast<wait_kind>(static_cast<unsigned>(wait_kind::client) + i);
+  }
+  return wait_kind::client;
+}
 
 void dump_units(std::ostream& out) {
   detail::runtime_state& r = detail::rt();

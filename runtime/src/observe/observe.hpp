@@ -11,7 +11,7 @@
 
 #include "core/stream.hpp"
 #include "observe/observe_state.hpp"
-#include "weft/internal/abt_support.hpp"
+#include "weft/internal/layer_support.hpp"
 
 #include <chrono>
 
@@ -29,7 +29,7 @@ inline constexpr std::uint8_t watch_tool = 1u << 1;   // a unit-event hook is in
 /// Hidden: read without a GOT indirection from inside the library.
 [[gnu::visibility("hidden")]] extern constinit std::atomic<std::uint8_t> g_watch;
 
-// unit_event, unit_event_hook and set_unit_event_hook(): weft/internal/abt_support.hpp.
+// unit_event, unit_event_hook and set_unit_event_hook(): weft/internal/layer_support.hpp.
 
 /// The trace's time stamp: the TSC where there is one (converted to time when the trace is
 /// written), else the steady clock's nanoseconds.

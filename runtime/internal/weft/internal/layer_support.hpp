@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the Argobots layer (abt/) needs from the runtime beyond weft's public API: the whole
-// descriptor (weft/internal/unit.hpp), switches (suspend-and-switch, exit-and-switch), a
+// What a layer built on weft (the Argobots-compatible C API in abt/) needs from the runtime beyond
+// weft's public API: a read-only view of the descriptor (weft/internal/unit_view.hpp) and a call
+// for each change the layer makes to one (its home pool, a pin, a self-freeing unit, a stand-in
+// for code that runs outside any unit), switches (suspend-and-switch, exit-and-switch), a
 // join-and-free in one call, yields that report misuse instead of throwing, user stacks, a join
-// that keeps placement, the error of a unit, the unit events of the tool interface and what a
+// that keeps placement, the error of a unit, the unit events of a tool interface and what a
 // blocked unit waits for. Internal to the project: the weft_internal CMake target puts it on the
 // include path of the runtime and of the layer; it is not installed, and the functions it
-// declares are exported from libweft.so for libweft-abt.so only (cmake/libweft.map).
+// declares are exported from libweft.so for the layer only (cmake/libweft.map).
 #pragma once
 
 #include <cstddef>
@@ -13,6 +15,7 @@
 #include <exception>
 
 #include "weft/internal/unit.hpp"
+#include "weft/internal/unit_view.hpp"
 #include "weft/work_unit.hpp"
 
 namespace weft::detail {
@@ -44,6 +47,23 @@ void wait_unit_in_place(work_unit* u);
 /// returns 0 (the layer's status for success), so that the layer's call is a tail call of this
 /// one and the unit's creator returns straight from here. Any thread, as submit_unit().
 int submit_and_succeed(work_unit* u, pool& p) noexcept;
+
+/// submit_and_succeed() for a unit that frees itself when it ends: marked so before anyone can
+/// see it, which a create of an unnamed unit needs (nobody will join it).
+int submit_detached_and_succeed(work_unit* u, pool& p) noexcept;
+
+/// Makes `p` the pool `u` goes back to when it becomes ready: for a unit the caller is about to
+/// push into `p` itself, or one whose next pool a layer chooses (Argobots' associated pool). The
+/// caller keeps `u` from being queued meanwhile.
+void set_home(work_unit* u, pool& p) noexcept;
+
+/// Makes the allocated, not yet submitted unit `u` run on `s` only.
+void pin_unit(work_unit* u, execution_stream& s) noexcept;
+
+/// A ULT descriptor that stands for code running outside any unit (a user scheduler's loop, which
+/// the layer's clients see as a ULT): reported as running on the calling stream, never queued and
+/// never run. Freed with discard_unit(). Throws as allocate_unit().
+[[gnu::returns_nonnull]] work_unit* allocate_stand_in();
 
 /// Where join_and_free() may run the unit it waits for.
 enum class join_help : std::uint8_t {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Suspend-and-switch and exit-and-switch for the Argobots layer (weft/internal/abt_support.hpp): a
-// direct switch to the target (as this_unit::yield_to makes one) whose record suspends the
-// caller, or blocks it with a landing hook that ends it once it no longer runs.
-#include "weft/internal/abt_support.hpp"
+// Suspend-and-switch and exit-and-switch for a layer built on weft
+// (weft/internal/layer_support.hpp): a direct switch to the target (as this_unit::yield_to makes
+// one) whose record suspends the caller, or blocks it with a landing hook that ends it once it no
+// longer runs.
+#include "weft/internal/layer_support.hpp"
 
 #include "core/stream.hpp"
 #include "core/unit.hpp"

@@ -220,9 +220,25 @@ TEST_F(TraceEnvTest, WeftTraceRecordsTheWholeRun) {
   EXPECT_EQ(t.flows.at("create"), 10);
 }
 
-TEST_F(TraceEnvTest, WeftTraceNeedsAPath) {
-  scoped_env trace("WEFT_TRACE", "  ");
-  EXPECT_EQ(errc_of([] { weft::runtime rt(test_config(1)); }), weft::errc::invalid_config);
+TEST_F(TraceEnvTest, AnEmptyWeftTraceMeansNoTrace) {
+  for (const char* empty : {"", "  "}) {
+    SCOPED_TRACE(std::string("WEFT_TRACE='") + empty + "'");
+    scoped_env trace("WEFT_TRACE", empty);
+    {
+      weft::runtime rt(test_config(1));
+      EXPECT_FALSE(weft::trace::active());
+      EXPECT_EQ(weft::current_config().trace, "");
+    }
+    // It also turns off a trace the program asked for.
+    temp_file file("empty-env");
+    weft::config cfg = test_config(1);
+    cfg.trace = file.path();
+    {
+      weft::runtime rt(cfg);
+      EXPECT_FALSE(weft::trace::active());
+    }
+    EXPECT_NE(::access(file.path().c_str(), F_OK), 0) << "the trace file was created";
+  }
 }
 
 TEST_F(TraceEnvTest, StartNeedsARuntime) {

@@ -5,10 +5,12 @@
 // fan-out, Boost.Fiber, OpenMP tasks (libgomp) and, when it was found at build time, oneTBB's
 // task_group, printed as a short table with the ratio peer time / weft time.
 //
-//   weft_headline [--json=FILE] [--streams=N]
+//   weft_headline [--json=FILE] [--streams=N] | --peers
 //
 // --json writes the results in Google Benchmark's JSON shape; --streams sets the number of streams
-// of the "all streams" row (default: one per CPU the process may use).
+// of the "all streams" row (default: one per CPU the process may use); --peers lists the peers
+// this build measures, and for each one left out how to add it, without measuring anything.
+// The table names the absent peers as well.
 //
 // Method (Luecke and Lin, "OpenMP vs MPI on an SGI Origin 2000", shared/reference 002): each row is
 // a series of timed trials after untimed warm-up runs. The first trial is dropped, then every trial
@@ -312,6 +314,34 @@ std::vector<peer_figure> measure_peers(const cpu_set_t& mask) {
   return out;
 }
 
+/// A peer this build left out (its library was not found), and how to get it.
+struct absent_peer {
+  const char* name;
+  const char* how;
+};
+
+std::vector<absent_peer> absent_peers() {
+  std::vector<absent_peer> out;
+#ifndef WEFT_HEADLINE_TBB
+  out.push_back({"oneTBB",
+                 "install libtbb-dev (bash scripts/install-deps does), then run "
+                 "bash scripts/bench-headline again, which rebuilds with it"});
+#endif
+#ifndef WEFT_HEADLINE_OPENMP
+  out.push_back({"OpenMP", "build with a compiler that has OpenMP (g++ and its libgomp)"});
+#endif
+  return out;
+}
+
+/// One line per absent peer: a missing column is otherwise easy to take for a lost result.
+void print_absent_peers(std::FILE* out) {
+  for (const absent_peer& p : absent_peers()) {
+    std::fprintf(out,
+                 "peer %s not measured: not found when weft_headline was built; to add it, %s\n",
+                 p.name, p.how);
+  }
+}
+
 /// The figure of `peer` that applies to `key`, or nullptr.
 const peer_figure* find_peer(const std::vector<peer_figure>& peers, const std::string& peer,
                              const std::string& key) {
@@ -342,7 +372,9 @@ void print_table(const machine& m, const std::vector<row>& rows,
       "at most 10%%)\n");
   std::printf(
       "peer columns: peer median / weft median, i.e. how many times faster weft is (below 1x: "
-      "slower)\n\n");
+      "slower)\n");
+  print_absent_peers(stdout);
+  std::printf("\n");
   std::vector<std::string> columns;
   for (const peer_figure& p : peers) {
     if (std::find(columns.begin(), columns.end(), p.peer) == columns.end()) {
@@ -439,14 +471,17 @@ void write_json(const std::string& path, const char* executable, const machine& 
 
 struct options {
   std::string json;
-  int streams = 0;  // 0: one per usable CPU
+  int streams = 0;     // 0: one per usable CPU
+  bool peers = false;  // list the peers this build measures and the absent ones, and exit
 };
 
 std::optional<options> parse_options(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg.starts_with("--json=") && arg.size() > 7) {
+    if (arg == "--peers") {
+      o.peers = true;
+    } else if (arg.starts_with("--json=") && arg.size() > 7) {
       o.json = arg.substr(7);
     } else if (arg.starts_with("--streams=")) {
       const std::string_view v = arg.substr(10);
@@ -512,8 +547,20 @@ int run(const options& opts, const char* executable) {
 int main(int argc, char** argv) {
   const std::optional<options> opts = parse_options(argc, argv);
   if (!opts) {
-    std::fprintf(stderr, "usage: %s [--json=FILE] [--streams=N]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--json=FILE] [--streams=N] | --peers\n", argv[0]);
     return 2;
+  }
+  if (opts->peers) {
+    std::printf("peers measured: pthread, Boost.Fiber");
+#ifdef WEFT_HEADLINE_OPENMP
+    std::printf(", OpenMP");
+#endif
+#ifdef WEFT_HEADLINE_TBB
+    std::printf(", TBB");
+#endif
+    std::printf("\n");
+    print_absent_peers(stdout);
+    return 0;
   }
   try {
     return run(*opts, argv[0]);

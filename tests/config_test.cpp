@@ -348,6 +348,18 @@ TEST_F(ConfigTest, ParseMalformed) {
   }
 }
 
+TEST_F(ConfigTest, APlaceOutsideTheMaskFailsInitNamingTheField) {
+  // CPU 65535 is in no test machine's mask. The message names the field, not WEFT_AFFINITY: the
+  // list came from code, under a label of its own.
+  weft::config cfg = test_config(1);
+  cfg.affinity = weft::affinity_policy::parse("0,65535", "my affinity");
+  const auto init = [&] { weft::runtime rt(cfg); };
+  EXPECT_EQ(errc_of(init), weft::errc::invalid_config);
+  EXPECT_EQ(what_of(init),
+            "weft: affinity: a place names CPU 65535, which is not in the process's affinity mask");
+  EXPECT_FALSE(weft::initialized());
+}
+
 TEST_F(ConfigTest, ToStringRoundTrip) {
   for (const char* text : {"none", "compact", "scatter", "{0,1},{2,3}", "0:4:2", "{0:2}:2:2", "7",
                            "{5,3,1}", "{4}:3:-2"}) {

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include <weft/mutex.hpp>
 #include <weft/schedulers/basic_scheduler.hpp>
 #include <weft/schedulers/fifo_pool.hpp>
+#include <weft/task_group.hpp>
 #include <weft/tasklet.hpp>
 #include <weft/wait_queue.hpp>
 
@@ -164,6 +166,36 @@ TEST_F(DebugTest, ReadyUnitsThatNeverRanAreListed) {
     u.join();
     t.join();
   }
+  weft::finalize();
+}
+
+TEST_F(DebugTest, TaskGroupUnitsKeepTheirNames) {
+  weft::init(test_config(1));
+  // A pool no scheduler serves yet: the group's ULTs wait there, listed with their names.
+  std::shared_ptr<weft::pool> unserved = weft::make_fifo_pool(weft::access_mode::mpmc);
+  std::atomic<int> ran{0};
+  {
+    weft::task_group g(*unserved);
+    weft::ult_attributes small_attr;
+    small_attr.name = "group small body";
+    g.run([&ran] { ran++; }, small_attr);  // stored in the descriptor
+    weft::ult_attributes large_attr;
+    large_attr.name = "group large body";
+    std::array<char, 128> payload{};  // too large for the descriptor: the heap path
+    payload[0] = 1;
+    g.run([&ran, payload] { ran += payload[0]; }, large_attr);
+    g.run([&ran] { ran++; });  // unnamed
+    const std::string text = dump();
+    SCOPED_TRACE(text);
+    EXPECT_NE(text.find("  name group small body\n"), std::string::npos);
+    EXPECT_NE(text.find("  name group large body\n"), std::string::npos);
+    std::size_t names = 0;
+    for (std::size_t at = 0; (at = text.find("  name ", at)) != std::string::npos; ++at) ++names;
+    EXPECT_EQ(names, 2u);
+    scoped_stream s(std::make_unique<weft::basic_scheduler>(std::vector{unserved}));
+    g.wait();
+  }
+  EXPECT_EQ(ran.load(), 3);
   weft::finalize();
 }
 

@@ -2,6 +2,7 @@
 // init/finalize, the RAII guard, nesting, the primary-only rule of finalize, re-initialisation
 // and print_config.
 #include <sstream>
+#include <thread>
 
 #include "test_support.hpp"
 
@@ -132,6 +133,33 @@ TEST_F(env_test, FinalizeWithoutInitIsNotInitialized) {
   EXPECT_WEFT_ERRC(weft::execution_stream::create(), weft::errc::not_initialized);
   EXPECT_EQ(weft::execution_stream::count(), 0);
   EXPECT_EQ(weft::execution_stream::by_rank(0), nullptr);
+}
+
+TEST_F(env_test, ErrorMessagesSayWhatWentWrongOnce) {
+  // what() is the message of the throw alone: the code's generic text would repeat it.
+  const auto uninitialised = [] { weft::finalize(); };
+  EXPECT_EQ(what_of(uninitialised), "weft: the runtime is not initialised");
+  try {
+    uninitialised();
+  } catch (const weft::error& e) {
+    EXPECT_EQ(e.code().message(), "weft is not initialised");
+  }
+  const auto outside_a_ult = [] { weft::this_unit::yield(); };
+  weft::init(test_config(1));
+  std::string what;
+  std::thread([&] { what = what_of(outside_a_ult); }).join();
+  weft::finalize();
+  EXPECT_EQ(what, "weft: yield must be called from a ULT");
+  // Every code's generic text, against a message that says nothing more than it.
+  for (int code = 1; code <= static_cast<int>(weft::errc::unsupported); ++code) {
+    const auto c = static_cast<weft::errc>(code);
+    const weft::error e(c, "weft: specific");
+    EXPECT_STREQ(e.what(), "weft: specific");
+    EXPECT_EQ(e.condition(), c);
+    EXPECT_STREQ(weft::error(c, "").what(), weft::make_error_code(c).message().c_str());
+    const weft::error copy = e;
+    EXPECT_STREQ(copy.what(), "weft: specific");
+  }
 }
 
 TEST_P(RuntimeTest, ReinitAfterFinalize) {

@@ -5,7 +5,9 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -185,7 +187,7 @@ TEST_P(TraceTest, MisuseIsRefused) {
   EXPECT_EQ(errc_of([] { weft::trace::stop(); }), weft::errc::invalid_state);
   EXPECT_EQ(errc_of([] { weft::trace::flush(); }), weft::errc::invalid_state);
   EXPECT_EQ(errc_of([] { weft::trace::start("/nonexistent-weft-dir/trace.json"); }),
-            weft::errc::resource);
+            weft::errc::invalid_config);
   EXPECT_FALSE(weft::trace::active());
   weft::trace::start(file.path());
   EXPECT_EQ(errc_of([&] { weft::trace::start(file.path()); }), weft::errc::invalid_state);
@@ -220,9 +222,49 @@ TEST_F(TraceEnvTest, WeftTraceRecordsTheWholeRun) {
   EXPECT_EQ(t.flows.at("create"), 10);
 }
 
-TEST_F(TraceEnvTest, WeftTraceNeedsAPath) {
-  scoped_env trace("WEFT_TRACE", "  ");
-  EXPECT_EQ(errc_of([] { weft::runtime rt(test_config(1)); }), weft::errc::invalid_config);
+TEST_F(TraceEnvTest, AnEmptyWeftTraceMeansNoTrace) {
+  for (const char* empty : {"", "  "}) {
+    SCOPED_TRACE(std::string("WEFT_TRACE='") + empty + "'");
+    scoped_env trace("WEFT_TRACE", empty);
+    {
+      weft::runtime rt(test_config(1));
+      EXPECT_FALSE(weft::trace::active());
+      EXPECT_EQ(weft::current_config().trace, "");
+    }
+    // It also turns off a trace the program asked for.
+    temp_file file("empty-env");
+    weft::config cfg = test_config(1);
+    cfg.trace = file.path();
+    {
+      weft::runtime rt(cfg);
+      EXPECT_FALSE(weft::trace::active());
+    }
+    EXPECT_NE(::access(file.path().c_str(), F_OK), 0) << "the trace file was created";
+  }
+}
+
+TEST_F(TraceEnvTest, AMissingDirectoryIsAConfigurationErrorNamingThePath) {
+  const std::string path = "/tmp/weft-no-such-dir-" + std::to_string(getpid()) + "/t.json";
+  ASSERT_NE(::access(path.c_str(), F_OK), 0);
+  const std::string reason = std::strerror(ENOENT);
+  {
+    weft::runtime rt(test_config(1));
+    const auto start = [&] { weft::trace::start(path); };
+    EXPECT_EQ(errc_of(start), weft::errc::invalid_config);
+    const std::string what = what_of(start);
+    EXPECT_NE(what.find("trace::start"), std::string::npos) << what;
+    EXPECT_NE(what.find("'" + path + "'"), std::string::npos) << what;
+    EXPECT_NE(what.find(reason), std::string::npos) << what;
+    EXPECT_FALSE(weft::trace::active());
+  }
+  scoped_env trace("WEFT_TRACE", path.c_str());
+  const auto init = [] { weft::runtime rt(test_config(1)); };
+  EXPECT_EQ(errc_of(init), weft::errc::invalid_config);
+  const std::string what = what_of(init);
+  EXPECT_NE(what.find("WEFT_TRACE"), std::string::npos) << what;
+  EXPECT_NE(what.find("'" + path + "'"), std::string::npos) << what;
+  EXPECT_NE(what.find(reason), std::string::npos) << what;
+  EXPECT_FALSE(weft::initialized());
 }
 
 TEST_F(TraceEnvTest, StartNeedsARuntime) {

@@ -4,6 +4,7 @@
 // are noexcept or throw only on misuse, never on the fast path.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -33,12 +34,22 @@ inline std::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), error_category()};
 }
 
-/// The exception type of every weft API that can fail.
+/// The exception type of every weft API that can fail. what() is the message given when it was
+/// thrown, a whole sentence that already says what went wrong ("weft: the runtime is not
+/// initialised"); std::system_error would append the code's generic text, which repeats it
+/// ("...: weft is not initialised"). code().message() still gives that text.
 class error : public std::system_error {
  public:
-  error(errc code, const std::string& what) : std::system_error(make_error_code(code), what) {}
+  error(errc code, const std::string& what)
+      : std::system_error(make_error_code(code)),
+        what_(what.empty() ? std::string(std::system_error::what()) : what) {}
+  /// The message given at the throw, or the code's text when none was.
+  const char* what() const noexcept override { return what_.what(); }
   /// The weft condition behind this error.
   errc condition() const noexcept { return static_cast<errc>(code().value()); }
+
+ private:
+  std::runtime_error what_;  // a reference-counted string: copying an error cannot throw
 };
 
 }  // namespace weft

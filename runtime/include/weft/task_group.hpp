@@ -50,7 +50,7 @@ class task_group {
   task_group& operator=(const task_group&) = delete;
   ~task_group();
 
-  /// Starts `f` as a ULT of the group. `attr` sets its stack size.
+  /// Starts `f` as a ULT of the group. `attr` sets its stack size and its name.
   template <class F>
   void run(F&& f, const ult_attributes& attr = {}) {
     using body = std::decay_t<F>;
@@ -62,6 +62,8 @@ class task_group {
       work_unit* u = detail::allocate_unit(unit_kind::ult, attr.stack_size);
       detail::unit_callable& c = detail::callable_of(u);
       try {
+        if (attr.name) [[unlikely]]
+          detail::name_unit(u, attr.name);
         detail::store_callable(c, std::forward<F>(f));  // inline: the body fits
       } catch (...) {
         detail::discard_unit(u);
@@ -73,15 +75,17 @@ class task_group {
       add(u);
       return;
     }
-    work_unit* u = detail::spawn(unit_kind::ult, pool_ ? *pool_ : detail::default_pool(),
-                                 attr.stack_size, [this, fn = std::forward<F>(f)]() mutable {
-                                   if (cancelled_.load(std::memory_order_relaxed)) return;
-                                   try {
-                                     fn();
-                                   } catch (...) {
-                                     fail(std::current_exception());
-                                   }
-                                 });
+    work_unit* u = detail::spawn(
+        unit_kind::ult, pool_ ? *pool_ : detail::default_pool(), attr.stack_size,
+        [this, fn = std::forward<F>(f)]() mutable {
+          if (cancelled_.load(std::memory_order_relaxed)) return;
+          try {
+            fn();
+          } catch (...) {
+            fail(std::current_exception());
+          }
+        },
+        false, attr.name);
     add(u);
   }
 

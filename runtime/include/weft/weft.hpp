@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// weft: a user-level threading runtime. The umbrella header of the C++ API.
+// weft: a user-level threading runtime. The umbrella header of the C++ API: every public header
+// (weft/detail/ is internal), the extension API and the stock schedulers and pools included.
 #pragma once
 
 #include "weft/barrier.hpp"
@@ -8,11 +9,15 @@
 #include "weft/config.hpp"
 #include "weft/debug.hpp"
 #include "weft/error.hpp"
+#include "weft/events.hpp"
 #include "weft/eventual.hpp"
 #include "weft/execution_stream.hpp"
+#include "weft/ext/defaults.hpp"
+#include "weft/ext/ext.hpp"
 #include "weft/future.hpp"
 #include "weft/mutex.hpp"
 #include "weft/pool.hpp"
+#include "weft/rm_protocol.hpp"
 #include "weft/runtime.hpp"
 #include "weft/rwlock.hpp"
 #include "weft/scheduler.hpp"
@@ -24,6 +29,7 @@
 #include "weft/schedulers/randws_scheduler.hpp"
 #include "weft/schedulers/ws_pool.hpp"
 #include "weft/semaphore.hpp"
+#include "weft/spinlock.hpp"
 #include "weft/stacking.hpp"
 #include "weft/stats.hpp"
 #include "weft/task_group.hpp"

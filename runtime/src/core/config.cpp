@@ -292,10 +292,9 @@ void config::apply_environment() {
   }
   if (const char* v = env("WEFT_PRINT_CONFIG")) print = parse_bool("WEFT_PRINT_CONFIG", v);
   if (const char* v = env("WEFT_DUMP_SIGNAL")) dump_signal = parse_signal("WEFT_DUMP_SIGNAL", v);
-  if (const char* v = env("WEFT_TRACE")) {
-    trace = std::string(trim(v));
-    if (trace.empty()) bad_value("WEFT_TRACE", v, "the path of the trace file to write");
-  }
+  // Set but empty turns tracing off, even a trace the program configured: shells and job
+  // scripts write `WEFT_TRACE=` to mean "no trace".
+  if (const char* v = env("WEFT_TRACE")) trace = std::string(trim(v));
   if (const char* v = env("WEFT_STATS")) stats = parse_bool("WEFT_STATS", v);
   if (const char* v = env("WEFT_RM")) {
     resource_manager = std::string(trim(v));

@@ -128,7 +128,7 @@ void rm_client::run() noexcept {
   } catch (const std::bad_alloc&) {
     where = "the manager";  // fits the string's inline buffer
   }
-  bool reported = false;
+  bool reported = false;  // this run of failed connects was reported, or is expected
   while (!stopping_.load(std::memory_order_acquire)) {
     const int fd = connect_to(endpoint_, wake_fd_);
     if (fd < 0) {
@@ -142,24 +142,28 @@ void rm_client::run() noexcept {
       continue;
     }
     reported = false;
-    bool again = true;
+    session_end end = session_end::lost;
     try {
-      again = serve(fd);
+      end = serve(fd);
     } catch (const std::exception&) {  // out of memory in the session: drop it, reconnect later
       std::fprintf(stderr, "weft: rm: out of memory; reconnecting to %s\n", where.c_str());
     }
     ::close(fd);
-    if (!again) break;
+    if (end == session_end::quit) break;
+    // A manager that closes the connection is done with this process: a one-shot weft-rm does so
+    // after every command and removes its socket. Failing to connect until the next one listens
+    // is expected, not worth a line per command on the program's stderr.
+    if (end == session_end::closed) reported = true;
     if (!pause(1000)) break;
   }
 }
 
-bool rm_client::serve(int fd) {
+rm_client::session_end rm_client::serve(int fd) {
   rm::hello h;
   h.pid = ::getpid();
   h.streams = execution_stream::count();
   h.name = program_invocation_short_name;
-  if (!send_line(fd, wake_fd_, rm::format_hello(h))) return true;
+  if (!send_line(fd, wake_fd_, rm::format_hello(h))) return session_end::lost;
   std::string buf;
   bool discarding = false;  // inside an oversized line, until its '\n'
   char chunk[512];
@@ -167,12 +171,13 @@ bool rm_client::serve(int fd) {
     pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     if (::poll(p, 2, -1) < 0) {
       if (errno == EINTR) continue;
-      return true;
+      return session_end::lost;
     }
-    if (stopping_.load(std::memory_order_acquire)) return false;
+    if (stopping_.load(std::memory_order_acquire)) return session_end::quit;
     const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-    if (n <= 0) return true;  // the manager went away: reconnect later
+    if (n == 0) return session_end::closed;
+    if (n < 0) return session_end::lost;
     buf.append(chunk, static_cast<std::size_t>(n));
     for (;;) {
       const auto nl = buf.find('\n');
@@ -182,7 +187,7 @@ bool rm_client::serve(int fd) {
             std::fprintf(stderr, "weft: rm: rejected a line longer than %zu bytes\n", rm::max_line);
             const int count = execution_stream::count();
             if (!send_line(fd, wake_fd_, rm::format_reply({false, count, "line too long"})))
-              return true;
+              return session_end::lost;
           }
           discarding = true;
           buf.clear();
@@ -197,9 +202,9 @@ bool rm_client::serve(int fd) {
       }
       bool quit = false;
       std::string reply = answer(line, quit);
-      if (stopping_.load(std::memory_order_acquire)) return false;
-      if (!send_line(fd, wake_fd_, reply)) return true;
-      if (quit) return false;
+      if (stopping_.load(std::memory_order_acquire)) return session_end::quit;
+      if (!send_line(fd, wake_fd_, reply)) return session_end::lost;
+      if (quit) return session_end::quit;
     }
   }
 }

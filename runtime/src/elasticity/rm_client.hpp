@@ -25,10 +25,17 @@ class rm_client {
   rm_client& operator=(const rm_client&) = delete;
 
  private:
+  /// How a session ended.
+  enum class session_end {
+    quit,    ///< the manager said quit, or weft is shutting down: no reconnect
+    closed,  ///< the manager closed the connection (end of stream): reconnect quietly
+    lost,    ///< the connection failed: reconnect, and report a failure to
+  };
+
   void run() noexcept;
-  /// One session over a connected socket; returns false when the manager said quit. Throws
-  /// std::bad_alloc out of memory (run() then drops the connection and reconnects).
-  bool serve(int fd);
+  /// One session over a connected socket. Throws std::bad_alloc out of memory (run() then drops
+  /// the connection and reconnects).
+  session_end serve(int fd);
   /// Handles one line; returns the reply, or an empty string for quit's after-reply close.
   /// Throws std::bad_alloc only when not even an error reply can be formatted.
   std::string answer(std::string_view line, bool& quit);

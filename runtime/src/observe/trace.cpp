@@ -225,6 +225,17 @@ struct flow_ref {
   }
 };
 
+/// Throws the error for a trace file that cannot be created or written. The path names no
+/// writable file (a missing directory, no permission, a directory, a read-only file system) far
+/// more often than the system runs short, and only the caller can fix the path: that is
+/// errc::invalid_config; only a lack of memory, descriptors or disk space is errc::resource.
+[[noreturn]] void throw_file_error(const std::string& what, const std::string& path, int err) {
+  const bool resource =
+      err == ENOMEM || err == EMFILE || err == ENFILE || err == ENOSPC || err == EDQUOT;
+  throw error(resource ? errc::resource : errc::invalid_config,
+              what + " '" + path + "': " + std::strerror(err));
+}
+
 const char* kind_name(std::uint8_t kind) {
   return kind == static_cast<std::uint8_t>(unit_kind::tasklet) ? "tasklet" : "ult";
 }
@@ -233,10 +244,7 @@ const char* kind_name(std::uint8_t kind) {
 void write_trace(const std::string& path, const std::vector<snapshot>& snaps, std::uint64_t ticks0,
                  double ns_per_tick, std::uint64_t end_ticks) {
   std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) {
-    throw error(errc::resource,
-                "weft: cannot write the trace to " + path + ": " + std::strerror(errno));
-  }
+  if (!f) throw_file_error("weft: cannot write the trace to", path, errno);
   const auto ns = [&](std::uint64_t t) -> std::uint64_t {
     return t <= ticks0 ? 0
                        : static_cast<std::uint64_t>(static_cast<double>(t - ticks0) * ns_per_tick);
@@ -382,10 +390,7 @@ void write_trace(const std::string& path, const std::vector<snapshot>& snaps, st
     failed = out.failed();
   }
   if (std::fclose(f) != 0) failed = true;
-  if (failed) {
-    throw error(errc::resource,
-                "weft: cannot write the trace to " + path + ": " + std::strerror(errno));
-  }
+  if (failed) throw_file_error("weft: cannot write the trace to", path, errno);
 }
 
 /// Writes the session's buffers as they are now. Under the session's mutex.
@@ -464,7 +469,7 @@ trace_buffer* attach_trace_buffer(stream& s, std::uint32_t gen) noexcept {
 }
 
 void observation_at_init(runtime_state& r) {
-  if (!r.cfg().trace.empty()) trace::start(r.cfg().trace);
+  if (!r.cfg().trace.empty()) start_trace(r.cfg().trace, "config::trace (WEFT_TRACE)");
 }
 
 void observation_at_finalize(runtime_state& r) noexcept {
@@ -493,21 +498,20 @@ void observation_at_teardown() noexcept {
 
 }  // namespace weft::detail
 
-namespace weft::trace {
+namespace weft::detail {
 
-void start(const std::string& path) {
-  using namespace detail;
+void start_trace(const std::string& path, const char* who) {
   (void)rt();  // throws without a runtime
   session_state& ss = session();
   {
     std::lock_guard lock(ss.mutex);
     if (g_trace_gen.load(std::memory_order_relaxed) & 1)
-      throw error(errc::invalid_state, "weft: trace::start: a trace is being recorded already");
+      throw error(errc::invalid_state,
+                  std::string("weft: ") + who + ": a trace is being recorded already");
     // Fail now rather than at the end of the run.
     std::FILE* f = std::fopen(path.c_str(), "w");
     if (!f) {
-      throw error(errc::resource,
-                  "weft: trace::start: cannot write " + path + ": " + std::strerror(errno));
+      throw_file_error(std::string("weft: ") + who + ": cannot create the trace file", path, errno);
     }
     std::fclose(f);
     free_buffers(ss.retired);
@@ -519,6 +523,14 @@ void start(const std::string& path) {
   }
   // The caller's run is under way: it begins on the trace now.
   if (stream* s = current_stream()) obs::record_current(*s);
+}
+
+}  // namespace weft::detail
+
+namespace weft::trace {
+
+void start(const std::string& path) {
+  detail::start_trace(path, "trace::start");
 }
 
 void stop() {

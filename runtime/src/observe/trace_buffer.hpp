@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <new>
+#include <string>
 
 #include "core/stream.hpp"
 #include "observe/observe_state.hpp"
@@ -52,6 +53,8 @@ inline void trace_append(trace_buffer& b, const trace_record& r) noexcept {
   c->n.store(n + 1, std::memory_order_release);
 }
 
+/// trace::start(path); error messages name `who` as the caller.
+void start_trace(const std::string& path, const char* who);
 /// At init: starts the trace asked for by WEFT_TRACE (config::trace).
 void observation_at_init(runtime_state& r);
 /// At finalize, once every unit has run: writes the trace being recorded and prints the

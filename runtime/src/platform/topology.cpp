@@ -116,7 +116,9 @@ std::vector<std::vector<int>> topology::places(const affinity_policy& policy) co
       for (const auto& place : policy.places) {
         for (int c : place) {
           if (std::find(allowed_.begin(), allowed_.end(), c) == allowed_.end()) {
-            throw error(errc::invalid_config, "weft: WEFT_AFFINITY place names CPU " +
+            // The policy may come from WEFT_AFFINITY or from code (parsed under a label of the
+            // program's): the field's name fits both.
+            throw error(errc::invalid_config, "weft: affinity: a place names CPU " +
                                                   std::to_string(c) +
                                                   ", which is not in the process's affinity mask");
           }

@@ -21,20 +21,8 @@ std::string dir_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-/// The path a chain of symlinks ending in a missing file points to (the file to create).
-std::string resolve_dangling(const std::string& path) {
-  std::string cur = path;
-  for (int hops = 0; hops < 40; ++hops) {
-    struct stat st {};
-    if (::lstat(cur.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return cur;
-    char buf[PATH_MAX];
-    ssize_t n = ::readlink(cur.c_str(), buf, sizeof buf - 1);
-    if (n < 0) return cur;
-    std::string link(buf, static_cast<std::size_t>(n));
-    cur = link[0] == '/' ? link : dir_of(cur) + "/" + link;
-  }
-  throw error(path + ": cannot create: " + std::strerror(ELOOP));
-}
+constexpr const char* kLinkRefused =
+    "is a symbolic link; refusing to write through it (give the path of the file itself)";
 
 mode_t current_umask() {
   mode_t m = ::umask(022);  // read it; set back at once (done before any thread starts)
@@ -69,26 +57,27 @@ output_file::output_file(const std::string& path, const std::vector<std::string>
   }
   if (path == "-") return;
 
+  struct stat link {};
+  const bool is_link = ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode);
   mode_t mode;
   if (exists) {
     if (S_ISDIR(out.st_mode)) throw error(path + ": cannot write: Is a directory");
-    if (!S_ISREG(out.st_mode)) {
-      if (S_ISSOCK(out.st_mode)) throw error(path + ": cannot write: is a socket");
-      // Devices and FIFOs are written where they are: replacing them would break them.
-      fd_ = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-      if (fd_ < 0) throw error(path + ": cannot write: " + std::strerror(errno));
-      owns_fd_ = true;
-      return;
-    }
-    char real[PATH_MAX];
-    if (!::realpath(path.c_str(), real))
-      throw error(path + ": cannot write: " + std::strerror(errno));
-    target_ = real;
-    mode = out.st_mode & 07777;
-  } else {
-    target_ = resolve_dangling(path);
-    mode = 0666 & ~current_umask();
+    if (S_ISSOCK(out.st_mode)) throw error(path + ": cannot write: is a socket");
   }
+  if (exists && !S_ISREG(out.st_mode)) {
+    // Devices and FIFOs are written where they are: replacing them would break them. A link to
+    // one (/dev/stdout, a link to /dev/null) is followed, as nothing is replaced or created;
+    // O_NOFOLLOW keeps a link swapped in after the check from being followed.
+    fd_ = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | (is_link ? 0 : O_NOFOLLOW));
+    if (fd_ < 0) throw error(path + ": cannot write: " + std::strerror(errno));
+    owns_fd_ = true;
+    return;
+  }
+  // Writing through a link to a file, or creating a dangling link's target, lets whoever can
+  // place the link choose which file is replaced or created.
+  if (is_link) throw error(path + ": " + kLinkRefused);
+  mode = exists ? out.st_mode & 07777 : 0666 & ~current_umask();
+  target_ = path;
   std::string dir = dir_of(target_);
   tmp_ = (dir == "/" ? "" : dir) + "/." + target_.substr(target_.rfind('/') + 1) + ".tmp.XXXXXX";
   fd_ = ::mkostemp(tmp_.data(), O_CLOEXEC);
@@ -136,6 +125,11 @@ void output_file::commit() {
   int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) throw error(path_ + ": cannot write: " + std::strerror(errno));
+  // rename() replaces a link rather than writing through it; a link placed during the run is
+  // refused all the same, as it would have been at the start.
+  struct stat link {};
+  if (::lstat(target_.c_str(), &link) == 0 && S_ISLNK(link.st_mode))
+    throw error(path_ + ": " + kLinkRefused);
   if (::rename(tmp_.c_str(), target_.c_str()) != 0)
     throw error(path_ + ": cannot write: " + std::strerror(errno));
   committed_ = true;

@@ -516,23 +516,28 @@ mode_t mode_of(const std::string& path) {
   return st.st_mode;
 }
 
-TEST(AlignOutput, SymlinkKeepsLinkAndTargetModeAndIsReplacedAtomically) {
+TEST(AlignOutput, SymlinkToAFileOrToNothingIsRefused) {
   small_job j;
   std::string target = j.dir.write("target.tsv", "old\n");
-  ASSERT_EQ(::chmod(target.c_str(), 0640), 0);
   std::string link = j.dir.file("link.tsv");
   ASSERT_EQ(::symlink("target.tsv", link.c_str()), 0);
-  ASSERT_EQ(j.run(link).status, 0);
-  EXPECT_TRUE(fs::is_symlink(link));
-  EXPECT_EQ(slurp(target), j.expected);
-  EXPECT_EQ(mode_of(target) & 07777, 0640u);
-  // A dangling link: its target is created, the link stays.
   std::string dangling = j.dir.file("dangling.tsv");
   ASSERT_EQ(::symlink("made.tsv", dangling.c_str()), 0);
-  ASSERT_EQ(j.run(dangling).status, 0);
-  EXPECT_TRUE(fs::is_symlink(dangling));
-  EXPECT_EQ(slurp(j.dir.file("made.tsv")), j.expected);
+  for (const std::string& out : {link, dangling}) {
+    cli_result res = j.run(out);
+    EXPECT_EQ(res.status, 1) << out;
+    EXPECT_EQ(res.err, "weft-align: " + out +
+                           ": is a symbolic link; refusing to write through it (give the path of "
+                           "the file itself)\n");
+    EXPECT_TRUE(fs::is_symlink(out));
+  }
+  EXPECT_EQ(slurp(target), "old\n");
+  EXPECT_FALSE(fs::exists(j.dir.file("made.tsv")));
   for (auto& e : j.dir.entries()) EXPECT_EQ(e.find(".tmp."), std::string::npos) << e;
+  // gen writes through the same checks.
+  cli_result res = cli({"gen", "--ref-out", link, "--query-out", j.dir.file("g.fa")});
+  EXPECT_EQ(res.status, 1);
+  EXPECT_EQ(slurp(target), "old\n");
 }
 
 TEST(AlignOutput, NewFileHonoursUmaskExistingFileKeepsItsMode) {

@@ -407,6 +407,47 @@ TEST(AlignBadInput, EachCaseNamesFileAndLineAndWritesNothing) {
   }
 }
 
+TEST(AlignBadInput, LongNamesAndHeadersGiveShortMessages) {
+  temp_dir dir;
+  std::string r = dir.write("r.fa", ">r1\nACGTACGT\n");
+  std::string out = dir.file("out.tsv");
+  const std::string name(1000, 'n');
+  std::string q = dir.write("q.fa", ">q1\nACGT\n>" + name + "\n");
+  cli_result res = cli({"map", "--streams", "1", "-o", out, r, q});
+  EXPECT_EQ(res.status, 1);
+  EXPECT_EQ(res.err, "weft-align: " + q + ":3: record '" + name.substr(0, 80) +
+                         "...' (1000 bytes) has no sequence\n");
+  // A header line of exactly the limit is read; one byte more is an error at its line, in
+  // FASTA and FASTQ, with or without "\r\n".
+  const std::string at_limit(align::kMaxHeaderLine - 1, 'a');  // after '>' or '@'
+  for (const char* eol : {"\n", "\r\n"}) {
+    q = dir.write("q.fa", ">q1\nACGT\n>" + at_limit + eol + "ACGT\n");
+    EXPECT_EQ(cli({"map", "--streams", "1", "-o", out, r, q}).status, 0) << eol;
+    q = dir.write("q.fa", ">q1\nACGT\n>" + at_limit + "a" + eol + "ACGT\n");
+    res = cli({"map", "--streams", "1", "-o", out, r, q});
+    EXPECT_EQ(res.status, 1);
+    EXPECT_EQ(res.err, "weft-align: " + q +
+                           ":3: header line longer than 1048576 bytes, starting '>" +
+                           at_limit.substr(0, 79) + "'\n");
+    q = dir.write("q.fq", "@" + at_limit + "a" + eol + "ACGT\n+\nIIII\n");
+    res = cli({"map", "--streams", "1", "-o", out, r, q});
+    EXPECT_EQ(res.status, 1);
+    EXPECT_EQ(res.err.rfind("weft-align: " + q + ":1: header line longer than 1048576 bytes", 0),
+              0u)
+        << res.err.substr(0, 200);
+  }
+  // Without a newline at all: the error comes before the end of the line is read.
+  q = dir.write("q.fa", ">" + at_limit + "a");
+  res = cli({"map", "--streams", "1", "-o", out, r, q});
+  EXPECT_EQ(res.status, 1);
+  EXPECT_LT(res.err.size(), 300u) << res.err.substr(0, 300);
+  // Arguments are quoted the same way.
+  res = cli({"map", "--" + std::string(5000, 'x')});
+  EXPECT_EQ(res.status, 2);
+  EXPECT_EQ(res.err,
+            "weft-align: map: unknown option '--" + std::string(78, 'x') + "...' (5002 bytes)\n");
+}
+
 TEST(AlignBadInput, ExistingOutputIsKeptOnError) {
   temp_dir dir;
   std::string out = dir.write("out.tsv", "previous\n");

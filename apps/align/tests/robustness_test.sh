@@ -2,7 +2,8 @@
 # weft-align against hostile or unlucky surroundings. Usage: robustness_test.sh PATH/TO/weft-align
 # Checks: SIGHUP, SIGINT and SIGTERM during a run remove the temporary output file and end the
 # process by that signal; an ignored SIGHUP (nohup) stays ignored; a symlink placed at -o during
-# a run is refused at the rename.
+# a run is refused at the rename; a 64 MiB header line without a newline gives a short message
+# and is not held in memory.
 # The runs read their queries from a FIFO this script holds open, so each one is known to be
 # mid-run, its temporary file created, when it is signalled: no timing decides the outcome.
 # SPDX-License-Identifier: Apache-2.0
@@ -72,5 +73,32 @@ grep -qx "weft-align: late-link.tsv: is a symbolic link; refusing to write throu
   fail "late symlink: message: $(cat late-link.tsv.err)"
 [[ -L late-link.tsv && $(cat victim.txt) == keep ]] || fail "late symlink: replaced or written"
 no_temporary "late symlink"
+
+# One 64 MiB header line, no newline: refused when it passes 1 MiB, so the run stays far below the
+# line's size in memory (reading it whole took about 5 times its size), and the message quotes
+# 80 bytes of it.
+{ printf '>'; head -c $((64 << 20)) /dev/zero | tr '\0' a; } >long.fa
+for order in "refs.fa long.fa" "long.fa refs.fa"; do
+  set +e
+  if [[ -x /usr/bin/time ]]; then
+    # shellcheck disable=SC2086
+    /usr/bin/time -f %M -o rss.txt "$bin" map -o long.tsv $order 2>long.err
+  else
+    # shellcheck disable=SC2086
+    "$bin" map -o long.tsv $order 2>long.err
+  fi
+  rc=$?
+  set -e
+  [[ $rc == 1 ]] || fail "64 MiB header ($order): exit status $rc"
+  grep -qx "weft-align: long.fa:1: header line longer than 1048576 bytes, starting '>a\{79\}'" long.err ||
+    fail "64 MiB header ($order): message: $(head -c 300 long.err)"
+  if [[ -x /usr/bin/time ]]; then
+    rss=$(tail -n1 rss.txt)
+    ((rss < 64 * 1024)) || fail "64 MiB header ($order): peak RSS ${rss} KiB"
+  else
+    echo "note: no /usr/bin/time, the memory bound is not checked"
+  fi
+  [[ ! -e long.tsv ]] || fail "64 MiB header ($order): output written"
+done
 
 echo "weft-align robustness: all checks passed"

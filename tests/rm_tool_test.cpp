@@ -282,4 +282,54 @@ TEST(RmToolTest, OutOfFileDescriptorsAConnectionIsRefusedNotLeftPending) {
   ::close(first);
 }
 
+TEST(RmToolTest, ADirectoryOthersCanWriteIsRefused) {
+  temp_dir d;
+  const std::string dir = d / "open";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+  const std::string path = dir + "/rm.sock";
+  rm_process p({"--socket", "unix:" + path, "--timeout", "1", "count"}, d / "log");
+  EXPECT_EQ(p.wait(), 1) << p.output();
+  EXPECT_EQ(p.output(), "weft-rm: not listening on unix:" + path + ": its directory " + dir +
+                            " is writable by others (mode 0777)\n");
+  struct stat st {};
+  EXPECT_NE(::lstat(path.c_str(), &st), 0) << "a socket was made";
+}
+
+TEST(RmToolTest, AClientOfAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to connect as another user";
+  temp_dir d;
+  const std::string path = d / "rm.sock";
+  rm_process p({"--socket", "unix:" + path, "--timeout", "60", "count"}, d / "log");
+  const int mine = connect_unix(path);  // also: it listens
+  ASSERT_GE(mine, 0);
+  // Let nobody reach the socket, as a careless setup would: the credentials must still refuse it.
+  ASSERT_EQ(::chmod(path.substr(0, path.rfind('/')).c_str(), 0711), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
+      std::_Exit(3);
+    const int fd = connect_unix(path);
+    if (fd < 0) std::_Exit(4);
+    if (!send_all(fd, "hello pid=77 streams=1 name=intruder\n")) std::_Exit(0);  // closed already
+    const auto guard = std::chrono::duration_cast<std::chrono::milliseconds>(hang_guard);
+    std::_Exit(closed_by_peer(fd, guard) ? 0 : 1);
+  }
+  ASSERT_GT(child, 0);
+  int status = -1;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "intruder status " << status;
+  // This user's process is served.
+  ASSERT_TRUE(send_all(mine, hello_line));
+  EXPECT_EQ(read_line(mine), "count");
+  ASSERT_TRUE(send_all(mine, "ok streams=1\n"));
+  EXPECT_EQ(p.wait(), 0) << p.output();
+  ::close(mine);
+  EXPECT_NE(p.output().find("weft-rm: refused a connection from uid 65534 (not this user, 0)\n"),
+            std::string::npos)
+      << p.output();
+  EXPECT_EQ(p.output().find("intruder"), std::string::npos) << p.output();
+}
+
 }  // namespace

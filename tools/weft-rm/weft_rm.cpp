@@ -12,9 +12,12 @@
 //
 // COMMAND is one of: shrink N | stop RANK | expand N | set N | count | quit (rm_protocol.hpp).
 // ADDR defaults to $WEFT_RM, else unix:$XDG_RUNTIME_DIR/weft-rm.sock, else
-// unix:/tmp/weft-rm-<uid>.sock. A Unix socket is created with mode 0600; TCP listens on loopback
-// only. Only a stale socket at the path is replaced (any other file is an error), and the socket
-// is removed at every exit: success, failure, timeout, end of input, SIGINT, SIGTERM, SIGHUP.
+// unix:/tmp/weft-rm-<uid>/rm.sock (the directory made 0700 when missing). A Unix socket is
+// created with mode 0600, only in a directory owned by this user or root and writable by no one
+// else; only connections from processes of this user are kept (SO_PEERCRED). TCP listens on
+// loopback only. Only a stale socket at the path is replaced (any other file is an error), and
+// the socket is removed at every exit: success, failure, timeout, end of input, SIGINT, SIGTERM,
+// SIGHUP.
 // A client that sends a line longer than rm::max_line is disconnected; a connection arriving
 // when no file descriptor is left is accepted with a spare one and closed at once.
 #include <fcntl.h>
@@ -52,11 +55,16 @@ struct client : weft_rm::client_session {
   int fd = -1;
 };
 
+/// The private directory of the last-resort default address, in /tmp.
+std::string fallback_directory() {
+  return "/tmp/weft-rm-" + std::to_string(::geteuid());
+}
+
 std::string default_address() {
   if (const char* v = std::getenv("WEFT_RM"); v && *v) return v;
   if (const char* d = std::getenv("XDG_RUNTIME_DIR"); d && *d)
     return std::string("unix:") + d + "/weft-rm.sock";
-  return "unix:/tmp/weft-rm-" + std::to_string(::getuid()) + ".sock";
+  return "unix:" + fallback_directory() + "/rm.sock";
 }
 
 /// Thrown to end the program with `code`; unwinding closes the manager and removes its socket.
@@ -102,6 +110,9 @@ listening listen_on(const rm::address& a) {
   }
   listening l;
   if (a.fam == rm::address::family::unix_socket) {
+    // weft processes refuse such a directory (another user could swap the socket): say so here.
+    if (std::string why = rm::unsafe_socket_directory(a.path); !why.empty())
+      die("not listening on " + a.to_string() + ": " + why);
     // Something at the path: only a stale socket (no listener behind it) is replaced. A regular
     // file, a directory or a live manager's socket is left alone.
     struct stat st {};
@@ -240,6 +251,16 @@ class manager {
   void accept_one() {
     const int fd = ::accept4(listen_.fd, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd >= 0) {
+      if (address_.fam == rm::address::family::unix_socket) {
+        // Commands go only to this user's processes; root gets no exception.
+        const long peer = rm::peer_uid(fd);
+        if (peer != static_cast<long>(::geteuid())) {
+          std::fprintf(stderr, "weft-rm: refused a connection from uid %ld (not this user, %ld)\n",
+                       peer, static_cast<long>(::geteuid()));
+          ::close(fd);
+          return;
+        }
+      }
       clients_[fd].fd = fd;
       return;
     }
@@ -334,6 +355,13 @@ int run(int argc, char** argv) {
     address = rm::parse_address(addr, "--socket");
   } catch (const weft::error& e) {
     die(e.what(), 2);
+  }
+
+  if (address.fam == rm::address::family::unix_socket &&
+      address.path == fallback_directory() + "/rm.sock") {
+    // A directory another user made first is refused by the check in listen_on().
+    if (::mkdir(fallback_directory().c_str(), 0700) != 0 && errno != EEXIST)
+      die("cannot create " + fallback_directory() + ": " + std::strerror(errno));
   }
 
   if (!words.empty()) {

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shrink/expand events: the protocol, the callbacks, the seven and five steps under load, and the
 // resource-manager connection.
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <weft/condition_variable.hpp>
@@ -13,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -412,6 +416,11 @@ class unix_listener {
   void send(const std::string& s) {
     ASSERT_EQ(::write(conn_, s.data(), s.size()), (ssize_t)s.size());
   }
+  /// Whether a connection waits to be accepted (the listener is non-blocking).
+  bool has_pending_connection() {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
   /// Reads one line. The test body is the primary ULT, whose stream must keep running (it hosts
   /// the ULT that carries out shrinks and expands), so it polls and yields instead of blocking.
   std::string line() {
@@ -484,6 +493,124 @@ TEST_F(EventsEnvTest, ServesAManagerOverAUnixSocket) {
   r = ask("quit");
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(weft::execution_stream::count(), 2);
+}
+
+TEST(RmProtocol, UnsafeSocketDirectories) {
+  char tmpl[] = "/tmp/weft-rm-dir-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  const std::string sock = dir + "/rm.sock";
+  EXPECT_EQ(rm::unsafe_socket_directory(sock), "");
+  EXPECT_EQ(rm::unsafe_socket_directory("/rm.sock"), "");  // root's, 0755
+  const std::pair<mode_t, std::string> open_modes[] = {
+      {0770, "its group (mode 0770)"}, {0707, "others (mode 0707)"}, {01777, "others (mode 1777)"}};
+  for (const auto& [mode, want] : open_modes) {
+    ASSERT_EQ(::chmod(dir.c_str(), mode), 0);
+    EXPECT_EQ(rm::unsafe_socket_directory(sock),
+              "its directory " + dir + " is writable by " + want);
+  }
+  ASSERT_EQ(::chmod(dir.c_str(), 0700), 0);
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(dir.c_str(), 65534, 65534), 0);
+    EXPECT_EQ(rm::unsafe_socket_directory(sock),
+              "its directory " + dir + " belongs to uid 65534, neither this user (uid 0) nor root");
+  }
+  ::rmdir(dir.c_str());
+}
+
+/// Collects what the process writes to stderr (fd 2) while it lives.
+class stderr_pipe {
+ public:
+  stderr_pipe() {
+    EXPECT_EQ(::pipe2(fds_, O_CLOEXEC | O_NONBLOCK), 0);
+    saved_ = ::dup(2);
+    ::dup2(fds_[1], 2);
+  }
+  ~stderr_pipe() {
+    ::dup2(saved_, 2);
+    ::close(saved_);
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+    std::fputs(text_.c_str(), stderr);
+  }
+  /// Waits (at most hang_guard, yielding) until `what` has been written.
+  bool wait_for(const std::string& what) {
+    const auto deadline = std::chrono::steady_clock::now() + hang_guard;
+    while (text_.find(what) == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      char buf[512];
+      const ssize_t n = ::read(fds_[0], buf, sizeof buf);
+      if (n > 0) {
+        text_.append(buf, static_cast<std::size_t>(n));
+      } else {
+        weft::this_unit::yield();
+      }
+    }
+    return true;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  int fds_[2] = {-1, -1};
+  int saved_ = -1;
+  std::string text_;
+};
+
+TEST_F(EventsEnvTest, AManagerInADirectoryOthersCanWriteIsNeverConnectedTo) {
+  unix_listener l;
+  const std::string dir = l.path().substr(0, l.path().rfind('/'));
+  ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+  stderr_pipe err;
+  {
+    weft::config c = test_config(1);
+    c.resource_manager = "unix:" + l.path();
+    weft::runtime rt(c);
+    EXPECT_TRUE(err.wait_for("weft: rm: not connecting to unix:" + l.path() + ": its directory " +
+                             dir + " is writable by others (mode 0777); retrying every second\n"))
+        << err.text();
+  }
+  // The check comes before every connect(): nothing ever reached the listener.
+  EXPECT_FALSE(l.has_pending_connection());
+  ::chmod(dir.c_str(), 0700);
+}
+
+TEST_F(EventsEnvTest, AManagerOfAnotherUserIsHungUpOnBeforeHello) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to listen as another user";
+  char tmpl[] = "/tmp/weft-rm-test-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  const std::string path = dir + "/rm.sock";
+  // The manager: bound here as this user, listening (which is what SO_PEERCRED reports) as
+  // nobody. It exits 0 when its one client hangs up without sending a byte.
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::alarm(static_cast<unsigned>(hang_guard.count()));
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::strncpy(sa.sun_path, path.c_str(), sizeof sa.sun_path - 1);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) std::_Exit(2);
+    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
+      std::_Exit(3);
+    if (::listen(fd, 4) != 0) std::_Exit(4);
+    const int conn = ::accept(fd, nullptr, nullptr);
+    char c;
+    std::_Exit(conn >= 0 && ::recv(conn, &c, 1, 0) == 0 ? 0 : 1);
+  }
+  ASSERT_GT(child, 0);
+  stderr_pipe err;
+  {
+    weft::config c = test_config(1);
+    c.resource_manager = "unix:" + path;
+    weft::runtime rt(c);
+    EXPECT_TRUE(err.wait_for("weft: rm: not connecting to unix:" + path +
+                             ": the process listening there runs as uid 65534, not as this user "
+                             "(uid 0); retrying every second\n"))
+        << err.text();
+  }
+  int status = -1;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "manager status " << status;
+  ::unlink(path.c_str());
+  ::rmdir(dir.c_str());
 }
 
 TEST_F(EventsEnvTest, AnAbsentManagerDoesNotStopInitOrFinalize) {

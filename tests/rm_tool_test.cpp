@@ -73,6 +73,7 @@ class rm_process {
     }
     ::close(in[0]);
     stdin_ = in[1];
+    ::fcntl(stdin_, F_SETFL, O_NONBLOCK);  // input() must not hang on a weft-rm that hangs
   }
   ~rm_process() {
     ::close(stdin_);
@@ -104,6 +105,33 @@ class rm_process {
   }
   /// Sends a signal.
   void signal(int sig) { ::kill(pid_, sig); }
+  /// Writes `text` to its standard input (in one write when the pipe has room for it); false
+  /// when it has not taken all of it within hang_guard.
+  bool input(const std::string& text) {
+    const auto deadline = std::chrono::steady_clock::now() + hang_guard;
+    std::size_t done = 0;
+    while (done < text.size()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      pollfd p{stdin_, POLLOUT, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      const ssize_t n = ::write(stdin_, text.data() + done, text.size() - done);
+      if (n > 0) {
+        done += static_cast<std::size_t>(n);
+      } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        return false;
+      }
+    }
+    return true;
+  }
+  /// Waits (at most hang_guard) until its output contains `what`.
+  bool wait_output(const std::string& what) const {
+    const auto deadline = std::chrono::steady_clock::now() + hang_guard;
+    while (output().find(what) == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(10ms);
+    }
+    return true;
+  }
   /// What it printed so far.
   std::string output() const {
     std::ifstream in(log_);
@@ -280,6 +308,117 @@ TEST(RmToolTest, OutOfFileDescriptorsAConnectionIsRefusedNotLeftPending) {
   ASSERT_TRUE(send_all(first, "ok streams=1\n"));
   EXPECT_EQ(p.wait(), 0) << p.output();
   ::close(first);
+}
+
+TEST(RmToolTest, ADirectoryOthersCanWriteIsRefused) {
+  temp_dir d;
+  const std::string dir = d / "open";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+  const std::string path = dir + "/rm.sock";
+  rm_process p({"--socket", "unix:" + path, "--timeout", "1", "count"}, d / "log");
+  EXPECT_EQ(p.wait(), 1) << p.output();
+  EXPECT_EQ(p.output(), "weft-rm: not listening on unix:" + path + ": its directory " + dir +
+                            " is writable by others (mode 0777)\n");
+  struct stat st {};
+  EXPECT_NE(::lstat(path.c_str(), &st), 0) << "a socket was made";
+}
+
+TEST(RmToolTest, AClientOfAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to connect as another user";
+  temp_dir d;
+  const std::string path = d / "rm.sock";
+  rm_process p({"--socket", "unix:" + path, "--timeout", "60", "count"}, d / "log");
+  const int mine = connect_unix(path);  // also: it listens
+  ASSERT_GE(mine, 0);
+  // Let nobody reach the socket, as a careless setup would: the credentials must still refuse it.
+  ASSERT_EQ(::chmod(path.substr(0, path.rfind('/')).c_str(), 0711), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
+      std::_Exit(3);
+    const int fd = connect_unix(path);
+    if (fd < 0) std::_Exit(4);
+    if (!send_all(fd, "hello pid=77 streams=1 name=intruder\n")) std::_Exit(0);  // closed already
+    const auto guard = std::chrono::duration_cast<std::chrono::milliseconds>(hang_guard);
+    std::_Exit(closed_by_peer(fd, guard) ? 0 : 1);
+  }
+  ASSERT_GT(child, 0);
+  int status = -1;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "intruder status " << status;
+  // This user's process is served.
+  ASSERT_TRUE(send_all(mine, hello_line));
+  EXPECT_EQ(read_line(mine), "count");
+  ASSERT_TRUE(send_all(mine, "ok streams=1\n"));
+  EXPECT_EQ(p.wait(), 0) << p.output();
+  ::close(mine);
+  EXPECT_NE(p.output().find("weft-rm: refused a connection from uid 65534 (not this user, 0)\n"),
+            std::string::npos)
+      << p.output();
+  EXPECT_EQ(p.output().find("intruder"), std::string::npos) << p.output();
+}
+
+TEST(RmToolTest, SeveralCommandsInOneWriteAreAllCarriedOut) {
+  temp_dir d;
+  const std::string path = d / "rm.sock";
+  rm_process p({"--socket", "unix:" + path}, d / "log");
+  const int fd = connect_unix(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_all(fd, hello_line));
+  ASSERT_TRUE(p.wait_output("[4242 fake] connected, 1 streams\n")) << p.output();
+  ASSERT_TRUE(p.input("count\nset 2\nlist\n"));
+  EXPECT_EQ(read_line(fd), "count");
+  ASSERT_TRUE(send_all(fd, "ok streams=1\n"));
+  EXPECT_EQ(read_line(fd), "set 2");
+  ASSERT_TRUE(send_all(fd, "ok streams=2\n"));
+  EXPECT_TRUE(p.wait_output("4242 fake streams=1\n")) << p.output();  // list, before the replies
+  EXPECT_TRUE(p.wait_output("[4242 fake] ok streams=2\n")) << p.output();
+  ::close(fd);
+}
+
+TEST(RmToolTest, ControlBytesInANameNeverReachTheTerminal) {
+  temp_dir d;
+  const std::string path = d / "rm.sock";
+  rm_process p({"--socket", "unix:" + path}, d / "log");
+  const int fd = connect_unix(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_all(fd, "hello pid=4242 streams=1 name=a\x1b[2Jb\x07\xc3\xa9\n"));
+  EXPECT_TRUE(p.wait_output("[4242 a?[2Jb???] connected, 1 streams\n")) << p.output();
+  ASSERT_TRUE(p.input("list\n"));
+  EXPECT_TRUE(p.wait_output("4242 a?[2Jb??? streams=1\n")) << p.output();
+  ::close(fd);
+  EXPECT_TRUE(p.wait_output("[4242 a?[2Jb???] disconnected\n")) << p.output();
+  for (char c : p.output())
+    EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "byte " << int(c) << " printed";
+}
+
+TEST(RmToolTest, AClientThatNeverReadsIsDroppedNotWaitedFor) {
+  temp_dir d;
+  const std::string path = d / "rm.sock";
+  rm_process p({"--socket", "unix:" + path}, d / "log");
+  const int deaf = connect_unix(path);
+  ASSERT_GE(deaf, 0);
+  ASSERT_TRUE(send_all(deaf, "hello pid=4242 streams=1 name=deaf\n"));
+  const int good = connect_unix(path);
+  ASSERT_GE(good, 0);
+  ASSERT_TRUE(send_all(good, "hello pid=4343 streams=1 name=good\n"));
+  ASSERT_TRUE(p.wait_output("[4343 good] connected")) << p.output();
+  ASSERT_TRUE(p.wait_output("[4242 deaf] connected")) << p.output();
+  // Far more commands than the socket buffer and the 64 KiB queue hold. A weft-rm that waited
+  // for the deaf client would stop reading its input, and input() would fail.
+  std::string flood;
+  for (int i = 0; i < 100000; ++i) flood += "4242 count\n";
+  ASSERT_TRUE(p.input(flood)) << "weft-rm stopped reading its input";
+  EXPECT_TRUE(p.wait_output("] leaves ")) << p.output().substr(0, 2000);
+  EXPECT_NE(p.output().find("weft-rm: [4242 deaf] leaves "), std::string::npos);
+  EXPECT_NE(p.output().find(" bytes of commands unread; dropped\n"), std::string::npos);
+  // The other client is still served.
+  ASSERT_TRUE(p.input("4343 count\n"));
+  EXPECT_EQ(read_line(good), "count");
+  ::close(deaf);
+  ::close(good);
 }
 
 }  // namespace

@@ -9,12 +9,14 @@ build=${1:-$root/build}
 demo=$build/apps/elastic/weft-elastic-demo
 rmtool=$build/tools/weft-rm/weft-rm
 [[ -x $demo && -x $rmtool ]] || { echo "build first: cmake --build $build" >&2; exit 1; }
-sock=$(mktemp -u /tmp/weft-demo-XXXXXX.sock)
+# A directory of our own: weft and weft-rm refuse a socket in one others can write, such as /tmp.
+dir=$(mktemp -d /tmp/weft-demo-XXXXXX)
+sock=$dir/rm.sock
 streams=$(nproc)
 
 WEFT_RM=unix:$sock "$demo" 16 2> >(grep -v "rm: cannot connect" >&2) &
 pid=$!
-trap 'kill $pid 2>/dev/null || true; rm -f "$sock"' EXIT
+trap 'kill $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
 sleep 3
 echo "== weft-rm: set 1"
 "$rmtool" --socket "unix:$sock" --pid $pid set 1

@@ -54,6 +54,8 @@ struct client_session {
                          printable(line).c_str());
           return false;
         }
+        // The name is shown on the manager's terminal: no escape sequences get through.
+        hello->name = printable(hello->name);
         streams = hello->streams;
         if (out)
           std::fprintf(out, "[%ld %s] connected, %d streams\n", hello->pid, hello->name.c_str(),

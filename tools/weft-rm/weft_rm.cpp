@@ -12,11 +12,16 @@
 //
 // COMMAND is one of: shrink N | stop RANK | expand N | set N | count | quit (rm_protocol.hpp).
 // ADDR defaults to $WEFT_RM, else unix:$XDG_RUNTIME_DIR/weft-rm.sock, else
-// unix:/tmp/weft-rm-<uid>.sock. A Unix socket is created with mode 0600; TCP listens on loopback
-// only. Only a stale socket at the path is replaced (any other file is an error), and the socket
-// is removed at every exit: success, failure, timeout, end of input, SIGINT, SIGTERM, SIGHUP.
-// A client that sends a line longer than rm::max_line is disconnected; a connection arriving
-// when no file descriptor is left is accepted with a spare one and closed at once.
+// unix:/tmp/weft-rm-<uid>/rm.sock (the directory made 0700 when missing). A Unix socket is
+// created with mode 0600, only in a directory owned by this user or root and writable by no one
+// else; only connections from processes of this user are kept (SO_PEERCRED). TCP listens on
+// loopback only. Only a stale socket at the path is replaced (any other file is an error), and
+// the socket is removed at every exit: success, failure, timeout, end of input, SIGINT, SIGTERM,
+// SIGHUP.
+// A client that sends a line longer than rm::max_line is disconnected, and so is one that leaves
+// more than max_queued bytes of commands unread (sends never block); a connection arriving when
+// no file descriptor is left is accepted with a spare one and closed at once. Client names are
+// shown with control and non-ASCII bytes as '?'.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -37,7 +42,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <iostream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -47,16 +52,26 @@ namespace rm = weft::rm;
 
 namespace {
 
-/// A connected process: its socket and protocol state.
+/// A connected process: its socket, protocol state and the commands it has not read yet.
 struct client : weft_rm::client_session {
   int fd = -1;
+  std::string out;
 };
+
+/// The most command bytes a client may leave unread: far more than a live process ever lets
+/// queue up, and a bound on what one that stopped reading can cost.
+constexpr std::size_t max_queued = 64 * 1024;
+
+/// The private directory of the last-resort default address, in /tmp.
+std::string fallback_directory() {
+  return "/tmp/weft-rm-" + std::to_string(::geteuid());
+}
 
 std::string default_address() {
   if (const char* v = std::getenv("WEFT_RM"); v && *v) return v;
   if (const char* d = std::getenv("XDG_RUNTIME_DIR"); d && *d)
     return std::string("unix:") + d + "/weft-rm.sock";
-  return "unix:/tmp/weft-rm-" + std::to_string(::getuid()) + ".sock";
+  return "unix:" + fallback_directory() + "/rm.sock";
 }
 
 /// Thrown to end the program with `code`; unwinding closes the manager and removes its socket.
@@ -102,6 +117,9 @@ listening listen_on(const rm::address& a) {
   }
   listening l;
   if (a.fam == rm::address::family::unix_socket) {
+    // weft processes refuse such a directory (another user could swap the socket): say so here.
+    if (std::string why = rm::unsafe_socket_directory(a.path); !why.empty())
+      die("not listening on " + a.to_string() + ": " + why);
     // Something at the path: only a stale socket (no listener behind it) is replaced. A regular
     // file, a directory or a live manager's socket is left alone.
     struct stat st {};
@@ -184,14 +202,22 @@ class manager {
     return out;
   }
 
-  /// Sends `line` to `c`.
+  /// Queues `line` for `c` and sends what the socket takes now; the rest goes out as `c` reads.
+  /// A client whose unread commands would pass max_queued is dropped instead.
   void send(client& c, const std::string& line) {
-    const std::string msg = line + "\n";
-    if (::send(c.fd, msg.data(), msg.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(msg.size())) {
+    if (c.fd < 0) return;
+    if (c.out.size() + line.size() + 1 > max_queued) {
+      std::fprintf(stderr, "weft-rm: [%ld %s] leaves %zu bytes of commands unread; dropped\n",
+                   c.hello ? c.hello->pid : 0L, c.hello ? c.hello->name.c_str() : "?",
+                   c.out.size());
       c.failed = true;
+      drop(c);
       return;
     }
+    c.out += line;
+    c.out += '\n';
     ++c.pending;
+    flush(c);
   }
 
   /// Serves sockets (and stdin when `in` is set) for up to `ms` milliseconds (-1: until input).
@@ -204,7 +230,8 @@ class manager {
     std::vector<pollfd> p;
     if (accepting) p.push_back({listen_.fd, POLLIN, 0});
     if (in) p.push_back({0, POLLIN, 0});
-    for (auto& [fd, c] : clients_) p.push_back({fd, POLLIN, 0});
+    for (auto& [fd, c] : clients_)
+      p.push_back({fd, static_cast<short>(c.out.empty() ? POLLIN : POLLIN | POLLOUT), 0});
     if (!accepting && (ms < 0 || ms > accept_pause_ms)) ms = accept_pause_ms;
     if (g_stop) return false;
     if (::poll(p.data(), p.size(), ms) < 0 && errno != EINTR) die(std::strerror(errno));
@@ -214,16 +241,19 @@ class manager {
       if (q.fd == listen_.fd) {
         accept_one();
       } else if (in && q.fd == 0) {
-        std::string line;
-        if (!std::getline(std::cin, line)) return false;
-        if (!on_input(line)) return false;
+        if (!read_input(on_input)) return false;
       } else {
-        read_from(clients_[q.fd]);
+        client& c = clients_[q.fd];
+        if (c.fd >= 0 && (q.revents & POLLOUT)) flush(c);
+        if (c.fd >= 0 && (q.revents & ~POLLOUT)) read_from(c);
       }
     }
     for (auto it = clients_.begin(); it != clients_.end();) {
       if (it->second.fd < 0) {
-        it = clients_.erase(it);
+        // Kept, not freed: a one-shot run still holds pointers to the clients it sent to.
+        auto next = std::next(it);
+        gone_.push_back(clients_.extract(it));
+        it = next;
       } else {
         ++it;
       }
@@ -238,8 +268,18 @@ class manager {
   /// with the spare descriptor and closes it (the client sees the connection closed), and if
   /// even that fails it stops polling the listener for a moment.
   void accept_one() {
-    const int fd = ::accept4(listen_.fd, nullptr, nullptr, SOCK_CLOEXEC);
+    const int fd = ::accept4(listen_.fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) {
+      if (address_.fam == rm::address::family::unix_socket) {
+        // Commands go only to this user's processes; root gets no exception.
+        const long peer = rm::peer_uid(fd);
+        if (peer != static_cast<long>(::geteuid())) {
+          std::fprintf(stderr, "weft-rm: refused a connection from uid %ld (not this user, %ld)\n",
+                       peer, static_cast<long>(::geteuid()));
+          ::close(fd);
+          return;
+        }
+      }
       clients_[fd].fd = fd;
       return;
     }
@@ -258,6 +298,46 @@ class manager {
         std::chrono::steady_clock::now() + std::chrono::milliseconds(accept_pause_ms);
   }
 
+  /// Reads standard input and carries out every complete line in it (several commands may come
+  /// in one read); at its end, a last line without a newline too. False at the end or on "exit".
+  bool read_input(const std::function<bool(const std::string&)>& on_input) {
+    char chunk[4096];
+    const ssize_t n = ::read(0, chunk, sizeof chunk);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+    if (n <= 0) {
+      if (!input_.empty()) {
+        std::string last;
+        last.swap(input_);
+        on_input(last);
+      }
+      return false;
+    }
+    input_.append(chunk, static_cast<std::size_t>(n));
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = input_.find('\n', start)) != std::string::npos; start = nl + 1) {
+      if (!on_input(input_.substr(start, nl - start))) return false;
+    }
+    input_.erase(0, start);
+    return true;
+  }
+
+  /// Sends what the socket takes of `c`'s queued commands without waiting.
+  void flush(client& c) {
+    while (!c.out.empty()) {
+      const ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+      if (n > 0) {
+        c.out.erase(0, static_cast<std::size_t>(n));
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return;
+      } else {
+        drop(c);
+        return;
+      }
+    }
+  }
+
   /// Drops a client: closes its socket; step() erases it.
   void drop(client& c) {
     if (c.pending) c.failed = true;
@@ -269,8 +349,10 @@ class manager {
   void read_from(client& c) {
     char chunk[512];
     const ssize_t n = ::recv(c.fd, chunk, sizeof chunk, 0);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n <= 0) {
       if (c.hello) std::printf("[%ld %s] disconnected\n", c.hello->pid, c.hello->name.c_str());
+      std::fflush(stdout);  // stdout is a file or pipe as often as a terminal
       drop(c);
       return;
     }
@@ -283,6 +365,8 @@ class manager {
   listening listen_;
   std::chrono::steady_clock::time_point accept_paused_until_{};
   std::map<int, client> clients_;
+  std::vector<std::map<int, client>::node_type> gone_;
+  std::string input_;  ///< standard input not yet ended by a newline
   int lost_ = 0;
 };
 
@@ -334,6 +418,13 @@ int run(int argc, char** argv) {
     address = rm::parse_address(addr, "--socket");
   } catch (const weft::error& e) {
     die(e.what(), 2);
+  }
+
+  if (address.fam == rm::address::family::unix_socket &&
+      address.path == fallback_directory() + "/rm.sock") {
+    // A directory another user made first is refused by the check in listen_on().
+    if (::mkdir(fallback_directory().c_str(), 0700) != 0 && errno != EEXIST)
+      die("cannot create " + fallback_directory() + ": " + std::strerror(errno));
   }
 
   if (!words.empty()) {

@@ -106,7 +106,7 @@ class arg_walker {
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
     if (v.empty() || ec != std::errc() || p != v.data() + v.size() || x < lo || x > hi) {
       throw usage_error("option " + name + ": expected an integer from " + std::to_string(lo) +
-                        " to " + std::to_string(hi) + ", got '" + v + "'");
+                        " to " + std::to_string(hi) + ", got " + quote_text(v));
     }
     return x;
   }
@@ -116,7 +116,7 @@ class arg_walker {
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
     if (v.empty() || ec != std::errc() || p != v.data() + v.size() || !(x >= lo && x <= hi)) {
       throw usage_error("option " + name + ": expected a number from " + std::to_string(lo) +
-                        " to " + std::to_string(hi) + ", got '" + v + "'");
+                        " to " + std::to_string(hi) + ", got " + quote_text(v));
     }
     return x;
   }
@@ -129,7 +129,7 @@ class arg_walker {
       names += names.empty() ? "" : ", ";
       names += text;
     }
-    throw usage_error("option " + name + ": expected one of " + names + ", got '" + v + "'");
+    throw usage_error("option " + name + ": expected one of " + names + ", got " + quote_text(v));
   }
 
  private:
@@ -203,8 +203,8 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
       if (std::find(known.begin(), known.end(), opt.weft_sched) == known.end()) {
         std::string names;
         for (auto& n : known) names += (names.empty() ? "" : ", ") + n;
-        throw usage_error("option --weft-sched: expected one of " + names + ", got '" +
-                          opt.weft_sched + "'");
+        throw usage_error("option --weft-sched: expected one of " + names + ", got " +
+                          quote_text(opt.weft_sched));
       }
     } else if (a == "--mode") {
       static const std::pair<const char*, align_mode> t[] = {
@@ -236,8 +236,8 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
       if (alphabet.empty()) throw usage_error("option --alphabet: empty value");
       for (char& c : alphabet) {
         if (c <= ' ' || c >= 127 || c == '>' || c == '@')
-          throw usage_error("option --alphabet: '" + alphabet +
-                            "' has a character that cannot be a residue");
+          throw usage_error("option --alphabet: " + quote_text(alphabet) +
+                            " has a character that cannot be a residue");
         if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
       }
     } else if (a == "--progress") {
@@ -255,7 +255,7 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
       std::fputs(kUsage, stdout);
       return 0;
     } else if (a.size() > 1 && a[0] == '-') {
-      throw usage_error("map: unknown option '" + a + "'");
+      throw usage_error("map: unknown option " + quote_text(a));
     } else {
       positional.push_back(a);
     }
@@ -361,7 +361,7 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
   out->commit();
   if (long_queries) {
     err << "weft-align: warning: " << long_queries << " quer" << (long_queries == 1 ? "y" : "ies")
-        << " (the first: '" << first_long << "') " << (long_queries == 1 ? "is" : "are")
+        << " (the first: " << quote_text(first_long) << ") " << (long_queries == 1 ? "is" : "are")
         << " longer than every reference (the longest has " << longest_ref
         << " residues): the distance counts the overhang\n";
   }
@@ -434,7 +434,7 @@ int run_gen(const std::vector<std::string>& args) {
       std::fputs(kUsage, stdout);
       return 0;
     } else {
-      throw usage_error("gen: unexpected argument '" + a + "'");
+      throw usage_error("gen: unexpected argument " + quote_text(a));
     }
   }
   if (ref_out.empty() || query_out.empty())
@@ -475,7 +475,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& err, bool stderr
       std::fputs(kUsage, stdout);
       return 0;
     }
-    throw usage_error("unknown command '" + cmd + "' (expected map or gen; see --help)");
+    throw usage_error("unknown command " + quote_text(cmd) + " (expected map or gen; see --help)");
   } catch (const usage_error& e) {
     return report(e.what(), 2);
   } catch (const error& e) {

@@ -84,7 +84,7 @@ EdlibAlignResult run_edlib(const std::string& query, const record& ref, const ma
                                     static_cast<int>(ref.seq.size()), cfg);
   if (res.status != EDLIB_STATUS_OK) {
     edlibFreeAlignResult(res);
-    throw error("edlib failed aligning a query against '" + ref.name + "'");
+    throw error("edlib failed aligning a query against " + quote_text(ref.name));
   }
   return res;
 }

@@ -5,10 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <mutex>
 
 #include "seqio.hpp"
 
@@ -21,19 +25,72 @@ std::string dir_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-/// The path a chain of symlinks ending in a missing file points to (the file to create).
-std::string resolve_dangling(const std::string& path) {
-  std::string cur = path;
-  for (int hops = 0; hops < 40; ++hops) {
-    struct stat st {};
-    if (::lstat(cur.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return cur;
-    char buf[PATH_MAX];
-    ssize_t n = ::readlink(cur.c_str(), buf, sizeof buf - 1);
-    if (n < 0) return cur;
-    std::string link(buf, static_cast<std::size_t>(n));
-    cur = link[0] == '/' ? link : dir_of(cur) + "/" + link;
+constexpr const char* kLinkRefused =
+    "is a symbolic link; refusing to write through it (give the path of the file itself)";
+
+// The temporary files that a terminating signal removes. A handler can neither allocate nor
+// lock, so the paths sit in fixed slots; a slot's state says whether its path may be read.
+enum slot_state : int { kFree, kFilling, kArmed, kRemoving };
+struct signal_slot {
+  std::atomic<int> state{kFree};
+  char path[PATH_MAX];
+};
+static_assert(std::atomic<int>::is_always_lock_free);
+signal_slot g_slots[8];
+constexpr int kCleanupSignals[] = {SIGHUP, SIGINT, SIGTERM};
+
+extern "C" void remove_and_die(int sig) {
+  const int saved = errno;
+  for (signal_slot& s : g_slots) {
+    int armed = kArmed;
+    // kRemoving is never left, so the path cannot be rewritten under the unlink().
+    if (s.state.compare_exchange_strong(armed, kRemoving)) ::unlink(s.path);
   }
-  throw error(path + ": cannot create: " + std::strerror(ELOOP));
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(sig, &dfl, nullptr);
+  // Blocked until the handler returns, then delivered with the default action: the exit status
+  // still says which signal ended the run.
+  ::raise(sig);
+  errno = saved;
+}
+
+void install_handlers() {
+  for (int sig : kCleanupSignals) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0) continue;
+    // An ignored signal (nohup) stays ignored; a handler someone else installed stays theirs.
+    if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) continue;
+    struct sigaction sa {};
+    sa.sa_handler = &remove_and_die;
+    sigemptyset(&sa.sa_mask);
+    for (int other : kCleanupSignals) sigaddset(&sa.sa_mask, other);
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+/// Arms the removal of `path` by SIGHUP, SIGINT and SIGTERM; the slot, or -1 when all are taken
+/// (the file is then only removed on a normal exit).
+int remove_on_signal(const std::string& path) {
+  static std::once_flag once;
+  std::call_once(once, install_handlers);
+  if (path.size() >= PATH_MAX) return -1;
+  for (int i = 0; i < static_cast<int>(std::size(g_slots)); ++i) {
+    int free = kFree;
+    if (!g_slots[i].state.compare_exchange_strong(free, kFilling)) continue;
+    std::memcpy(g_slots[i].path, path.c_str(), path.size() + 1);
+    g_slots[i].state.store(kArmed);
+    return i;
+  }
+  return -1;
+}
+
+void keep_on_signal(int slot) {
+  if (slot < 0) return;
+  int armed = kArmed;
+  // Fails only when a handler is removing the file: the slot then stays taken.
+  g_slots[slot].state.compare_exchange_strong(armed, kFree);
 }
 
 mode_t current_umask() {
@@ -69,26 +126,27 @@ output_file::output_file(const std::string& path, const std::vector<std::string>
   }
   if (path == "-") return;
 
+  struct stat link {};
+  const bool is_link = ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode);
   mode_t mode;
   if (exists) {
     if (S_ISDIR(out.st_mode)) throw error(path + ": cannot write: Is a directory");
-    if (!S_ISREG(out.st_mode)) {
-      if (S_ISSOCK(out.st_mode)) throw error(path + ": cannot write: is a socket");
-      // Devices and FIFOs are written where they are: replacing them would break them.
-      fd_ = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-      if (fd_ < 0) throw error(path + ": cannot write: " + std::strerror(errno));
-      owns_fd_ = true;
-      return;
-    }
-    char real[PATH_MAX];
-    if (!::realpath(path.c_str(), real))
-      throw error(path + ": cannot write: " + std::strerror(errno));
-    target_ = real;
-    mode = out.st_mode & 07777;
-  } else {
-    target_ = resolve_dangling(path);
-    mode = 0666 & ~current_umask();
+    if (S_ISSOCK(out.st_mode)) throw error(path + ": cannot write: is a socket");
   }
+  if (exists && !S_ISREG(out.st_mode)) {
+    // Devices and FIFOs are written where they are: replacing them would break them. A link to
+    // one (/dev/stdout, a link to /dev/null) is followed, as nothing is replaced or created;
+    // O_NOFOLLOW keeps a link swapped in after the check from being followed.
+    fd_ = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | (is_link ? 0 : O_NOFOLLOW));
+    if (fd_ < 0) throw error(path + ": cannot write: " + std::strerror(errno));
+    owns_fd_ = true;
+    return;
+  }
+  // Writing through a link to a file, or creating a dangling link's target, lets whoever can
+  // place the link choose which file is replaced or created.
+  if (is_link) throw error(path + ": " + kLinkRefused);
+  mode = exists ? out.st_mode & 07777 : 0666 & ~current_umask();
+  target_ = path;
   std::string dir = dir_of(target_);
   tmp_ = (dir == "/" ? "" : dir) + "/." + target_.substr(target_.rfind('/') + 1) + ".tmp.XXXXXX";
   fd_ = ::mkostemp(tmp_.data(), O_CLOEXEC);
@@ -98,6 +156,7 @@ output_file::output_file(const std::string& path, const std::vector<std::string>
     throw error(path + ": cannot create: " + std::strerror(e));
   }
   owns_fd_ = true;
+  slot_ = remove_on_signal(tmp_);
   if (exists) {
     // Keep the owner and group where the caller may set them (root, or a group it belongs to).
     if (::fchown(fd_, out.st_uid, out.st_gid) != 0)
@@ -109,6 +168,7 @@ output_file::output_file(const std::string& path, const std::vector<std::string>
 output_file::~output_file() {
   if (owns_fd_ && fd_ >= 0) ::close(fd_);
   if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+  keep_on_signal(slot_);
 }
 
 void output_file::write(std::string_view text) {
@@ -136,9 +196,17 @@ void output_file::commit() {
   int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) throw error(path_ + ": cannot write: " + std::strerror(errno));
+  // rename() replaces a link rather than writing through it; a link placed during the run is
+  // refused all the same, as it would have been at the start.
+  struct stat link {};
+  if (::lstat(target_.c_str(), &link) == 0 && S_ISLNK(link.st_mode))
+    throw error(path_ + ": " + kLinkRefused);
   if (::rename(tmp_.c_str(), target_.c_str()) != 0)
     throw error(path_ + ": cannot write: " + std::strerror(errno));
   committed_ = true;
+  // After the rename: a signal in between finds the temporary name gone, never a kept file.
+  keep_on_signal(slot_);
+  slot_ = -1;
 }
 
 }  // namespace align

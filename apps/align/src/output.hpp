@@ -11,13 +11,15 @@ namespace align {
 
 /// Where the output goes, chosen by what the path is when the run starts:
 /// - "-": stdout, written as it comes;
-/// - a regular file (also through symlinks) or a new path: a temporary file in the same directory
-///   (the symlink's target's directory), renamed over the file by commit(), so that readers see
-///   the old or the new content and a failed run leaves the old file; the new file keeps the
-///   existing file's mode (and owner, where permitted), or for a new path 0666 less the umask;
-/// - a character or block device, a FIFO: opened and written in place, never replaced.
-/// A directory, a socket, or a path that is one of the inputs (same device and inode) is refused.
-/// Throws align::error.
+/// - a regular file or a new path: a temporary file in the same directory, renamed over the file
+///   by commit(), so that readers see the old or the new content and a failed run leaves the old
+///   file; the new file keeps the existing file's mode (and owner, where permitted), or for a new
+///   path 0666 less the umask. SIGHUP, SIGINT and SIGTERM (where not ignored or handled already)
+///   remove the temporary file before the process ends;
+/// - a character or block device, a FIFO, also through a symlink: opened and written in place,
+///   never replaced.
+/// A directory, a socket, a symlink to a file or to nothing (at the start or before the rename),
+/// or a path that is one of the inputs (same device and inode) is refused. Throws align::error.
 class output_file {
  public:
   /// Opens path; `inputs` are the input paths of the run ("-" is stdin).
@@ -37,8 +39,9 @@ class output_file {
  private:
   void flush();
   std::string path_;    ///< as given, for messages
-  std::string target_;  ///< the file that commit() replaces (symlinks resolved)
+  std::string target_;  ///< the file that commit() replaces
   std::string tmp_;     ///< the temporary file, empty when written in place
+  int slot_ = -1;       ///< the signal handler's entry for tmp_, -1 when none
   int fd_ = -1;
   bool owns_fd_ = false;
   bool committed_ = false;

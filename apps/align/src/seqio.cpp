@@ -33,6 +33,17 @@ std::string describe_char(unsigned char c) {
   return buf;
 }
 
+}  // namespace
+
+std::string quote_text(std::string_view text) {
+  constexpr std::size_t kShown = 80;
+  if (text.size() <= kShown) return "'" + std::string(text) + "'";
+  return "'" + std::string(text.substr(0, kShown)) + "...' (" + std::to_string(text.size()) +
+         " bytes)";
+}
+
+namespace {
+
 /// Line-by-line reader over zlib (which reads plain files as they are).
 class line_reader {
  public:
@@ -63,8 +74,9 @@ class line_reader {
   line_reader(const line_reader&) = delete;
   line_reader& operator=(const line_reader&) = delete;
 
-  /// Reads the next line without its "\n" or "\r\n"; false at the end of the input.
-  bool next(std::string& line) {
+  /// Reads the next line without its "\n" or "\r\n"; false at the end of the input. A line that
+  /// starts with one of `capped` and runs past kMaxHeaderLine is an error as soon as that is seen.
+  bool next(std::string& line, std::string_view capped = {}) {
     line.clear();
     bool any = false;
     for (;;) {
@@ -83,8 +95,10 @@ class line_reader {
       }
       line.append(start, end_ - pos_);
       pos_ = end_;
+      check_length(line, capped, kMaxHeaderLine + 1);  // + 1: a '\r' may end it
     }
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    check_length(line, capped, kMaxHeaderLine);
     ++line_no_;
     return true;
   }
@@ -119,6 +133,12 @@ class line_reader {
     }
     eof_ = true;
     return false;
+  }
+  void check_length(const std::string& line, std::string_view capped, std::size_t most) const {
+    if (line.size() > most && capped.find(line[0]) != std::string_view::npos)
+      fail_at(line_no_ + 1, "header line longer than " + std::to_string(kMaxHeaderLine) +
+                                " bytes, starting " +
+                                quote_text(std::string_view(line).substr(0, 80)));
   }
   [[noreturn]] void fail_read(const std::string& why) const {
     throw error(path_ + ": cannot read after line " + std::to_string(line_no_) + ": " + why);
@@ -264,14 +284,14 @@ struct sequence_reader::impl {
   }
   void check_length(const record& rec) const {
     if (rec.seq.size() > static_cast<std::size_t>(INT32_MAX))
-      in.fail_at(header, "sequence '" + rec.name + "' is longer than 2^31-1 residues");
+      in.fail_at(header, "sequence " + quote_text(rec.name) + " is longer than 2^31-1 residues");
   }
 
   /// The first non-blank line decides the format.
   void start() {
     started = true;
     bool have = false;
-    while ((have = in.next(line)) && line.empty()) {
+    while ((have = in.next(line, ">@;")) && line.empty()) {
     }
     if (!have) throw error(in.path() + ": no sequences (empty input)");
     if (line[0] == '>') {
@@ -293,7 +313,7 @@ struct sequence_reader::impl {
     rec.seq.clear();
     split_header(std::string_view(line).substr(1), rec);
     have_line = false;
-    while (in.next(line)) {
+    while (in.next(line, ">;")) {
       if (line.empty()) continue;
       if (line[0] == '>') {
         have_line = true;
@@ -302,14 +322,14 @@ struct sequence_reader::impl {
       if (line[0] == ';') continue;  // old-style comment line
       append_residues(line, rec.seq);
     }
-    if (rec.seq.empty()) in.fail_at(header, "record '" + rec.name + "' has no sequence");
+    if (rec.seq.empty()) in.fail_at(header, "record " + quote_text(rec.name) + " has no sequence");
     check_length(rec);
     return true;
   }
 
   bool next_fastq(record& rec) {
     if (!have_line) {
-      while (in.next(line) && line.empty()) {
+      while (in.next(line, "@") && line.empty()) {
       }
       if (line.empty()) return false;
     }
@@ -319,19 +339,20 @@ struct sequence_reader::impl {
     rec.seq.clear();
     split_header(std::string_view(line).substr(1), rec);
     auto truncated = [&](const char* missing) {
-      in.fail_at(header,
-                 "truncated FASTQ record '" + rec.name + "': the input ends before its " + missing);
+      in.fail_at(header, "truncated FASTQ record " + quote_text(rec.name) +
+                             ": the input ends before its " + missing);
     };
     if (!in.next(line)) truncated("sequence line");
-    if (line.empty()) in.fail("record '" + rec.name + "' has no sequence");
+    if (line.empty()) in.fail("record " + quote_text(rec.name) + " has no sequence");
     append_residues(line, rec.seq);
-    if (!in.next(line)) truncated("'+' line");
+    if (!in.next(line, "+")) truncated("'+' line");
     if (line.empty() || line[0] != '+')
-      in.fail("expected the '+' separator line of record '" + rec.name + "'");
+      in.fail("expected the '+' separator line of record " + quote_text(rec.name));
     if (!in.next(line)) truncated("quality line");
     if (line.size() != rec.seq.size()) {
-      in.fail("quality string of record '" + rec.name + "' has " + std::to_string(line.size()) +
-              " characters, its sequence " + std::to_string(rec.seq.size()));
+      in.fail("quality string of record " + quote_text(rec.name) + " has " +
+              std::to_string(line.size()) + " characters, its sequence " +
+              std::to_string(rec.seq.size()));
     }
     for (std::size_t i = 0; i < line.size(); ++i) {
       unsigned char c = static_cast<unsigned char>(line[i]);
@@ -397,8 +418,8 @@ std::vector<record> read_sequences(const std::string& path, const std::string& a
     if (unique_names) {
       auto [it, fresh] = seen.emplace(rec.name, in.header_line());
       if (!fresh)
-        throw error(in.path() + ":" + std::to_string(in.header_line()) + ": duplicate name '" +
-                    rec.name + "' (first at line " + std::to_string(it->second) + ")");
+        throw error(in.path() + ":" + std::to_string(in.header_line()) + ": duplicate name " +
+                    quote_text(rec.name) + " (first at line " + std::to_string(it->second) + ")");
     }
     out.push_back(std::move(rec));
     rec = record{};

@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace align {
@@ -30,6 +31,15 @@ struct record {
   std::string desc;  ///< the rest of the header line (may be empty)
   std::string seq;   ///< residues, upper-cased, all in the alphabet
 };
+
+/// `text` in single quotes for a message; past 80 bytes, its first 80 then "...' (N bytes)", so
+/// that a name or an argument of any length gives a message of bounded size.
+std::string quote_text(std::string_view text);
+
+/// The longest header line (FASTA '>' or ';', FASTQ '@' or '+') read: a longer one is an error
+/// when it is read, before it is held whole (a file without newlines would otherwise be read into
+/// memory whole, and copied into the record and the message).
+inline constexpr std::size_t kMaxHeaderLine = std::size_t{1} << 20;
 
 /// The IUPAC nucleotide codes, the default alphabet: bases, U, N and the ambiguity codes.
 inline constexpr const char* kIupac = "ACGTUNRYSWKMBDHV";

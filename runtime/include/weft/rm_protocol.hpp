@@ -88,4 +88,14 @@ struct endpoint {
 /// never become the unspecified address (all interfaces).
 endpoint endpoint_of(const address& a);
 
+/// Why the directory holding the Unix socket `path` is no place to meet a manager, or an empty
+/// string when it is one (or cannot be examined: connect() or bind() then reports why). It must
+/// be owned by the effective user or by root, and writable by neither its group nor others, who
+/// could otherwise put a socket of their own at `path`. The text names the directory.
+std::string unsafe_socket_directory(const std::string& path);
+
+/// The effective uid of the process at the other end of the connected Unix socket `fd`, as the
+/// kernel recorded it at its connect() or listen() (SO_PEERCRED); -1 when unknown.
+long peer_uid(int fd);
+
 }  // namespace weft::rm

@@ -129,8 +129,48 @@ void rm_client::run() noexcept {
     where = "the manager";  // fits the string's inline buffer
   }
   bool reported = false;  // this run of failed connects was reported, or is expected
+  const bool unix_socket = address_.fam == rm::address::family::unix_socket;
+  // Reported once per state, like a failed connect: checked again before every attempt.
+  std::string refused;
+  auto refuse = [&](std::string& why) {
+    if (why != refused)
+      std::fprintf(stderr, "weft: rm: not connecting to %s: %s; retrying every second\n",
+                   where.c_str(), why.c_str());
+    refused.swap(why);  // no allocation: this thread has no way to report running out
+    return pause(1000);
+  };
   while (!stopping_.load(std::memory_order_acquire)) {
+    std::string why;
+    if (unix_socket) {
+      // Whoever can write the socket's directory can put their own manager there.
+      try {
+        why = rm::unsafe_socket_directory(address_.path);
+      } catch (const std::bad_alloc&) {
+        why = "out of memory";
+      }
+      if (!why.empty()) {
+        if (!refuse(why)) break;
+        continue;
+      }
+    }
     const int fd = connect_to(endpoint_, wake_fd_);
+    if (fd >= 0 && unix_socket) {
+      // The manager is trusted only as this very user; root gets no exception.
+      const long peer = rm::peer_uid(fd);
+      const long me = static_cast<long>(::geteuid());
+      if (peer != me) {
+        ::close(fd);
+        try {
+          why = "the process listening there runs as uid " + std::to_string(peer) +
+                ", not as this user (uid " + std::to_string(me) + ")";
+        } catch (const std::bad_alloc&) {
+          why = "out of memory";
+        }
+        if (!refuse(why)) break;
+        continue;
+      }
+    }
+    refused.clear();
     if (fd < 0) {
       if (stopping_.load(std::memory_order_acquire)) break;
       if (!reported) {

@@ -3,9 +3,13 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -279,6 +283,34 @@ endpoint endpoint_of(const address& a) {
   e.family = AF_INET;
   e.length = sizeof(sockaddr_in);
   return e;
+}
+
+std::string unsafe_socket_directory(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return {};
+  const uid_t me = ::geteuid();
+  if (st.st_uid != me && st.st_uid != 0) {
+    return "its directory " + dir + " belongs to uid " + std::to_string(st.st_uid) +
+           ", neither this user (uid " + std::to_string(me) + ") nor root";
+  }
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return "its directory " + dir + " is writable by " +
+           ((st.st_mode & S_IWOTH) ? "others" : "its group") + " (mode " + mode + ")";
+  }
+  return {};
+}
+
+long peer_uid(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof cred) return -1;
+  return static_cast<long>(cred.uid);
 }
 
 }  // namespace weft::rm

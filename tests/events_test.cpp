@@ -151,7 +151,7 @@ TEST_F(EventsEnvTest, BadResourceManagerAddressesFailInit) {
 }
 
 TEST_F(EventsEnvTest, WeftRmNamesTheManagerAndArgobotsVariablesAreTheLayers) {
-  // The Argobots variables are read by ABT_init (tests/abt/abt_init_test.c), not by the runtime.
+  // The Argobots variables are read by ABT_init (abt/tests/abt_init_test.c), not by the runtime.
   scoped_env h("ABT_ENV_POWER_EVENT_HOSTNAME", "127.0.0.1");
   scoped_env p("ABT_ENV_POWER_EVENT_PORT", "6553");
   weft::config c;

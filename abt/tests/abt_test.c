@@ -120,7 +120,7 @@ int abt_test_main(int argc, char** argv, const struct abt_test_case* cases, size
   for (size_t i = 0; i < num_cases; i++) {
     if (only && strcmp(only, cases[i].name) != 0) continue;
     if (!only && left_out(cases[i].name)) {
-      printf("[ LEFT OUT ] %s: the library deviates here (tests/abt/CMakeLists.txt)\n",
+      printf("[ LEFT OUT ] %s: the library deviates here (abt/tests/CMakeLists.txt)\n",
              cases[i].name);
       continue;
     }

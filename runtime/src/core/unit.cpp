@@ -665,8 +665,15 @@ unit_id unit_handle::id() const {
 }
 
 unit_state unit_handle::state() const {
-  return joinable() ? detail::as_unit(live_unit("state"))->state.load(std::memory_order_acquire)
-                    : unit_state::terminated;
+  if (!joinable()) return unit_state::terminated;
+  const detail::unit* u = detail::as_unit(live_unit("state"));
+  const unit_state st = u->state.load(std::memory_order_acquire);
+  // complete() writes the state just before the join word: a handle reads terminated only once
+  // a join of it no longer waits (a tasklet may then join it).
+  if (st == unit_state::terminated &&
+      u->join_word.load(std::memory_order_acquire) != detail::join_done)
+    return unit_state::running;
+  return st;
 }
 
 execution_stream* unit_handle::last_stream() const {

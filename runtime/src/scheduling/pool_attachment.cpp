@@ -114,7 +114,14 @@ bool pool_attachment::release(stream& s, const pool_list& pools, timer_heap& tim
   bool look_soon = false;
   if (!timers.empty()) {
     // ULTs in timed waits that started on `s` must still time out: hand the deadlines on.
-    until_allocated([&] { timers.move_into(timers_); });
+    for (;;) {  // the strong guarantee: retried until memory is found (see until_allocated)
+      try {
+        timers.move_into(timers_);
+        break;
+      } catch (const std::bad_alloc&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
     has_timers_.store(true, std::memory_order_relaxed);
     look_soon = true;
   }
@@ -125,7 +132,14 @@ bool pool_attachment::release(stream& s, const pool_list& pools, timer_heap& tim
     assert_invariant([attached] { return attached > 0; },
                      "invariant 7: attached(p) counts this stream's scheduler until its shutdown");
     if (attached == 1) {
-      until_allocated([&] { orphans_.push_back(p); });
+      for (;;) {
+        try {
+          orphans_.push_back(p);
+          break;
+        } catch (const std::bad_alloc&) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      }
       has_orphans_.store(true, std::memory_order_relaxed);
       look_soon = look_soon || !p->empty();
     }

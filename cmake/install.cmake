@@ -5,12 +5,12 @@
 #   include/weft/*.hpp, include/weft/schedulers/*.hpp     public headers
 #   <libdir>/libweft.so*, <libdir>/libweft.a               weft::weft, weft::weft_static
 #   <libdir>/cmake/weft/weft{Config,ConfigVersion,Targets*}.cmake
-#   <libdir>/pkgconfig/weft.pc
+#   <libdir>/pkgconfig/weft.pc, weft-static.pc            libweft.so, libweft.a
 #   <libdir>/libweft_{tsan,asan}.so*, <libdir>/pkgconfig/weft-{tsan,asan}.pc
 #                                                          weft::weft_tsan, weft::weft_asan
-#   include/abt.h, <libdir>/libweft-abt.{so*,a}, <libdir>/pkgconfig/weft-abt.pc
+#   include/abt.h, <libdir>/libweft-abt.{so*,a}, <libdir>/pkgconfig/weft-abt{,-static}.pc
 #                                                          weft::abt, weft::abt_static (when built)
-#   include/weft/loops/*.hpp, <libdir>/libweft-loops.a, <libdir>/pkgconfig/weft-loops.pc
+#   include/weft/loops/*.hpp, <libdir>/libweft-loops.a, <libdir>/pkgconfig/weft-loops{,-static}.pc
 #                                                          weft::loops (when apps/ is built)
 #   <libdir>/libweft-omp.so*, <libdir>/weft-omp/libgomp.so.1, <libdir>/pkgconfig/weft-omp.pc
 #                                                          weft::omp, the drop-in libgomp
@@ -96,8 +96,35 @@ foreach(dir LIBDIR INCLUDEDIR)
     set(WEFT_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
   endif()
 endforeach()
-configure_file("${CMAKE_CURRENT_LIST_DIR}/weft.pc.in" "${PROJECT_BINARY_DIR}/weft.pc" @ONLY)
-install(FILES "${PROJECT_BINARY_DIR}/weft.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+# pkg-config's flags say where to link from, not where the loader looks at run time: unless
+# libdir is one of the loader's own directories, Libs also records it as the program's RUNPATH,
+# so that a program linked by `pkg-config --libs` runs without LD_LIBRARY_PATH. The loader's own
+# directories get none (a RUNPATH there is redundant, and distribution packages forbid it).
+# /usr/local/lib is not one: the loader finds a library there only once ldconfig has run.
+set(_weft_loader_dirs /lib /lib64 /usr/lib /usr/lib64)
+if(CMAKE_LIBRARY_ARCHITECTURE)
+  list(APPEND _weft_loader_dirs /lib/${CMAKE_LIBRARY_ARCHITECTURE} /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE})
+endif()
+set(_weft_pc_rpath_default ON)
+if(CMAKE_INSTALL_FULL_LIBDIR IN_LIST _weft_loader_dirs)
+  set(_weft_pc_rpath_default OFF)
+endif()
+option(WEFT_PKGCONFIG_RPATH
+  "The .pc files add -Wl,-rpath,<libdir> to Libs (default: unless libdir is a directory the loader searches)"
+  ${_weft_pc_rpath_default})
+set(WEFT_PC_RPATH "")
+if(WEFT_PKGCONFIG_RPATH)
+  set(WEFT_PC_RPATH " -Wl,-rpath,\${libdir}")
+endif()
+# -lweft finds libweft.so whenever it is installed beside libweft.a, and pkg-config --static only
+# appends Libs.private: it cannot take the shared library's name back. The archives therefore have
+# .pc files of their own (weft-static, weft-abt-static, weft-loops-static) that name them with
+# -l:libNAME.a and list everything the final link needs in Libs, so that they give the same
+# flags with or without --static.
+foreach(pc weft weft-static)
+  configure_file("${CMAKE_CURRENT_LIST_DIR}/${pc}.pc.in" "${PROJECT_BINARY_DIR}/${pc}.pc" @ONLY)
+  install(FILES "${PROJECT_BINARY_DIR}/${pc}.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+endforeach()
 
 # --- sanitizer variants: weft::weft_tsan, weft::weft_asan, weft-tsan.pc, weft-asan.pc ----
 # (cmake/sanitizer_variants.cmake; built unless WEFT_SANITIZER_VARIANTS is OFF)
@@ -138,8 +165,10 @@ if(TARGET weft_abt)
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(FILES "${PROJECT_SOURCE_DIR}/abt/include/abt.h" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-  configure_file("${CMAKE_CURRENT_LIST_DIR}/weft-abt.pc.in" "${PROJECT_BINARY_DIR}/weft-abt.pc" @ONLY)
-  install(FILES "${PROJECT_BINARY_DIR}/weft-abt.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+  foreach(pc weft-abt weft-abt-static)
+    configure_file("${CMAKE_CURRENT_LIST_DIR}/${pc}.pc.in" "${PROJECT_BINARY_DIR}/${pc}.pc" @ONLY)
+    install(FILES "${PROJECT_BINARY_DIR}/${pc}.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+  endforeach()
 endif()
 
 # --- weft::loops: the parallel-loop layer (apps/loops), component "loops" ------------------------
@@ -154,8 +183,10 @@ if(TARGET weft_loops)
     FILES_MATCHING
       PATTERN "*.hpp"
       PATTERN "mpi.hpp" EXCLUDE)
-  configure_file("${CMAKE_CURRENT_LIST_DIR}/weft-loops.pc.in" "${PROJECT_BINARY_DIR}/weft-loops.pc" @ONLY)
-  install(FILES "${PROJECT_BINARY_DIR}/weft-loops.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+  foreach(pc weft-loops weft-loops-static)
+    configure_file("${CMAKE_CURRENT_LIST_DIR}/${pc}.pc.in" "${PROJECT_BINARY_DIR}/${pc}.pc" @ONLY)
+    install(FILES "${PROJECT_BINARY_DIR}/${pc}.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+  endforeach()
 endif()
 
 # --- weft::omp: libweft-omp, the libgomp-compatible OpenMP runtime (omp/), component "omp" ------

@@ -15,7 +15,10 @@
 #   <libdir>/libweft-omp.so*, <libdir>/weft-omp/libgomp.so.1, <libdir>/pkgconfig/weft-omp.pc
 #                                                          weft::omp, the drop-in libgomp
 #   bin/weft-rm, bin/weft-align, bin/weft-elastic-demo     the programs (when built)
-#   share/weft/gdb/weft_gdb.py, share/gdb/auto-load/<full libdir>/libweft.so.<version>-gdb.py
+#   bin/weft-elastic-demo-run                              apps/elastic/demo.sh (with the demo)
+#   bin/weft-trace-timeline                                scripts/trace-timeline
+#   share/weft/gdb/weft_gdb.py, <libdir>/libweft.so.<version>-gdb.py,
+#   share/gdb/auto-load/<full libdir>/libweft.so.<version>-gdb.py
 #                                                          the gdb extension
 # Nothing installed names an absolute path: the CMake files locate the prefix from
 # their own directory, the .pc files from ${pcfiledir}, and the programs find libweft.so
@@ -144,16 +147,31 @@ if(WEFT_SANITIZER_VARIANT_TARGETS)
 endif()
 
 # --- gdb extension: info weft-streams, info weft-units, weft-bt (tools/gdb) --------------
-# gdb auto-loads <its data directory>/auto-load/<real path of a library>-gdb.py when it loads
-# the library. The auto-load copy therefore names the library's absolute install path: gdb
-# finds it by itself when the prefix is gdb's own (/usr); for another prefix, add
-# `add-auto-load-scripts-directory <prefix>/share/gdb/auto-load` (and the same to
-# auto-load safe-path) to ~/.gdbinit, or `source <prefix>/share/weft/gdb/weft_gdb.py`.
+# When gdb loads a library it looks for <real path of the library>-gdb.py, then for the same
+# path under each auto-load scripts directory (<its data directory>/auto-load by default), and
+# runs the first it finds if it lies under `auto-load safe-path`. Two copies cover both cases:
+#   <libdir>/libweft.so.<version>-gdb.py follows the library wherever the prefix is (moved or
+#     not); gdb runs it once <libdir> is a safe path (`add-auto-load-safe-path <libdir>`);
+#   share/gdb/auto-load/<full libdir>/... is found and trusted with no setting when the prefix
+#     is gdb's own (/usr), the distribution's layout.
+# share/weft/gdb/weft_gdb.py is for `source`, e.g. for a program linked with libweft.a.
 install(FILES "${PROJECT_SOURCE_DIR}/tools/gdb/weft_gdb.py"
   DESTINATION "${CMAKE_INSTALL_DATADIR}/weft/gdb")
 install(FILES "${PROJECT_SOURCE_DIR}/tools/gdb/weft_gdb.py"
+  DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+  RENAME "libweft.so.${PROJECT_VERSION}-gdb.py")
+install(FILES "${PROJECT_SOURCE_DIR}/tools/gdb/weft_gdb.py"
   DESTINATION "${CMAKE_INSTALL_DATADIR}/gdb/auto-load${CMAKE_INSTALL_FULL_LIBDIR}"
   RENAME "libweft.so.${PROJECT_VERSION}-gdb.py")
+
+# --- scripts: the trace timeline and the elastic demo's driver ------------------------------------
+# Both find what they need from their own directory or PATH, so they run from any prefix.
+install(PROGRAMS "${PROJECT_SOURCE_DIR}/scripts/trace-timeline"
+  DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME weft-trace-timeline)
+if(TARGET weft-elastic-demo)
+  install(PROGRAMS "${PROJECT_SOURCE_DIR}/apps/elastic/demo.sh"
+    DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME weft-elastic-demo-run)
+endif()
 
 # --- the Argobots-compatible C API: weft::abt, abt.h, weft-abt.pc -----------------------
 # abt.h goes straight into include/ (Argobots programs say #include <abt.h>); the libraries

@@ -27,6 +27,11 @@
 #     every program the build installed (--programs) is in the moved prefix's bin/, has a
 #     $ORIGIN-relative RUNPATH, resolves libweft.so without LD_LIBRARY_PATH, and weft-rm and
 #     weft-align run their --help from another working directory.
+#  9. the tools: bin/weft-trace-timeline draws a trace the consumer wrote (when gnuplot is
+#     installed); with weft-elastic-demo, bin/weft-elastic-demo-run --which names the prefix's
+#     programs, run from another directory with only /usr/bin:/bin in PATH; the gdb extension
+#     lies in share/weft/gdb/, beside libweft.so.<version> and under share/gdb/auto-load/, and
+#     gdb, told the libdir is safe, loads it with the library (when gdb is installed).
 #
 # Every step must succeed; the first failure fails the test (and keeps the work
 # directory for inspection). Nothing is skipped.
@@ -465,6 +470,54 @@ if [[ -n $programs ]]; then
         ;;
     esac
   done
+fi
+
+# --- 9. the tools -----------------------------------------------------------------------------
+begin "installed tools: weft-trace-timeline, weft-elastic-demo-run, the gdb extension"
+elsewhere="$work/elsewhere"
+mkdir -p "$elsewhere"
+timeline="$prefix/bin/weft-trace-timeline"
+[[ -x $timeline ]] || { echo "error: $timeline was not installed" >&2; exit 1; }
+if command -v gnuplot >/dev/null && command -v python3 >/dev/null; then
+  (cd "$elsewhere" && env LD_LIBRARY_PATH="$libdir" WEFT_TRACE="$elsewhere/trace.json" timeout 120 \
+     "$work/pkg-config/consumer_shared" >/dev/null)
+  run "$timeline" "$elsewhere/trace.json" "$elsewhere/timeline.svg"
+  grep -q '<svg' "$elsewhere/timeline.svg" || { echo "error: weft-trace-timeline drew no SVG" >&2; exit 1; }
+  echo "ok: bin/weft-trace-timeline drew $elsewhere/timeline.svg"
+else
+  echo "gnuplot or python3 missing: weft-trace-timeline installed, not run"
+fi
+if [[ " $programs " == *" weft-elastic-demo "* ]]; then
+  demo_run="$prefix/bin/weft-elastic-demo-run"
+  [[ -x $demo_run ]] || { echo "error: $demo_run was not installed" >&2; exit 1; }
+  found=$(cd "$elsewhere" && PATH=/usr/bin:/bin "$demo_run" --which)
+  echo "$found"
+  [[ $(sed -n 1p <<<"$found") -ef $prefix/bin/weft-elastic-demo &&
+     $(sed -n 2p <<<"$found") -ef $prefix/bin/weft-rm ]] ||
+    { echo "error: weft-elastic-demo-run does not run the prefix's programs" >&2; exit 1; }
+fi
+real_lib=$(readlink -f "$libdir/libweft.so")
+rel_libdir=${libdir#"$prefix"}
+for f in "$prefix/share/weft/gdb/weft_gdb.py" "$real_lib-gdb.py"; do
+  [[ -f $f ]] || { echo "error: $f was not installed" >&2; exit 1; }
+  echo "ok: ${f#"$prefix"/}"
+done
+# The distribution copy names the libdir the build was configured for, which is not this
+# prefix: look for it by its file name.
+[[ -n $(find "$prefix/share/gdb/auto-load" -name "$(basename "$real_lib")-gdb.py" -print -quit) ]] ||
+  { echo "error: no share/gdb/auto-load/.../$(basename "$real_lib")-gdb.py" >&2; exit 1; }
+echo "ok: share/gdb/auto-load/...${rel_libdir}/$(basename "$real_lib")-gdb.py"
+if command -v gdb >/dev/null; then
+  gdb_out=$(cd "$elsewhere" && env LD_LIBRARY_PATH="$libdir" timeout 120 gdb -nx -batch \
+    -iex "add-auto-load-safe-path $libdir" -ex start \
+    -ex "info auto-load python-scripts" -ex "help weft-bt" \
+    "$work/pkg-config/consumer_shared" 2>&1) || true
+  echo "$gdb_out" | grep -E 'gdb.py|weft-bt' || true
+  grep -qE "^Yes +$real_lib-gdb\.py" <<<"$gdb_out" && grep -q 'backtrace of the parked' <<<"$gdb_out" ||
+    { echo "$gdb_out" >&2; echo "error: gdb did not auto-load the extension from $libdir" >&2; exit 1; }
+  echo "ok: gdb auto-loads $(basename "$real_lib")-gdb.py"
+else
+  echo "gdb missing: the auto-load copy is installed, not tried"
 fi
 
 step="done"

@@ -5,17 +5,20 @@
 #   include/weft/*.hpp, include/weft/schedulers/*.hpp     public headers
 #   <libdir>/libweft.so*, <libdir>/libweft.a               weft::weft, weft::weft_static
 #   <libdir>/cmake/weft/weft{Config,ConfigVersion,Targets*}.cmake
-#   <libdir>/pkgconfig/weft.pc
+#   <libdir>/pkgconfig/weft.pc, weft-static.pc            libweft.so, libweft.a
 #   <libdir>/libweft_{tsan,asan}.so*, <libdir>/pkgconfig/weft-{tsan,asan}.pc
 #                                                          weft::weft_tsan, weft::weft_asan
-#   include/abt.h, <libdir>/libweft-abt.{so*,a}, <libdir>/pkgconfig/weft-abt.pc
+#   include/abt.h, <libdir>/libweft-abt.{so*,a}, <libdir>/pkgconfig/weft-abt{,-static}.pc
 #                                                          weft::abt, weft::abt_static (when built)
-#   include/weft/loops/*.hpp, <libdir>/libweft-loops.a, <libdir>/pkgconfig/weft-loops.pc
+#   include/weft/loops/*.hpp, <libdir>/libweft-loops.a, <libdir>/pkgconfig/weft-loops{,-static}.pc
 #                                                          weft::loops (when apps/ is built)
 #   <libdir>/libweft-omp.so*, <libdir>/weft-omp/libgomp.so.1, <libdir>/pkgconfig/weft-omp.pc
 #                                                          weft::omp, the drop-in libgomp
 #   bin/weft-rm, bin/weft-align, bin/weft-elastic-demo     the programs (when built)
-#   share/weft/gdb/weft_gdb.py, share/gdb/auto-load/<full libdir>/libweft.so.<version>-gdb.py
+#   bin/weft-elastic-demo-run                              apps/elastic/demo.sh (with the demo)
+#   bin/weft-trace-timeline                                scripts/trace-timeline
+#   share/weft/gdb/weft_gdb.py, <libdir>/libweft.so.<version>-gdb.py,
+#   share/gdb/auto-load/<full libdir>/libweft.so.<version>-gdb.py
 #                                                          the gdb extension
 # Nothing installed names an absolute path: the CMake files locate the prefix from
 # their own directory, the .pc files from ${pcfiledir}, and the programs find libweft.so
@@ -96,8 +99,35 @@ foreach(dir LIBDIR INCLUDEDIR)
     set(WEFT_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
   endif()
 endforeach()
-configure_file("${CMAKE_CURRENT_LIST_DIR}/weft.pc.in" "${PROJECT_BINARY_DIR}/weft.pc" @ONLY)
-install(FILES "${PROJECT_BINARY_DIR}/weft.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+# pkg-config's flags say where to link from, not where the loader looks at run time: unless
+# libdir is one of the loader's own directories, Libs also records it as the program's RUNPATH,
+# so that a program linked by `pkg-config --libs` runs without LD_LIBRARY_PATH. The loader's own
+# directories get none (a RUNPATH there is redundant, and distribution packages forbid it).
+# /usr/local/lib is not one: the loader finds a library there only once ldconfig has run.
+set(_weft_loader_dirs /lib /lib64 /usr/lib /usr/lib64)
+if(CMAKE_LIBRARY_ARCHITECTURE)
+  list(APPEND _weft_loader_dirs /lib/${CMAKE_LIBRARY_ARCHITECTURE} /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE})
+endif()
+set(_weft_pc_rpath_default ON)
+if(CMAKE_INSTALL_FULL_LIBDIR IN_LIST _weft_loader_dirs)
+  set(_weft_pc_rpath_default OFF)
+endif()
+option(WEFT_PKGCONFIG_RPATH
+  "The .pc files add -Wl,-rpath,<libdir> to Libs (default: unless libdir is a directory the loader searches)"
+  ${_weft_pc_rpath_default})
+set(WEFT_PC_RPATH "")
+if(WEFT_PKGCONFIG_RPATH)
+  set(WEFT_PC_RPATH " -Wl,-rpath,\${libdir}")
+endif()
+# -lweft finds libweft.so whenever it is installed beside libweft.a, and pkg-config --static only
+# appends Libs.private: it cannot take the shared library's name back. The archives therefore have
+# .pc files of their own (weft-static, weft-abt-static, weft-loops-static) that name them with
+# -l:libNAME.a and list everything the final link needs in Libs, so that they give the same
+# flags with or without --static.
+foreach(pc weft weft-static)
+  configure_file("${CMAKE_CURRENT_LIST_DIR}/${pc}.pc.in" "${PROJECT_BINARY_DIR}/${pc}.pc" @ONLY)
+  install(FILES "${PROJECT_BINARY_DIR}/${pc}.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+endforeach()
 
 # --- sanitizer variants: weft::weft_tsan, weft::weft_asan, weft-tsan.pc, weft-asan.pc ----
 # (cmake/sanitizer_variants.cmake; built unless WEFT_SANITIZER_VARIANTS is OFF)
@@ -117,16 +147,31 @@ if(WEFT_SANITIZER_VARIANT_TARGETS)
 endif()
 
 # --- gdb extension: info weft-streams, info weft-units, weft-bt (tools/gdb) --------------
-# gdb auto-loads <its data directory>/auto-load/<real path of a library>-gdb.py when it loads
-# the library. The auto-load copy therefore names the library's absolute install path: gdb
-# finds it by itself when the prefix is gdb's own (/usr); for another prefix, add
-# `add-auto-load-scripts-directory <prefix>/share/gdb/auto-load` (and the same to
-# auto-load safe-path) to ~/.gdbinit, or `source <prefix>/share/weft/gdb/weft_gdb.py`.
+# When gdb loads a library it looks for <real path of the library>-gdb.py, then for the same
+# path under each auto-load scripts directory (<its data directory>/auto-load by default), and
+# runs the first it finds if it lies under `auto-load safe-path`. Two copies cover both cases:
+#   <libdir>/libweft.so.<version>-gdb.py follows the library wherever the prefix is (moved or
+#     not); gdb runs it once <libdir> is a safe path (`add-auto-load-safe-path <libdir>`);
+#   share/gdb/auto-load/<full libdir>/... is found and trusted with no setting when the prefix
+#     is gdb's own (/usr), the distribution's layout.
+# share/weft/gdb/weft_gdb.py is for `source`, e.g. for a program linked with libweft.a.
 install(FILES "${PROJECT_SOURCE_DIR}/tools/gdb/weft_gdb.py"
   DESTINATION "${CMAKE_INSTALL_DATADIR}/weft/gdb")
 install(FILES "${PROJECT_SOURCE_DIR}/tools/gdb/weft_gdb.py"
+  DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+  RENAME "libweft.so.${PROJECT_VERSION}-gdb.py")
+install(FILES "${PROJECT_SOURCE_DIR}/tools/gdb/weft_gdb.py"
   DESTINATION "${CMAKE_INSTALL_DATADIR}/gdb/auto-load${CMAKE_INSTALL_FULL_LIBDIR}"
   RENAME "libweft.so.${PROJECT_VERSION}-gdb.py")
+
+# --- scripts: the trace timeline and the elastic demo's driver ------------------------------------
+# Both find what they need from their own directory or PATH, so they run from any prefix.
+install(PROGRAMS "${PROJECT_SOURCE_DIR}/scripts/trace-timeline"
+  DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME weft-trace-timeline)
+if(TARGET weft-elastic-demo)
+  install(PROGRAMS "${PROJECT_SOURCE_DIR}/apps/elastic/demo.sh"
+    DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME weft-elastic-demo-run)
+endif()
 
 # --- the Argobots-compatible C API: weft::abt, abt.h, weft-abt.pc -----------------------
 # abt.h goes straight into include/ (Argobots programs say #include <abt.h>); the libraries
@@ -138,8 +183,10 @@ if(TARGET weft_abt)
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(FILES "${PROJECT_SOURCE_DIR}/abt/include/abt.h" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-  configure_file("${CMAKE_CURRENT_LIST_DIR}/weft-abt.pc.in" "${PROJECT_BINARY_DIR}/weft-abt.pc" @ONLY)
-  install(FILES "${PROJECT_BINARY_DIR}/weft-abt.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+  foreach(pc weft-abt weft-abt-static)
+    configure_file("${CMAKE_CURRENT_LIST_DIR}/${pc}.pc.in" "${PROJECT_BINARY_DIR}/${pc}.pc" @ONLY)
+    install(FILES "${PROJECT_BINARY_DIR}/${pc}.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+  endforeach()
 endif()
 
 # --- weft::loops: the parallel-loop layer (apps/loops), component "loops" ------------------------
@@ -154,8 +201,10 @@ if(TARGET weft_loops)
     FILES_MATCHING
       PATTERN "*.hpp"
       PATTERN "mpi.hpp" EXCLUDE)
-  configure_file("${CMAKE_CURRENT_LIST_DIR}/weft-loops.pc.in" "${PROJECT_BINARY_DIR}/weft-loops.pc" @ONLY)
-  install(FILES "${PROJECT_BINARY_DIR}/weft-loops.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+  foreach(pc weft-loops weft-loops-static)
+    configure_file("${CMAKE_CURRENT_LIST_DIR}/${pc}.pc.in" "${PROJECT_BINARY_DIR}/${pc}.pc" @ONLY)
+    install(FILES "${PROJECT_BINARY_DIR}/${pc}.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})
+  endforeach()
 endif()
 
 # --- weft::omp: libweft-omp, the libgomp-compatible OpenMP runtime (omp/), component "omp" ------

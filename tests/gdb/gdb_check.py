@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Run by run_gdb_check.sh as `gdb -batch -x gdb_check.py`: loads the weft extension, runs
-# gdb_target until it stops itself, and checks what the weft commands print. Ends with the line
-# "WEFT-GDB-CHECK: OK" or "WEFT-GDB-CHECK: FAILED <what>".
+# gdb_target until it stops itself, and checks what the weft commands print; then writes a core
+# file of the stopped process to $WEFT_GDB_CORE (gcore) for gdb_core_check.py. Ends with the
+# line "WEFT-GDB-CHECK: OK" or "WEFT-GDB-CHECK: FAILED <what>".
 import os
 import re
 
@@ -42,6 +43,7 @@ try:
         check(False, "weft-bt of no such unit fails")
     except gdb.error as e:
         check("not a parked ULT" in str(e), "weft-bt's error for no such unit")
+    gdb.execute("gcore " + os.environ["WEFT_GDB_CORE"])
     # The registers weft-bt borrowed are back: the program finishes normally.
     gdb.execute("continue")
     check(int(gdb.parse_and_eval("$_exitcode")) == 0, "the program exits with 0 after weft-bt")

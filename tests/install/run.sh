@@ -7,23 +7,31 @@
 #  3. configure, build and run consumer/ with find_package(weft CONFIG REQUIRED):
 #     consumer_shared (weft::weft) and consumer_static (weft::weft_static);
 #  4. compile, link and run consumer/main.cpp with
-#       $CXX -std=c++20 $(pkg-config --cflags --libs weft)            (LD_LIBRARY_PATH)
-#       $CXX -std=c++20 $(pkg-config --cflags --static --libs weft)   (libweft.a)
+#       $CXX -std=c++20 $(pkg-config --cflags --libs weft)                   (libweft.so)
+#       $CXX -std=c++20 $(pkg-config --cflags --static --libs weft-static)   (libweft.a)
+#     Every pkg-config route here runs without LD_LIBRARY_PATH (with --pc-rpath 1: the .pc
+#     files record libdir as RUNPATH), and a static one has no NEEDED libweft*.so.
 #  5. with --expect-abt 1 (weft::abt was built): the same for the C99 program
 #     consumer/abt_main.c against weft::abt, weft::abt_static, pkg-config weft-abt and
-#     pkg-config --static weft-abt (libweft-abt.a and libweft.a).
+#     pkg-config --static weft-abt-static (libweft-abt.a and libweft.a).
 #  6. with --expect-loops 1 (weft::loops was built): consumer/ asks for
 #     find_package(weft CONFIG REQUIRED COMPONENTS loops) and runs consumer_loops (weft::loops);
-#     the same program links with pkg-config weft-loops; find_package(weft COMPONENTS <unknown>)
+#     the same program links with pkg-config weft-loops and weft-loops-static; find_package(weft COMPONENTS <unknown>)
 #     fails with a message naming the component, and as an optional component it does not fail.
 #  7. with --expect-omp 1 (weft::omp was built): consumer/ also asks for the component "omp" and
 #     runs consumer_omp (an OpenMP C program linked to weft::omp: NEEDED libweft-omp.so, not
 #     libgomp); the same program compiled with pkg-config weft-omp's Cflags and linked with its
-#     Libs; and built with plain -fopenmp (libgomp) then run with LD_LIBRARY_PATH on the
+#     Libs, with and without --static (libweft-omp has no archive); and built with plain -fopenmp (libgomp) then run with LD_LIBRARY_PATH on the
 #     installed drop-in directory. Each run checks that its omp_* calls reach libweft-omp.
-#  8. every program the build installed (--programs) is in the moved prefix's bin/, has a
+#  8. every installed libweft*.so resolves the libweft*.so it needs without LD_LIBRARY_PATH;
+#     every program the build installed (--programs) is in the moved prefix's bin/, has a
 #     $ORIGIN-relative RUNPATH, resolves libweft.so without LD_LIBRARY_PATH, and weft-rm and
 #     weft-align run their --help from another working directory.
+#  9. the tools: bin/weft-trace-timeline draws a trace the consumer wrote (when gnuplot is
+#     installed); with weft-elastic-demo, bin/weft-elastic-demo-run --which names the prefix's
+#     programs, run from another directory with only /usr/bin:/bin in PATH; the gdb extension
+#     lies in share/weft/gdb/, beside libweft.so.<version> and under share/gdb/auto-load/, and
+#     gdb, told the libdir is safe, loads it with the library (when gdb is installed).
 #
 # Every step must succeed; the first failure fails the test (and keeps the work
 # directory for inspection). Nothing is skipped.
@@ -35,14 +43,14 @@ usage() {
 usage: $0 --build-dir DIR --consumer-dir DIR [--work-dir DIR] [--config CFG]
           [--cmake CMAKE] [--generator GEN] [--cxx CXX] [--cc CC] [--pkg-config PKGCONFIG]
           [--version X.Y.Z] [--expect-abt 0|1] [--expect-loops 0|1] [--expect-omp 0|1]
-          [--programs "NAME..."]
+          [--programs "NAME..."] [--pc-rpath 0|1]
 USAGE
   exit 2
 }
 
 build_dir='' consumer_dir='' work_parent="${TMPDIR:-/tmp}" config=''
 cmake_bin=cmake generator='' cxx="${CXX:-g++}" cc="${CC:-gcc}" pkg_config=pkg-config version=''
-expect_abt=0 expect_loops=0 expect_omp=0 programs=''
+expect_abt=0 expect_loops=0 expect_omp=0 programs='' pc_rpath=1
 while (($#)); do
   (($# >= 2)) || usage
   case "$1" in
@@ -58,6 +66,7 @@ while (($#)); do
     --expect-loops) expect_loops=$2 ;;
     --expect-omp) expect_omp=$2 ;;
     --programs) programs=$2 ;;
+    --pc-rpath) pc_rpath=$2 ;;
     --pkg-config) pkg_config=$2 ;;
     --version) version=$2 ;;
     *) usage ;;
@@ -96,9 +105,29 @@ expect_needs_libweft() {
   fi
 }
 expect_no_libweft() {
-  if needed_libs "$1" | grep -q '^libweft\.so'; then
-    echo "error: $1 was meant to link libweft.a but depends on libweft.so" >&2
+  if needed_libs "$1" | grep -q '^libweft'; then
+    echo "error: $1 was meant to link the archives but depends on a libweft*.so" >&2
     return 1
+  fi
+}
+# Links SRC with pkg-config PKG's flags into OUT (ARGS... are pkg-config options such as
+# --static) with COMPILER and the language flag STD; a C++ source needs -std=c++20.
+pc_link() { # OUT COMPILER STD SRC PKG [ARGS...]
+  local out=$1 compiler=$2 std=$3 src=$4 pkg=$5 flags
+  shift 5
+  run "$pkg_config" --print-errors --validate "$pkg"
+  flags=$("$pkg_config" "$@" --cflags --libs "$pkg")
+  echo "pkg-config $* --cflags --libs $pkg: $flags"
+  read -ra flags <<<"$flags"
+  run "$compiler" "$std" -Wall -Wextra -Werror "$src" "${flags[@]}" -o "$out"
+}
+# Runs a program linked by pkg-config: where the .pc files record no RUNPATH, the loader needs
+# LD_LIBRARY_PATH.
+run_pc_consumer() {
+  if ((pc_rpath)); then
+    run_consumer env -u LD_LIBRARY_PATH "$@"
+  else
+    run_consumer env LD_LIBRARY_PATH="$pc_libdir" "$@"
   fi
 }
 
@@ -145,7 +174,7 @@ fi
 # build, source tree or the prefix it was first installed into.
 for path in "$stage" "$build_dir" ${source_dir:+"$source_dir"}; do
   grep_rc=0
-  hits=$(grep -rlF -- "$path" "$cmake_dir" "$pc_file") || grep_rc=$?
+  hits=$(grep -rlF -- "$path" "$cmake_dir" "$pc_dir") || grep_rc=$?
   if ((grep_rc == 0)); then
     echo "error: installed package files name $path:" >&2
     echo "$hits" >&2
@@ -223,26 +252,23 @@ done
 pc_libdir=$("$pkg_config" --variable=libdir weft)
 [[ $pc_libdir -ef $libdir ]] || { echo "error: weft.pc libdir $pc_libdir is not $libdir" >&2; exit 1; }
 
+runpath_of() { LC_ALL=C readelf -d "$1" | sed -n 's/.*(\(RPATH\|RUNPATH\)).*\[\(.*\)\]/\2/p'; }
 begin "pkg-config: compile, link (shared) and run"
 pcbuild="$work/pkg-config"
 mkdir -p "$pcbuild"
-run "$cxx" -std=c++20 "$consumer_dir/main.cpp" "${pc_cflags[@]}" "${pc_libs[@]}" -o "$pcbuild/consumer_shared"
+pc_link "$pcbuild/consumer_shared" "$cxx" -std=c++20 "$consumer_dir/main.cpp" weft
 expect_needs_libweft "$pcbuild/consumer_shared"
-run_consumer env LD_LIBRARY_PATH="$pc_libdir" "$pcbuild/consumer_shared"
+pc_runpath=$(runpath_of "$pcbuild/consumer_shared")
+echo "RUNPATH: ${pc_runpath:-none}"
+if ((pc_rpath)); then
+  [[ ${pc_runpath%%:*} -ef $libdir ]] || { echo "error: the RUNPATH is not the prefix's libdir" >&2; exit 1; }
+else
+  [[ -z $pc_runpath ]] || { echo "error: WEFT_PKGCONFIG_RPATH is OFF but weft.pc adds a RUNPATH" >&2; exit 1; }
+fi
+run_pc_consumer "$pcbuild/consumer_shared"
 
-begin "pkg-config --static: compile, link (libweft.a) and run"
-# -lweft would pick libweft.so when both are installed; ask for the archive by name.
-static_link=()
-saw_lweft=0
-for flag in "${pc_static_libs[@]}"; do
-  if [[ $flag == -lweft ]]; then
-    static_link+=(-l:libweft.a); saw_lweft=1
-  else
-    static_link+=("$flag")
-  fi
-done
-((saw_lweft)) || { echo "error: pkg-config --static --libs weft has no -lweft" >&2; exit 1; }
-run "$cxx" -std=c++20 "$consumer_dir/main.cpp" "${pc_cflags[@]}" "${static_link[@]}" -o "$pcbuild/consumer_static"
+begin "pkg-config --static weft-static: compile, link (libweft.a) and run"
+pc_link "$pcbuild/consumer_static" "$cxx" -std=c++20 "$consumer_dir/main.cpp" weft-static --static
 expect_no_libweft "$pcbuild/consumer_static"
 run_consumer env -u LD_LIBRARY_PATH "$pcbuild/consumer_static"
 
@@ -250,11 +276,6 @@ run_consumer env -u LD_LIBRARY_PATH "$pcbuild/consumer_static"
 if ((expect_abt)); then
   expect_needs() { # $1 executable, $2 library name prefix (e.g. libweft-abt.so)
     needed_libs "$1" | grep -qF "$2" || { echo "error: $1 does not depend on $2" >&2; return 1; }
-  }
-  expect_not_needs() {
-    if needed_libs "$1" | grep -q '^libweft'; then
-      echo "error: $1 was meant to link the archives but depends on a libweft*.so" >&2; return 1
-    fi
   }
   begin "check the installed abt files"
   for f in "$prefix/include/abt.h" "$libdir/libweft-abt.a" "$libdir/libweft-abt.so" "$pc_dir/weft-abt.pc"; do
@@ -270,34 +291,17 @@ if ((expect_abt)); then
 
   begin "run consumer_abt_static (weft::abt_static, C)"
   abt_static_exe=$(exe consumer_abt_static)
-  expect_not_needs "$abt_static_exe"
+  expect_no_libweft "$abt_static_exe"
   run_consumer env -u LD_LIBRARY_PATH "$abt_static_exe"
 
   begin "pkg-config weft-abt: compile as C99, link (shared) and run"
-  run "$pkg_config" --print-errors --validate weft-abt
-  read -ra abt_cflags <<<"$("$pkg_config" --cflags weft-abt)"
-  read -ra abt_libs <<<"$("$pkg_config" --libs weft-abt)"
-  read -ra abt_static_libs <<<"$("$pkg_config" --static --libs weft-abt)"
-  echo "cflags: ${abt_cflags[*]}"
-  echo "libs: ${abt_libs[*]}"
-  echo "static libs: ${abt_static_libs[*]}"
-  run "$cc" -std=gnu99 -Wall -Wextra -Werror "$consumer_dir/abt_main.c" "${abt_cflags[@]}" "${abt_libs[@]}" \
-    -o "$pcbuild/consumer_abt_shared"
+  pc_link "$pcbuild/consumer_abt_shared" "$cc" -std=gnu99 "$consumer_dir/abt_main.c" weft-abt
   expect_needs "$pcbuild/consumer_abt_shared" libweft-abt.so
-  run_consumer env LD_LIBRARY_PATH="$pc_libdir" "$pcbuild/consumer_abt_shared"
+  run_pc_consumer "$pcbuild/consumer_abt_shared"
 
-  begin "pkg-config --static weft-abt: compile as C99, link (the archives) and run"
-  abt_static_link=()
-  for flag in "${abt_static_libs[@]}"; do
-    case $flag in
-      -lweft-abt) abt_static_link+=(-l:libweft-abt.a) ;;
-      -lweft) abt_static_link+=(-l:libweft.a) ;;
-      *) abt_static_link+=("$flag") ;;
-    esac
-  done
-  run "$cc" -std=gnu99 -Wall -Wextra -Werror "$consumer_dir/abt_main.c" "${abt_cflags[@]}" "${abt_static_link[@]}" \
-    -o "$pcbuild/consumer_abt_static"
-  expect_not_needs "$pcbuild/consumer_abt_static"
+  begin "pkg-config --static weft-abt-static: compile as C99, link (the archives) and run"
+  pc_link "$pcbuild/consumer_abt_static" "$cc" -std=gnu99 "$consumer_dir/abt_main.c" weft-abt-static --static
+  expect_no_libweft "$pcbuild/consumer_abt_static"
   run_consumer env -u LD_LIBRARY_PATH "$pcbuild/consumer_abt_static"
 fi
 
@@ -317,15 +321,15 @@ if ((expect_loops)); then
   run_consumer env -u LD_LIBRARY_PATH "$loops_exe"
 
   begin "pkg-config weft-loops: compile, link and run"
-  run "$pkg_config" --print-errors --validate weft-loops
-  read -ra loops_cflags <<<"$("$pkg_config" --cflags weft-loops)"
-  read -ra loops_libs <<<"$("$pkg_config" --libs weft-loops)"
-  echo "cflags: ${loops_cflags[*]}"
-  echo "libs: ${loops_libs[*]}"
-  run "$cxx" -std=c++20 "$consumer_dir/loops_main.cpp" "${loops_cflags[@]}" "${loops_libs[@]}" \
-    -o "$pcbuild/consumer_loops"
+  pc_link "$pcbuild/consumer_loops" "$cxx" -std=c++20 "$consumer_dir/loops_main.cpp" weft-loops
   expect_needs_libweft "$pcbuild/consumer_loops"
-  run_consumer env LD_LIBRARY_PATH="$pc_libdir" "$pcbuild/consumer_loops"
+  run_pc_consumer "$pcbuild/consumer_loops"
+
+  begin "pkg-config --static weft-loops-static: compile, link (the archives) and run"
+  pc_link "$pcbuild/consumer_loops_static" "$cxx" -std=c++20 "$consumer_dir/loops_main.cpp" \
+    weft-loops-static --static
+  expect_no_libweft "$pcbuild/consumer_loops_static"
+  run_consumer env -u LD_LIBRARY_PATH "$pcbuild/consumer_loops_static"
 fi
 
 # --- 7. weft::omp: the component, libweft-omp, weft-omp.pc and the drop-in libgomp.so.1 ----------
@@ -370,7 +374,14 @@ if ((expect_omp)); then
   run "$cc" -Wall -Wextra -Werror "${omp_cflags[@]}" -c "$consumer_dir/omp_main.c" -o "$pcbuild/omp_main.o"
   run "$cc" "$pcbuild/omp_main.o" "${omp_libs[@]}" -o "$pcbuild/consumer_omp"
   expect_omp_runtime "$pcbuild/consumer_omp"
-  run_consumer env LD_LIBRARY_PATH="$pc_libdir" "$pcbuild/consumer_omp"
+  run_pc_consumer "$pcbuild/consumer_omp"
+
+  begin "pkg-config --static weft-omp: the same flags (no archive), link and run"
+  read -ra omp_static_libs <<<"$("$pkg_config" --static --libs weft-omp)"
+  echo "static libs: ${omp_static_libs[*]}"
+  run "$cc" "$pcbuild/omp_main.o" "${omp_static_libs[@]}" -o "$pcbuild/consumer_omp_static"
+  expect_omp_runtime "$pcbuild/consumer_omp_static"
+  run_pc_consumer "$pcbuild/consumer_omp_static"
 
   begin "a program built against libgomp runs on the installed drop-in (LD_LIBRARY_PATH)"
   run "$cc" -fopenmp "$consumer_dir/omp_main.c" -o "$pcbuild/consumer_libgomp"
@@ -414,7 +425,20 @@ cat "$work/probe-optional/log"
 grep -q 'weft_no_such_component_FOUND=FALSE' "$work/probe-optional/log" ||
   { echo "error: weft_no_such_component_FOUND is not FALSE" >&2; exit 1; }
 
-# --- 8. installed programs run from the moved prefix -------------------------------------------
+# --- 8. installed libraries and programs find libweft.so from the moved prefix ------------------
+begin "installed libraries find the libweft*.so they need without LD_LIBRARY_PATH"
+for lib in "$libdir"/libweft*.so; do
+  resolved=$(env -u LD_LIBRARY_PATH ldd "$lib")
+  if grep -q 'not found' <<<"$resolved"; then
+    echo "$resolved" >&2
+    echo "error: $lib cannot find its libraries" >&2; exit 1
+  fi
+  while read -r name path; do
+    [[ $path -ef $libdir/$name ]] || { echo "error: $lib loads $name from $path, not $libdir" >&2; exit 1; }
+  done < <(sed -n 's/^[[:space:]]*\(libweft[^ ]*\) => \([^ ]*\) .*/\1 \2/p' <<<"$resolved")
+  echo "ok: ${lib#"$prefix"/}"
+done
+
 if [[ -n $programs ]]; then
   begin "installed programs find libweft.so from the moved prefix"
   elsewhere="$work/elsewhere"
@@ -446,6 +470,54 @@ if [[ -n $programs ]]; then
         ;;
     esac
   done
+fi
+
+# --- 9. the tools -----------------------------------------------------------------------------
+begin "installed tools: weft-trace-timeline, weft-elastic-demo-run, the gdb extension"
+elsewhere="$work/elsewhere"
+mkdir -p "$elsewhere"
+timeline="$prefix/bin/weft-trace-timeline"
+[[ -x $timeline ]] || { echo "error: $timeline was not installed" >&2; exit 1; }
+if command -v gnuplot >/dev/null && command -v python3 >/dev/null; then
+  (cd "$elsewhere" && env LD_LIBRARY_PATH="$libdir" WEFT_TRACE="$elsewhere/trace.json" timeout 120 \
+     "$work/pkg-config/consumer_shared" >/dev/null)
+  run "$timeline" "$elsewhere/trace.json" "$elsewhere/timeline.svg"
+  grep -q '<svg' "$elsewhere/timeline.svg" || { echo "error: weft-trace-timeline drew no SVG" >&2; exit 1; }
+  echo "ok: bin/weft-trace-timeline drew $elsewhere/timeline.svg"
+else
+  echo "gnuplot or python3 missing: weft-trace-timeline installed, not run"
+fi
+if [[ " $programs " == *" weft-elastic-demo "* ]]; then
+  demo_run="$prefix/bin/weft-elastic-demo-run"
+  [[ -x $demo_run ]] || { echo "error: $demo_run was not installed" >&2; exit 1; }
+  found=$(cd "$elsewhere" && PATH=/usr/bin:/bin "$demo_run" --which)
+  echo "$found"
+  [[ $(sed -n 1p <<<"$found") -ef $prefix/bin/weft-elastic-demo &&
+     $(sed -n 2p <<<"$found") -ef $prefix/bin/weft-rm ]] ||
+    { echo "error: weft-elastic-demo-run does not run the prefix's programs" >&2; exit 1; }
+fi
+real_lib=$(readlink -f "$libdir/libweft.so")
+rel_libdir=${libdir#"$prefix"}
+for f in "$prefix/share/weft/gdb/weft_gdb.py" "$real_lib-gdb.py"; do
+  [[ -f $f ]] || { echo "error: $f was not installed" >&2; exit 1; }
+  echo "ok: ${f#"$prefix"/}"
+done
+# The distribution copy names the libdir the build was configured for, which is not this
+# prefix: look for it by its file name.
+[[ -n $(find "$prefix/share/gdb/auto-load" -name "$(basename "$real_lib")-gdb.py" -print -quit) ]] ||
+  { echo "error: no share/gdb/auto-load/.../$(basename "$real_lib")-gdb.py" >&2; exit 1; }
+echo "ok: share/gdb/auto-load/...${rel_libdir}/$(basename "$real_lib")-gdb.py"
+if command -v gdb >/dev/null; then
+  gdb_out=$(cd "$elsewhere" && env LD_LIBRARY_PATH="$libdir" timeout 120 gdb -nx -batch \
+    -iex "add-auto-load-safe-path $libdir" -ex start \
+    -ex "info auto-load python-scripts" -ex "help weft-bt" \
+    "$work/pkg-config/consumer_shared" 2>&1) || true
+  echo "$gdb_out" | grep -E 'gdb.py|weft-bt' || true
+  grep -qE "^Yes +$real_lib-gdb\.py" <<<"$gdb_out" && grep -q 'backtrace of the parked' <<<"$gdb_out" ||
+    { echo "$gdb_out" >&2; echo "error: gdb did not auto-load the extension from $libdir" >&2; exit 1; }
+  echo "ok: gdb auto-loads $(basename "$real_lib")-gdb.py"
+else
+  echo "gdb missing: the auto-load copy is installed, not tried"
 fi
 
 step="done"

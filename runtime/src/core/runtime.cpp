@@ -176,6 +176,7 @@ void init(const config& cfg_in) {
   try {
     r = new detail::runtime_state(cfg);
     detail::g_runtime = r;
+    detail::publish_for_debuggers(r);
     detail::set_runtime_epoch(++detail::last_epoch);
     detail::install_overflow_handler();
     detail::start_primary(*r);
@@ -184,6 +185,7 @@ void init(const config& cfg_in) {
     if (r->cfg().dump_signal != 0) detail::start_dump_signal(r->cfg().dump_signal);
     detail::observation_at_init(*r);
   } catch (...) {
+    detail::publish_for_debuggers(nullptr);
     if (detail::g_runtime) {
       // The table's lock is held only to read a slot: a stream that ends may still query it.
       bool end = false;
@@ -277,6 +279,7 @@ void finalize() {
   }
 
   lock.lock();
+  detail::publish_for_debuggers(nullptr);
   detail::g_runtime = nullptr;
   detail::set_runtime_epoch(0);
   detail::teardown(&r);

@@ -67,12 +67,17 @@ class unit_allocator {
     head->pool_prev = next_chunk;
   }
 
- private:
+  /// A slab's record. Public, like slab_list(), for weft_debug_info (observe/dump.cpp), which
+  /// tells a debugger reading a core file where the descriptors are.
   struct slab {
     void* memory;
     std::size_t bytes;
     std::size_t count;  // descriptors in it
   };
+  /// The std::vector of slab records (its address does not change while the allocator lives).
+  const void* slab_list() const noexcept WEFT_NO_THREAD_SAFETY_ANALYSIS { return &slabs_; }
+
+ private:
   mutable mutex mutex_;
   std::vector<slab> slabs_ WEFT_GUARDED_BY(mutex_);
   work_unit* chunks_ WEFT_GUARDED_BY(mutex_) = nullptr;  // free chunks, linked through pool_prev

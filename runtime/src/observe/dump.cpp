@@ -9,19 +9,23 @@
 #include <cxxabi.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <sstream>
 #include <string>
 #include <typeinfo>
 #include <unordered_map>
+#include <vector>
 
 #include "core/runtime_state.hpp"
 #include "core/stream.hpp"
 #include "core/unit_extras.hpp"
+#include "memory/unit_cache.hpp"
 #include "platform/backtrace.hpp"
 #include "platform/sanitizer.hpp"
 #include "weft/debug.hpp"
@@ -72,35 +76,21 @@ static_assert(static_cast<unsigned>(wait_kind::client) + max_client_wait_kinds <
 std::atomic<const char*> client_wait_labels[max_client_wait_kinds] = {};
 std::mutex client_wait_mutex;
 
+/// The names of the kinds below wait_kind::client, indexed by value (0 records no wait), in the
+/// enumeration's order. A table rather than a switch: a debugger reads it from a core file
+/// (weft_debug_info).
+constexpr const char* wait_kind_names[] = {
+    nullptr,         "a wait queue", "mutex",   "condition variable",
+    "rwlock",        "semaphore",    "barrier", "channel",
+    "eventual",      "future",       "sleep",   "join of an execution stream",
+    "resize request"};
+static_assert(std::size(wait_kind_names) == static_cast<std::size_t>(wait_kind::client),
+              "every wait_kind below client has a name");
+static_assert(static_cast<int>(wait_kind::mutex) == 2 && static_cast<int>(wait_kind::resize) == 12,
+              "wait_kind_names follows the enumeration");
+
 const char* wait_kind_name(std::uint8_t k) noexcept {
-  switch (static_cast<wait_kind>(k)) {
-    case wait_kind::other:
-      return "a wait queue";
-    case wait_kind::mutex:
-      return "mutex";
-    case wait_kind::condition_variable:
-      return "condition variable";
-    case wait_kind::rwlock:
-      return "rwlock";
-    case wait_kind::semaphore:
-      return "semaphore";
-    case wait_kind::barrier:
-      return "barrier";
-    case wait_kind::channel:
-      return "channel";
-    case wait_kind::eventual:
-      return "eventual";
-    case wait_kind::future:
-      return "future";
-    case wait_kind::sleep:
-      return "sleep";
-    case wait_kind::stream_join:
-      return "join of an execution stream";
-    case wait_kind::resize:
-      return "resize request";
-    case wait_kind::client:
-      break;
-  }
+  if (k < std::size(wait_kind_names)) return wait_kind_names[k];
   if (k >= static_cast<std::uint8_t>(wait_kind::client) &&
       k < static_cast<std::uint8_t>(wait_kind::client) + max_client_wait_kinds) {
     if (const char* label =
@@ -272,8 +262,8 @@ void dump_units(std::ostream& out) {
 
 }  // namespace weft
 
-// Entry points for tools/gdb/weft_gdb.py, which calls them in a stopped process. C linkage:
-// gdb finds them without debug information.
+// What tools/gdb/weft_gdb.py uses: functions it calls in a stopped process, and a table it reads
+// where it cannot call (a core file). C linkage: gdb finds them without debug information.
 extern "C" {
 
 /// The dump as text (what: 1 streams, 2 units, 4 backtraces), valid until the next call; an
@@ -289,8 +279,71 @@ extern "C" {
   return text.c_str();
 }
 
+/// Where a debugger that cannot call into the process (a core file: tools/gdb/weft_gdb.py) finds
+/// the unit descriptors and how they are laid out. uint32 fields first, then pointers; `version`
+/// changes whenever a field or its meaning does.
+struct weft_debug_layout {
+  std::uint32_t version;
+  std::uint32_t unit_size;  // a descriptor (they lie in arrays, the slabs)
+  std::uint32_t unit_align;
+  std::uint32_t unit_id;              // offsets of its fields: uint64
+  std::uint32_t unit_kind;            // uint8, weft::unit_kind
+  std::uint32_t unit_state;           // uint8, weft::unit_state
+  std::uint32_t unit_flags;           // uint8, the wait_kind from bit wait_shift
+  std::uint32_t unit_context;         // pointer: the saved context of a parked ULT
+  std::uint32_t unit_join_word;       // uintptr: 0, 1, 2 or the joiner's descriptor
+  std::uint32_t unit_home;            // pointer: its pool
+  std::uint32_t unit_user_suspended;  // uint8
+  std::uint32_t wait_shift;
+  std::uint32_t slab_size;         // a slab record
+  std::uint32_t slab_memory;       // offsets of its fields: pointer to the first descriptor
+  std::uint32_t slab_count;        // size_t: descriptors in it
+  std::uint32_t wait_names_count;  // wait_names[k] names kind k below this
+  std::uint32_t client_kinds;  // client_labels[k - wait_names_count], nullptr when not given out
+  const char* const* wait_names;
+  const void* client_labels;
+  const void* slabs;  // the std::vector of slab records while weft is initialised, else nullptr
+};
+
+// offsetof on a class with a base is conditionally supported: GCC and Clang support it and warn.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+[[gnu::visibility("default"), gnu::used]] weft_debug_layout weft_debug_info = {
+    1,
+    sizeof(weft::detail::unit),
+    alignof(weft::detail::unit),
+    offsetof(weft::detail::unit, id),
+    offsetof(weft::detail::unit, kind),
+    offsetof(weft::detail::unit, state),
+    offsetof(weft::detail::unit, flags),
+    offsetof(weft::detail::unit, context),
+    offsetof(weft::detail::unit, join_word),
+    offsetof(weft::detail::unit, home),
+    offsetof(weft::detail::unit, user_suspended),
+    weft::detail::unit_wait_shift,
+    sizeof(weft::detail::unit_allocator::slab),
+    offsetof(weft::detail::unit_allocator::slab, memory),
+    offsetof(weft::detail::unit_allocator::slab, count),
+    std::size(weft::detail::wait_kind_names),
+    weft::detail::max_client_wait_kinds,
+    weft::detail::wait_kind_names,
+    weft::detail::client_wait_labels,
+    nullptr};
+#pragma GCC diagnostic pop
+static_assert(offsetof(weft_debug_layout, wait_names) == 72,
+              "the pointers follow at 8-byte alignment");
+static_assert(sizeof(weft::detail::unit::id) == 8 && sizeof(weft::detail::unit::kind) == 1 &&
+                  sizeof(weft::detail::unit::state) == 1 &&
+                  sizeof(weft::detail::unit::flags) == 1 &&
+                  sizeof(weft::detail::unit::user_suspended) == 1 &&
+                  sizeof(weft::detail::unit::join_word) == 8 &&
+                  sizeof(std::atomic<const char*>) == sizeof(const char*),
+              "weft_debug_layout's field sizes");
+// A debugger reads the slab list as libstdc++ lays a std::vector out: begin, end, capacity.
+static_assert(sizeof(std::vector<weft::detail::unit_allocator::slab>) == 3 * sizeof(void*));
+
 /// The saved context of the parked ULT `id` (nullptr when there is none: not a ULT, running,
-/// never started, or no such unit).
+/// never started, or no such unit), for a debugger's call; weft_gdb.py reads it from memory.
 [[gnu::visibility("default"), gnu::used]] void* weft_debug_context(unsigned long long id) {
   weft::detail::runtime_state* r = weft::detail::g_runtime;
   if (!r) return nullptr;
@@ -308,3 +361,11 @@ extern "C" {
 }
 
 }  // extern "C"
+
+namespace weft::detail {
+
+void publish_for_debuggers(runtime_state* r) noexcept {
+  weft_debug_info.slabs = r ? r->units().slab_list() : nullptr;
+}
+
+}  // namespace weft::detail

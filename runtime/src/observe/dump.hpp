@@ -29,6 +29,10 @@ void write_dump(std::ostream& out, runtime_state& r, const dump_options& what);
 /// Live units of `r` other than `except` (units not terminated).
 std::size_t count_live_units(runtime_state& r, const work_unit* except);
 
+/// Points weft_debug_info at the descriptors of `r` (nullptr: none), where a debugger that
+/// cannot call into the process (a core file) finds them; init and finalize, under init's lock.
+void publish_for_debuggers(runtime_state* r) noexcept;
+
 /// Starts the thread that prints a dump to stderr whenever signal `sig` arrives (init).
 void start_dump_signal(int sig);
 /// Stops it and restores the signal's previous disposition (finalize; no effect when not started).

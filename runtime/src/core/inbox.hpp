@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "platform/assert.hpp"
 #include "weft/work_unit.hpp"
 
 namespace weft::detail {
@@ -19,6 +20,10 @@ class inbox {
   /// publishes that it parks and then looks here, the pusher publishes `u` and then looks at the
   /// parked flag (stream::inbox_push), so one of the two sees the other.
   bool push(work_unit* u) noexcept {
+    assert_invariant([u] { return u != nullptr && u != closed_mark(); },
+                     "inbox: a push hands over a unit");
+    assert_invariant([u] { return u->pool_holder == nullptr; },
+                     "invariant 2: a unit handed to an inbox is in no pool");
     work_unit* head = head_.load(std::memory_order_relaxed);
     do {
       if (head == closed_mark()) return false;
@@ -34,6 +39,8 @@ class inbox {
   /// Takes every waiting unit, oldest first (a list through pool_next). The owner only.
   work_unit* take_in_order() noexcept {
     work_unit* list = head_.exchange(nullptr, std::memory_order_acquire);
+    assert_invariant([list] { return list != closed_mark(); },
+                     "invariant 11: a closed inbox is not delivered from");
     // The inbox is a LIFO stack: reverse it so units keep their arrival order.
     work_unit* fifo = nullptr;
     while (list) {
@@ -50,7 +57,10 @@ class inbox {
   /// True once close() was called and reopen() was not.
   bool closed() const noexcept { return head_.load(std::memory_order_acquire) == closed_mark(); }
   /// Opens a closed inbox again (a revived stream), empty.
-  void reopen() noexcept { head_.store(nullptr, std::memory_order_release); }
+  void reopen() noexcept {
+    assert_invariant([this] { return closed(); }, "invariant 11: only a closed inbox reopens");
+    head_.store(nullptr, std::memory_order_release);
+  }
   /// What close() returns for an inbox that was closed already.
   static work_unit* closed_mark() noexcept {
     return reinterpret_cast<work_unit*>(std::uintptr_t{1});

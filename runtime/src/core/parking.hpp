@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "platform/assert.hpp"
 #include "platform/futex.hpp"
 
 namespace weft::detail {
@@ -31,6 +32,14 @@ class parking {
   /// pair of every pusher that reads it after publishing work) and returns the wake-up word's
   /// value, which sleep() compares against.
   std::uint32_t announce(std::size_t pools) {
+    assert_invariant([this] { return !parked_.load(std::memory_order_relaxed); },
+                     "parking: a stream announces one park at a time");
+    assert_invariant(
+        [this] {
+          return std::none_of(entries_.begin(), entries_.end(),
+                              [](const park_entry& e) { return e.linked; });
+        },
+        "parking: no entry of a stream stays linked in a pool between its parks");
     if (entries_.size() < pools) entries_.resize(pools);  // none linked
     const std::uint32_t seen = seq_.load(std::memory_order_acquire);
     parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -38,7 +47,11 @@ class parking {
     return seen;
   }
   /// The entry for the stream's `i`-th pool while it parks.
-  park_entry& entry(std::size_t i) noexcept { return entries_[i]; }
+  park_entry& entry(std::size_t i) noexcept {
+    assert_invariant([this, i] { return i < entries_.size(); },
+                     "parking: an entry per pool was made by announce()");
+    return entries_[i];
+  }
   /// `limit`, stretched while parks keep ending with nothing to do: each such park doubles it, up
   /// to `cap` (or `limit` when that is longer), so that many idle streams do not wake ten times a
   /// second each for nothing. The limit is a safety net against missed wake-ups; what wakes the
@@ -71,6 +84,8 @@ class parking {
   /// stretches the next one) if no wake-up came since announce() returned `seen` and `no_work`.
   template <class NoWork>
   void end(std::uint32_t seen, bool idle, NoWork&& no_work) noexcept {
+    assert_invariant([this] { return parked_.load(std::memory_order_relaxed); },
+                     "parking: a park ends once, after its announce()");
     parked_.store(false, std::memory_order_relaxed);
     // Woken (wake bumped the word) or work found anyway (a missed wake-up): back to the base.
     if (idle && seq_.load(std::memory_order_relaxed) == seen && no_work()) {

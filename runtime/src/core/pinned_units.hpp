@@ -2,6 +2,7 @@
 // Units pinned to a stream and forwarded to it by other streams, waiting to run there.
 #pragma once
 
+#include "platform/assert.hpp"
 #include "weft/work_unit.hpp"
 
 namespace weft::detail {
@@ -12,6 +13,10 @@ class pinned_units {
  public:
   /// Appends `u`.
   void push_back(work_unit* u) noexcept {
+    assert_invariant([this, u] { return u != nullptr && u != tail_; },
+                     "invariant 2: a pinned unit is queued once");
+    assert_invariant([this] { return (head_ == nullptr) == (tail_ == nullptr); },
+                     "pinned units: head and tail are both set or both empty");
     u->pool_next = nullptr;
     (tail_ ? tail_->pool_next : head_) = u;
     tail_ = u;
@@ -19,6 +24,8 @@ class pinned_units {
   /// Takes the oldest unit, or nullptr.
   work_unit* pop_front() noexcept {
     work_unit* u = head_;
+    assert_invariant([this] { return (head_ == nullptr) == (tail_ == nullptr); },
+                     "pinned units: head and tail are both set or both empty");
     if (u) {
       head_ = u->pool_next;
       if (!head_) tail_ = nullptr;

@@ -21,6 +21,7 @@
 #include "memory/overflow.hpp"
 #include "observe/dump.hpp"
 #include "observe/trace_buffer.hpp"
+#include "platform/assert.hpp"
 #include "platform/sanitizer.hpp"
 #include "sync/timer.hpp"
 #include "weft/error.hpp"
@@ -62,6 +63,8 @@ std::unique_ptr<alt_signal_stack> primary_alt_stack;
 }
 
 void start_primary(runtime_state& r) {
+  assert_invariant([&r] { return r.primary() == nullptr && r.streams().count() == 0; },
+                   "init: the primary stream is the first, made once");
   std::vector<int> cpus = place_of(0);
   const int node = topology::numa_node_of(cpus);
   stream* p = r.streams().insert(0, [&](int rank) {
@@ -250,6 +253,15 @@ void finalize() {
   for (std::size_t i = 0; !end; ++i) {
     if (detail::stream* s = secondary(i, end)) s->wait_terminated();
   }
+  detail::assert_invariant(
+      [&r] {
+        int running = 0;
+        r.streams().for_each([&running](detail::stream& s) {
+          running += !s.is_primary() && s.state() != stream_state::terminated;
+        });
+        return running == 0;
+      },
+      "finalize: every secondary stream has ended before the primary drains the orphans");
 
   // 2. The primary takes over pools orphaned by stopped streams, runs everything left, and its
   //    scheduler returns; primary_scheduler_entry then switches back here for good.
@@ -259,6 +271,10 @@ void finalize() {
       [](work_unit*, void* s) { static_cast<detail::stream*>(s)->request(detail::request_join); },
       p};
   p->switch_to_scheduler(rec);
+  detail::assert_invariant([&r] { return !r.attachment().has_orphans(); },
+                           "finalize: the primary adopted every orphaned pool before it returned");
+  detail::assert_invariant([p] { return p->current() == p->primary_unit(); },
+                           "finalize: the primary's scheduler returns to the primary ULT");
   detail::observation_at_finalize(r);
 
   // 3. What is left can never run (blocked with nobody left to wake it, suspended, sleeping, or

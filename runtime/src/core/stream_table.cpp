@@ -24,6 +24,12 @@ int stream_table::check_free(int rank) const {
 
 void stream_table::erase(int rank) noexcept {
   std::lock_guard lock(mutex_);
+  assert_invariant(
+      [this, rank] {
+        return rank >= 0 && static_cast<std::size_t>(rank) < slots_.size() &&
+               slots_[static_cast<std::size_t>(rank)] != nullptr;
+      },
+      "stream table: a stream is erased from the slot it was inserted in");
   slots_[static_cast<std::size_t>(rank)] = nullptr;
 }
 
@@ -35,6 +41,12 @@ void stream_table::reserve_retired() {
 
 void stream_table::retire(int rank) noexcept {
   std::lock_guard lock(mutex_);
+  assert_invariant(
+      [this, rank] {
+        return rank > 0 && static_cast<std::size_t>(rank) < slots_.size() &&
+               slots_[static_cast<std::size_t>(rank)] != nullptr;
+      },
+      "stream table: a secondary stream in its slot is retired, once");
   stream*& slot = slots_[static_cast<std::size_t>(rank)];
   assert_invariant([this] { return retired_.size() < retired_.capacity(); },
                    "stream table: room was reserved before a stream is retired");
@@ -73,6 +85,13 @@ std::vector<int> stream_table::free_ranks(int n) const {
 
 void stream_table::delete_all_but(const stream* keep) noexcept {
   std::lock_guard lock(mutex_);
+  assert_invariant(
+      [this] {
+        return std::all_of(slots_.begin(), slots_.end(), [](const stream* s) {
+          return !s || s->is_primary() || !s->thread_started();
+        });
+      },
+      "stream table: streams are deleted only once their threads were joined");
   for (stream* s : slots_)
     if (s != keep) delete s;
   for (stream* s : retired_) delete s;

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <vector>
 
+#include "platform/assert.hpp"
+
 namespace weft::detail {
 
 class stream;
@@ -33,6 +35,8 @@ class stream_table {
     // The slot first: out of memory, no stream object is left without an owner.
     if (rank >= static_cast<int>(slots_.size())) slots_.resize(static_cast<std::size_t>(rank) + 1);
     stream* s = make(rank);
+    assert_invariant([&] { return s && !slots_[static_cast<std::size_t>(rank)]; },
+                     "stream table: a stream takes a free slot");
     slots_[static_cast<std::size_t>(rank)] = s;
     return s;
   }

@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "platform/assert.hpp"
 #include "platform/jump.hpp"
 #include "weft/internal/unit.hpp"
 
@@ -54,6 +55,8 @@ class switching {
   /// scheduler's loop chooses). `policy`: the main scheduler a ULT resumed by the stream's own
   /// loop asks when it switches (nullptr: the scheduler writes its loop, no direct switches).
   [[gnu::always_inline]] frame enter(work_unit* u, scheduler* policy) noexcept {
+    assert_invariant([this, u] { return u != nullptr && u != current_; },
+                     "invariant 4: the unit a scheduler enters is not the running one");
     const frame f{current_, sched_ctx_, sched_stack_, direct_};
     if (f.outer) sched_stack_ = as_unit(f.outer)->stack;
     direct_ = f.outer ? nullptr : policy;
@@ -86,12 +89,20 @@ class switching {
     return true;
   }
   /// Counts one direct choice (after direct_budget_left()).
-  void spend_direct_choice() noexcept { --direct_left_; }
+  void spend_direct_choice() noexcept {
+    assert_invariant([this] { return direct_left_ > 0; },
+                     "switching: a direct choice is spent only while the budget lasts");
+    --direct_left_;
+  }
   /// Allows `n` direct choices until the next event check (set by each check).
   void refill_direct_budget(unsigned n) noexcept { direct_left_ = n; }
   /// Leaves `u`, popped by a direct switch that could not switch into it, for the scheduler
   /// side to run first (nullptr: nothing).
-  void hand_off(work_unit* u) noexcept { handoff_ = u; }
+  void hand_off(work_unit* u) noexcept {
+    assert_invariant([this, u] { return u == nullptr || handoff_ == nullptr; },
+                     "invariant 2: one unit at a time is handed to the scheduler side");
+    handoff_ = u;
+  }
   /// Takes the unit hand_off() left, if any.
   work_unit* take_handoff() noexcept { return std::exchange(handoff_, nullptr); }
   /// True, once, when direct choices skipped an event check that must run now: not while an

@@ -325,6 +325,12 @@ void event_queue::fly_shrink(const std::shared_ptr<resize_state>& req,
   assert_invariant(
       [this] { return in_progress_ && !flight_.req && !flight_.claimed; },
       "events: one shrink in flight at a time, registered by the stream that started it");
+  assert_invariant(
+      [&targets] {
+        return !targets.empty() && std::none_of(targets.begin(), targets.end(),
+                                                [](const stream* t) { return t->is_primary(); });
+      },
+      "events: a shrink stops secondary streams only, at least one");
   flight_.req = req;
   flight_.stopping = std::move(targets);
   pending_.store(true, std::memory_order_release);
@@ -377,6 +383,8 @@ void event_queue::advance_shrink(std::unique_lock<std::mutex>& lock) noexcept {
 }
 
 void event_queue::handle(stream& here) noexcept {
+  assert_invariant([&here] { return current_stream_no_switch() == &here; },
+                   "events: a stream handles requests from its own event check");
   std::shared_ptr<resize_state> req;
   {
     std::unique_lock lock(mutex_, std::try_to_lock);
@@ -461,6 +469,7 @@ void event_queue::help() noexcept {
 }
 
 bool event_queue::post(const std::shared_ptr<resize_state>& s) {
+  assert_invariant([&s] { return s != nullptr; }, "events: a request is posted with its state");
   std::lock_guard lock(mutex_);
   if (closed_) return false;
   queue_.push_back(s);

@@ -177,6 +177,8 @@ bool guard_limit_is_automatic() noexcept {
 }
 
 void link_front(size_class& c, arena* a) noexcept {
+  assert_invariant([a] { return !a->listed && a->has_room(); },
+                   "stack depot: an arena is listed once, while it has room");
   a->prev = nullptr;
   a->next = c.with_room;
   if (c.with_room) c.with_room->prev = a;
@@ -194,6 +196,8 @@ void unlink(size_class& c, arena* a) noexcept {
 }
 
 void mark_idle(size_class& c, arena* a) noexcept {
+  assert_invariant([a] { return !a->idle && a->unused(); },
+                   "stack depot: only an unused arena goes on the idle list, once");
   a->idle = true;
   a->idle_since = coarse_now_ns();
   a->older = c.newest_idle;
@@ -218,6 +222,8 @@ void unmark_idle(size_class& c, arena* a) noexcept {
     c.newest_idle = a->older;
   a->older = a->newer = nullptr;
   a->idle = false;
+  assert_invariant([&c, a] { return c.idle_free >= a->free.size(); },
+                   "stack depot: idle_free counts the free stacks of idle arenas");
   c.idle_free -= a->free.size();
 }
 
@@ -322,6 +328,8 @@ arena* map_arena(depot& d, size_class& c) WEFT_REQUIRES(d.lock) {
 
 /// Gives a slot its stack_region the first time it is used.
 stack_region carve(arena& a) noexcept {
+  assert_invariant([&a] { return a.carved < a.nslots; },
+                   "stack depot: a slot is carved once, within its arena");
   stack_region s;
   s.lo = a.base + a.first_slot + a.carved * a.slot_bytes + a.lo_offset;
   s.size = static_cast<std::uint32_t>(a.owner->size);  // sizes are at most 2 GiB (allocate_unit)
@@ -355,7 +363,11 @@ void drop_pages(free_slot& f) noexcept {
 }
 
 void unmap_arena(depot& d, arena* a) noexcept WEFT_REQUIRES(d.lock) {
+  assert_invariant([a] { return a->unused(); },
+                   "invariant 9: an arena is unmapped only when none of its stacks is in use");
   size_class& c = *a->owner;
+  assert_invariant([&] { return c.free_stacks >= a->free.size() && d.arenas > 0; },
+                   "stack depot: the counts include the arena being unmapped");
   for (const free_slot& f : a->free) {
     tsan_destroy_fiber(tsan_fiber(f.stack));
     if (f.resident) --c.resident_free;

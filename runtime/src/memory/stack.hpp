@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "platform/assert.hpp"
 #include "weft/internal/unit.hpp"
 
 namespace weft::detail {
@@ -90,7 +91,11 @@ class stack_cache {
     if (size == 0 || size == default_request_) [[likely]] {
       if (count_ == 0) [[unlikely]]
         refill();
+      assert_invariant([this] { return count_ > 0 && count_ <= capacity; },
+                       "stack cache: a refill leaves stacks to take");
       const cached_stack& c = free_[--count_];
+      assert_invariant([&c, this] { return c.stack.lo && c.stack.size == default_size_; },
+                       "invariant 9: a cached stack is a whole stack of the default size");
       out = c.stack;
       return c.parked;
     }
@@ -104,6 +109,13 @@ class stack_cache {
     if (s.size == default_size_ && (s.flags & stack_arena)) [[likely]] {
       if (count_ == capacity) [[unlikely]]
         drain();
+      assert_invariant(
+          [this, &s] {
+            for (std::size_t i = 0; i < count_; ++i)
+              if (free_[i].stack.lo == s.lo) return false;
+            return true;
+          },
+          "invariant 9: a stack enters its stream's cache once");
       free_[count_++] = {s, parked};
     } else if (s.flags & stack_arena) {
       const cached_stack c{s, parked};

@@ -119,6 +119,8 @@ work_unit* unit_allocator::take(int numa_node) {
 }
 
 void unit_allocator::give(work_unit* first, work_unit* last) noexcept {
+  assert_invariant([first, last] { return first != nullptr && last != nullptr; },
+                   "unit allocator: a chunk list is given back whole");
   lock_guard lock(mutex_);
   last->pool_prev = chunks_;
   chunks_ = first;
@@ -152,9 +154,13 @@ void unit_cache::open_chunk() {
     open_ = global_->take(node_);
   }
   open_count_ = unit_allocator::chunk_size(open_);
+  assert_invariant([this] { return open_count_ > 0 && open_count_ <= unit_allocator::batch; },
+                   "unit cache: a chunk holds 1 to `batch` descriptors");
 }
 
 void unit_cache::shelve_open() noexcept {
+  assert_invariant([this] { return open_ != nullptr && open_count_ > 0; },
+                   "unit cache: only a chunk that holds descriptors is shelved");
   unit_allocator::make_chunk(open_, open_count_, full_);
   if (!full_) full_last_ = open_;
   full_ = open_;
@@ -164,6 +170,8 @@ void unit_cache::shelve_open() noexcept {
 }
 
 void unit_cache::give_all() noexcept {
+  assert_invariant([this] { return (full_ == nullptr) == (full_count_ == 0); },
+                   "unit cache: the count of full chunks matches their list");
   if (full_) global_->give(full_, full_last_);
   full_ = full_last_ = nullptr;
   full_count_ = 0;

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "platform/assert.hpp"
 #include "platform/locks.hpp"
 #include "weft/internal/layer_support.hpp"
 #include "weft/work_unit.hpp"
@@ -100,6 +101,8 @@ class unit_cache {
     if (!open_) [[unlikely]]
       open_chunk();
     work_unit* u = open_;
+    assert_invariant([this, u] { return u != nullptr && open_count_ > 0; },
+                     "unit cache: the open chunk counts the descriptors it links");
     open_ = u->pool_next;
     --open_count_;
     return u;
@@ -107,6 +110,8 @@ class unit_cache {
   void push(work_unit* u) noexcept {
     if (open_count_ == unit_allocator::batch) [[unlikely]]
       close_chunk();
+    assert_invariant([this, u] { return u != nullptr && u != open_; },
+                     "invariant 8: a descriptor is freed once");
     u->pool_next = open_;
     open_ = u;
     ++open_count_;

@@ -32,6 +32,8 @@ class park_guard {
 
 void pool_access::park(pool& p, park_entry& e) noexcept {
   park_guard g(p.park_lock_);
+  assert_invariant([&e] { return !e.linked && e.owner != nullptr; },
+                   "parking: a stream's entry is linked into a pool once per park");
   e.prev = nullptr;
   e.next = p.park_head_;
   if (e.next) e.next->prev = &e;
@@ -46,7 +48,9 @@ void pool_access::unpark(pool& p, park_entry& e) noexcept {
   (e.prev ? e.prev->next : p.park_head_) = e.next;
   if (e.next) e.next->prev = e.prev;
   e.linked = false;
-  p.parked_.fetch_sub(1, std::memory_order_relaxed);
+  const std::uint32_t before = p.parked_.fetch_sub(1, std::memory_order_relaxed);
+  assert_invariant([before] { return before > 0; },
+                   "parking: a pool counts each stream linked in its parked list");
 }
 
 }  // namespace detail
@@ -86,6 +90,8 @@ void pool::wake_parked() noexcept {
     detail::park_entry* e = park_head_;
     if (!e) return;
     // Wake one stream per push, taking it off the list so that the next push wakes another.
+    detail::assert_invariant([e] { return e->linked && e->prev == nullptr; },
+                             "parking: the head of a pool's parked list is linked");
     park_head_ = e->next;
     if (park_head_) park_head_->prev = nullptr;
     e->linked = false;

@@ -59,17 +59,27 @@ struct detail_stacking {
   /// Safe while the stacking ULT runs: only the stream running it touches those roles, and it
   /// runs on one stream at a time (pinned there when a pool has a single consumer).
   static void attach(scheduler& child, detail::stream& here, bool again) {
+    detail::assert_invariant([&here] { return here.current() != nullptr; },
+                             "stacked schedulers: a child attaches from its stacking ULT");
     if (detail::rt().attachment().attach_stacked(here, child.pools_, again))
       detail::as_unit(here.current())->pinned_to.store(&here, std::memory_order_relaxed);
   }
 
   static void enter(scheduler& child, detail::stream& here) {
+    detail::assert_invariant(
+        [&] {
+          return child.stacked_ && !child.running_stacked_ && child.stream_ == nullptr &&
+                 detail::current_stream() == &here;
+        },
+        "stacked schedulers: a child runs on one stream at a time, from its stacking ULT");
     child.stream_ = &here;
     child.running_stacked_ = true;
     child.pops_ = 0;
   }
 
   static void leave(scheduler& child) {
+    detail::assert_invariant([&child] { return child.running_stacked_ && child.stream_; },
+                             "stacked schedulers: a child leaves the run it entered");
     child.running_stacked_ = false;
     child.stream_ = nullptr;
   }

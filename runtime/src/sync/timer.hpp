@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "platform/assert.hpp"
 #include "weft/wait_queue.hpp"
 
 namespace weft::detail {
@@ -34,14 +35,19 @@ struct timer_node {
 
 /// Drops one reference; frees the node with the last one.
 inline void release(timer_node* n) noexcept {
-  if (n->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete n;
+  const int before = n->refs.fetch_sub(1, std::memory_order_acq_rel);
+  assert_invariant([before] { return before > 0; }, "timers: a node is released once per holder");
+  if (before == 1) delete n;
 }
 
 /// Drops the references to `n` left at teardown: the heap's and, when its waiter still waits (a
 /// sleeper that finalize abandoned, which will never run again), the waiter's as well.
 inline void release_at_teardown(timer_node* n) noexcept {
   const int refs = n->state.load(std::memory_order_acquire) == wait_pending ? 2 : 1;
-  if (n->refs.fetch_sub(refs, std::memory_order_acq_rel) == refs) delete n;
+  const int before = n->refs.fetch_sub(refs, std::memory_order_acq_rel);
+  assert_invariant([before, refs] { return before >= refs; },
+                   "timers: teardown drops only the references still held");
+  if (before == refs) delete n;
 }
 
 /// Fires an expired timer: if the waiter is still waiting, takes it out of its queue and wakes
@@ -59,6 +65,8 @@ class timer_heap {
   }
   /// Adds `n` (the heap takes one reference). May throw std::bad_alloc, leaving `n` out.
   void add(timer_node* n) {
+    assert_invariant([n] { return n != nullptr && n->refs.load(std::memory_order_relaxed) > 0; },
+                     "timers: a live node enters the heap");
     if (heap_.size() >= prune_at_) prune();
     heap_.push_back(n);
     std::push_heap(heap_.begin(), heap_.end(), later);
@@ -70,7 +78,10 @@ class timer_heap {
       return n->state.load(std::memory_order_acquire) == wait_pending;
     });
   }
-  clock::time_point next() const noexcept { return heap_.front()->deadline; }
+  clock::time_point next() const noexcept {
+    assert_invariant([this] { return !heap_.empty(); }, "timers: next() of a non-empty heap");
+    return heap_.front()->deadline;
+  }
   /// Fires every timer due at `now`; returns how many fired.
   unsigned fire_due(clock::time_point now) noexcept {
     unsigned n = 0;
@@ -78,6 +89,9 @@ class timer_heap {
       std::pop_heap(heap_.begin(), heap_.end(), later);
       timer_node* t = heap_.back();
       heap_.pop_back();
+      assert_invariant(
+          [this, t] { return heap_.empty() || heap_.front()->deadline >= t->deadline; },
+          "timers: the heap fires its deadlines in order");
       fire(t);
       ++n;
     }

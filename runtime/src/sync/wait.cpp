@@ -58,6 +58,13 @@ void unlock_after_switch(work_unit*, void* lock) WEFT_NO_THREAD_SAFETY_ANALYSIS 
 /// Switches the calling ULT out as blocked; `lock` (if any) is released once it is switched out,
 /// so whoever wakes it under that lock finds it resumable. `kind`: what it waits for (dumps).
 void block(stream* s, work_unit* self, spinlock* lock, wait_kind kind) {
+  assert_invariant(
+      [s, self] {
+        return s->current() == self &&
+               as_unit(self)->state.load(std::memory_order_relaxed) == unit_state::running &&
+               as_unit(self)->kind == unit_kind::ult;
+      },
+      "invariant 4: only the running ULT of a stream blocks");
   switch_record rec{self, switch_action::block};
   set_wait_kind(self, static_cast<std::uint8_t>(kind));  // before the observers: tools read it
   obs::blocked(self);
@@ -71,6 +78,8 @@ void block(stream* s, work_unit* self, spinlock* lock, wait_kind kind) {
 
 /// Adds a timer for the calling ULT on its stream; returns it with two references.
 timer_node* arm(stream* s, work_unit* self, waiter* w, std::chrono::steady_clock::time_point at) {
+  assert_invariant([s, self] { return s == current_stream_no_switch() && s->current() == self; },
+                   "timed waits: a ULT arms its deadline on the stream it runs on");
   auto* n = new timer_node;
   n->deadline = at;
   n->w = w;

@@ -135,4 +135,47 @@ TEST_P(JoinMisuseTest, DestroyedWhileAChildRuns) {
   expect_fresh_units_sound();
 }
 
+/// A second join of a unit while its first join waits for it gets errc::not_joinable. `borrow`:
+/// the first join finds it not yet run (and may run it as a call on the joiner's stack); else it
+/// starts on its own stack before the join.
+void second_join_while_joined(bool borrow, int streams) {
+  weft::mutex m;
+  std::atomic<bool> started{false};
+  std::atomic<std::uintptr_t> child_frame{0};
+  weft::ult child;
+  std::uintptr_t joiner_frame = 0;
+  m.lock();
+  weft::ult joiner = weft::ult::create([&] {
+    int here = 0;
+    joiner_frame = reinterpret_cast<std::uintptr_t>(&here);
+    child = weft::ult::create([&] {
+      int mine = 0;
+      child_frame = reinterpret_cast<std::uintptr_t>(&mine);
+      started = true;
+      std::lock_guard lk(m);
+    });
+    if (!borrow) {
+      while (!started) weft::this_unit::yield();
+    }
+    child.join();
+  });
+  ASSERT_TRUE(weft_test::blocked(joiner));  // inside its join
+  ASSERT_TRUE(weft_test::wait_until([&] { return started.load(); }));
+  EXPECT_WEFT_ERRC(child.join(), weft::errc::not_joinable);
+  const bool on_joiners_stack = child_frame < joiner_frame && joiner_frame - child_frame < 16384;
+  if (streams == 1) EXPECT_EQ(on_joiners_stack, borrow);
+  m.unlock();
+  joiner.join();
+  EXPECT_FALSE(child.joinable());
+  expect_fresh_units_sound();
+}
+
+TEST_P(JoinMisuseDefaultTest, SecondJoinOfAChildOnItsJoinersStack) {
+  second_join_while_joined(true, streams());
+}
+
+TEST_P(JoinMisuseDefaultTest, SecondJoinOfAChildOnItsOwnStack) {
+  second_join_while_joined(false, streams());
+}
+
 }  // namespace

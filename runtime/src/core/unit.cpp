@@ -101,6 +101,10 @@ bool may_remove_from(pool& p, stream* here) {
 [[gnu::always_inline]] inline void run_on_joiner_stack(stream* s, unit* self, unit* u) noexcept {
   u->stack = self->stack;
   u->stack.flags |= stack_borrowed;
+  // The joiner registers as any joiner does (with a plain store: only it reaches the word now),
+  // so that a second join while `u` runs finds it joined and throws not_joinable, as for a unit
+  // on a stack of its own, rather than register where the end below would overwrite it.
+  u->join_word.store(reinterpret_cast<std::uintptr_t>(self), std::memory_order_relaxed);
   if (execution_stream* pin = self->pinned_to.load(std::memory_order_relaxed))
     u->pinned_to.store(pin, std::memory_order_relaxed);
   self->context = nullptr;
@@ -122,10 +126,14 @@ bool may_remove_from(pool& p, stream* here) {
   if ((u->stack.flags & stack_canary) && !stack_intact(u->stack)) report_stack_overflow(u);
   u->stack = {};
   u->context = nullptr;
-  // complete() without its races: nobody else can reach u's join word (its handle is the
-  // joiner's, and the joiner is here), so no joiner is registered and a plain store ends it.
-  assert_invariant([u] { return u->join_word.load(std::memory_order_relaxed) == join_none; },
-                   "invariant 8: a unit that runs on its joiner's stack has no other joiner");
+  // complete() without its races: the joiner is registered and here, and nothing else writes
+  // a word that holds a joiner, so a plain store ends it.
+  assert_invariant(
+      [u, self] {
+        return u->join_word.load(std::memory_order_relaxed) ==
+               reinterpret_cast<std::uintptr_t>(self);
+      },
+      "invariant 8: a unit that runs on its joiner's stack has no other joiner");
   u->state.store(unit_state::terminated, std::memory_order_release);
   u->join_word.store(join_done, std::memory_order_release);
   obs::stack_returned(*here, u, self);

@@ -34,7 +34,10 @@ namespace weft {
 /// group is empty and not cancelled, ready for reuse.
 ///
 /// A group is used by one unit at a time: run() and wait() are not meant to race with each other
-/// (a body may create and wait on groups of its own, which is how recursion is written). wait()
+/// (a body may create and wait on groups of its own, which is how recursion is written). While a
+/// wait() runs, a second wait() (from another unit, or from a body of the group, which runs
+/// inside the first) and a run() (from a body) throw errc::invalid_state and change nothing.
+/// wait()
 /// blocks the calling ULT (from an external thread it sleeps); a tasklet cannot wait on a group
 /// whose ULTs have not finished (errc::tasklet_cannot_block). Destroying a group that was not
 /// waited for cancels it and waits; an exception left is then reported on stderr. A group holding
@@ -55,6 +58,9 @@ class task_group {
   void run(F&& f, const ult_attributes& attr = {}) {
     using body = std::decay_t<F>;
     static_assert(std::is_invocable_v<body&>, "a task takes no arguments");
+    // A unit added while wait() walks the units could be missed by it and outlive the group.
+    if (waiting_.load(std::memory_order_relaxed)) [[unlikely]]
+      refuse_run();
     if constexpr (sizeof(body) <= detail::inline_callable_size && alignof(body) <= 16 &&
                   std::is_nothrow_move_constructible_v<body>) {
       // The body alone in the descriptor's callable storage and the group in its entry_arg:
@@ -116,11 +122,13 @@ class task_group {
 
   void add(work_unit* u);
   void fail(std::exception_ptr e) noexcept;
+  [[noreturn]] static void refuse_run();
 
   pool* pool_ = nullptr;
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> error_lock_{false};
-  std::exception_ptr error_;  // the first exception, under error_lock_
+  std::atomic<bool> waiting_{false};  // a wait() is walking the units
+  std::exception_ptr error_;          // the first exception, under error_lock_
   std::size_t count_ = 0;
   std::uint64_t epoch_ = 0;  // detail::runtime_epoch when the first of the count_ ULTs was added
   std::array<work_unit*, inline_units> inline_{};  // the first units

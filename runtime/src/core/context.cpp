@@ -5,6 +5,7 @@
 // race-free: a ULT is published as blocked (or pushed back to a pool) only when it no longer runs.
 #include <boost/context/detail/fcontext.hpp>
 
+#include "core/eh_state.hpp"
 #include "core/stream.hpp"
 #include "core/unit.hpp"
 #include "memory/overflow.hpp"
@@ -135,10 +136,16 @@ template <bool inline_requeued>
     obs::run_begin(*this, target, true);
   }
   rec.on_stream = this;
+  eh_globals* const eh = switching_.eh_globals_of_thread();
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, target->stack.lo, target->stack.size);
   tsan_switch(tsan_fiber(target->stack));
-  transfer t = jump_to_peer(target->context, &rec);
+  transfer t;
+  if (eh_held(eh)) [[unlikely]] {
+    t = jump_to_peer_stowing(target->context, &rec, eh);
+  } else {
+    t = jump_to_peer(target->context, &rec);
+  }
   asan_finish_switch(fake_stack);
   // Most landings after a direct yield are another yielder's: take those without the call.
   if constexpr (inline_requeued) {
@@ -169,10 +176,18 @@ void stream::resume_unit(work_unit* w) {
   obs::run_begin(*this, u, true);
   switch_record rec;  // from = nullptr: the scheduler
   rec.on_stream = this;
+  // The scheduler side is a context like any other (a stacked scheduler's ULT may be inside a
+  // handler).
+  eh_globals* const eh = switching_.eh_globals_of_thread();
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, u->stack.lo, u->stack.size);
   tsan_switch(tsan_fiber(u->stack));
-  transfer t = jump(u->context, &rec);
+  transfer t;
+  if (eh_held(eh)) [[unlikely]] {
+    t = jump_stowing(u->context, &rec, eh);
+  } else {
+    t = jump(u->context, &rec);
+  }
   asan_finish_switch(fake_stack);
   switching_.leave(outer);
   obs::run_end(*this);
@@ -272,11 +287,17 @@ bool stream::yield_directly(work_unit* w) {
 void stream::switch_to_scheduler(switch_record& rec) {
   obs::to_scheduler(*this);
   rec.on_stream = this;
+  eh_globals* const eh = switching_.eh_globals_of_thread();
   void* fake_stack = nullptr;
   const stack_region& sched_stack = switching_.scheduler_stack();
   asan_start_switch(&fake_stack, sched_stack.lo, sched_stack.size);
   tsan_switch(tsan_fiber(sched_stack));
-  transfer t = jump(switching_.scheduler_context(), &rec);
+  transfer t;
+  if (eh_held(eh)) [[unlikely]] {
+    t = jump_stowing(switching_.scheduler_context(), &rec, eh);
+  } else {
+    t = jump(switching_.scheduler_context(), &rec);
+  }
   // `this` may be another stream's object now: the ULT can have been resumed elsewhere.
   asan_finish_switch(fake_stack);
   land(t);

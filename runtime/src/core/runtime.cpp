@@ -13,6 +13,7 @@
 #include <new>
 #include <sstream>
 
+#include "core/eh_state.hpp"
 #include "core/runtime_state.hpp"
 #include "core/stream.hpp"
 #include "core/unit.hpp"
@@ -56,6 +57,8 @@ std::unique_ptr<alt_signal_stack> primary_alt_stack;
   switch_record rec;  // from = nullptr: the scheduler
   rec.action = switch_action::sched_exit;
   rec.on_stream = s;
+  // Leaves the thread empty, as every jump does; this context never resumes.
+  if (eh_globals* eh = s->switch_state().eh_globals_of_thread(); eh_held(eh)) *eh = eh_globals{};
   asan_start_switch(nullptr, as_unit(primary)->stack.lo, as_unit(primary)->stack.size);
   tsan_switch(tsan_fiber(as_unit(primary)->stack));
   jump(as_unit(primary)->context, &rec);

@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "core/eh_state.hpp"
 #include "core/runtime_state.hpp"
 #include "core/unit.hpp"
 #include "elasticity/events.hpp"
@@ -53,6 +54,7 @@ std::string cpu_list(const std::vector<int>& cpus) {
 
 [[gnu::noinline]] void set_current_stream(stream* s) noexcept {
   tls_stream = s;
+  if (s) s->switch_state().set_eh_globals(thread_eh_globals());
 }
 
 void* stream::thread_main(void* arg) {

@@ -15,6 +15,8 @@ class scheduler;
 
 namespace weft::detail {
 
+struct eh_globals;  // core/eh_state.hpp
+
 /// The switching state of one stream. Owner: the stream's own thread, which alone writes it, in
 /// the switch functions (context.cpp), the loop's run of a unit (stream::run_one, run_unit,
 /// check_events) and the primary stream's set-up (runtime.cpp). Other threads read current()
@@ -73,6 +75,14 @@ class switching {
       direct_ = f.direct;
     }
   }
+
+  // --- the thread's C++ exception state ---
+
+  /// The exception state of the stream's thread, tested by every switch (core/eh_state.hpp);
+  /// nullptr where it stays per thread.
+  eh_globals* eh_globals_of_thread() const noexcept { return eh_; }
+  /// Records it; by the stream's thread, when it starts to run units.
+  void set_eh_globals(eh_globals* g) noexcept { eh_ = g; }
 
   // --- direct switches ---
 
@@ -134,6 +144,7 @@ class switching {
   scheduler* direct_ = nullptr;   // see direct_policy()
   unsigned direct_left_ = 0;      // direct choices before the scheduler must see one
   work_unit* handoff_ = nullptr;  // see hand_off()
+  eh_globals* eh_ = nullptr;      // see eh_globals_of_thread()
   bool events_due_ = false;       // a direct choice found the budget spent
   bool checking_events_ = false;  // inside stream::check_events()
   stack_region sched_stack_;      // see scheduler_stack()

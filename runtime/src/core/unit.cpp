@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/eh_state.hpp"
 #include "core/runtime_state.hpp"
 #include "core/unit_local.hpp"
 #include "memory/overflow.hpp"
@@ -81,6 +82,15 @@ bool may_remove_from(pool& p, stream* here) {
   if (u->extras) settle_extras(u);  // ULT-local values; an error stays for the join
 }
 
+/// run_callable_here() for a joiner whose thread's exception state `g` is held: the state stays in
+/// this frame while `u` runs, and goes back into the state of the thread `u` ends on.
+[[gnu::cold, gnu::noinline]] void run_callable_stowing(unit* u, eh_globals* g) noexcept {
+  const eh_globals mine = *g;
+  *g = eh_globals{};
+  run_callable_here(u);
+  *thread_eh_globals() = mine;
+}
+
 /// Runs the ULT `u`, which never ran, on its joiner `self`'s stack as a call: a fork-join child
 /// joined before anyone else took it costs no stack and no context switch. `self` counts as
 /// blocked in the join meanwhile (it is below `u` on the stack and cannot run before `u` ends)
@@ -91,6 +101,10 @@ bool may_remove_from(pool& p, stream* here) {
 [[gnu::always_inline]] inline void run_on_joiner_stack(stream* s, unit* self, unit* u) noexcept {
   u->stack = self->stack;
   u->stack.flags |= stack_borrowed;
+  // The joiner registers as any joiner does (with a plain store: only it reaches the word now),
+  // so that a second join while `u` runs finds it joined and throws not_joinable, as for a unit
+  // on a stack of its own, rather than register where the end below would overwrite it.
+  u->join_word.store(reinterpret_cast<std::uintptr_t>(self), std::memory_order_relaxed);
   if (execution_stream* pin = self->pinned_to.load(std::memory_order_relaxed))
     u->pinned_to.store(pin, std::memory_order_relaxed);
   self->context = nullptr;
@@ -99,17 +113,27 @@ bool may_remove_from(pool& p, stream* here) {
   u->last_stream.store(s, std::memory_order_relaxed);
   u->state.store(unit_state::running, std::memory_order_release);
   obs::lent_stack(*s, self, u);
-  run_callable_here(u);
+  // `u` starts with no exception state, as on a stack of its own, although it runs inside the
+  // join, which may be in a handler of `self`'s or in a destructor run by unwinding.
+  if (eh_globals* const eh = s->switch_state().eh_globals_of_thread(); eh_held(eh)) [[unlikely]] {
+    run_callable_stowing(u, eh);
+  } else {
+    run_callable_here(u);
+  }
   // `u` may have resumed on another stream: `s` is stale from here on (an initial-exec load
   // reads the calling thread's stream afresh).
   stream* const here = current_stream_no_switch();
   if ((u->stack.flags & stack_canary) && !stack_intact(u->stack)) report_stack_overflow(u);
   u->stack = {};
   u->context = nullptr;
-  // complete() without its races: nobody else can reach u's join word (its handle is the
-  // joiner's, and the joiner is here), so no joiner is registered and a plain store ends it.
-  assert_invariant([u] { return u->join_word.load(std::memory_order_relaxed) == join_none; },
-                   "invariant 8: a unit that runs on its joiner's stack has no other joiner");
+  // complete() without its races: the joiner is registered and here, and nothing else writes
+  // a word that holds a joiner, so a plain store ends it.
+  assert_invariant(
+      [u, self] {
+        return u->join_word.load(std::memory_order_relaxed) ==
+               reinterpret_cast<std::uintptr_t>(self);
+      },
+      "invariant 8: a unit that runs on its joiner's stack has no other joiner");
   u->state.store(unit_state::terminated, std::memory_order_release);
   u->join_word.store(join_done, std::memory_order_release);
   obs::stack_returned(*here, u, self);

@@ -176,13 +176,15 @@ void write_unit(std::ostream& out, const work_unit* u,
   out << "unit " << as_unit(u)->id << ' ' << kind_name(as_unit(u)->kind) << ' ' << state_name(st);
   if (st == unit_state::blocked) {
     out << ": ";
-    if (const auto it = joined_by.find(u); it != joined_by.end()) {
+    const auto it = joined_by.find(u);
+    if (as_unit(u)->kind == unit_kind::ult && !as_unit(u)->context) {
+      // A blocked ULT has a saved context unless a unit it joins runs on its stack.
+      out << "join of a unit running on its stack";
+      if (it != joined_by.end()) out << " (unit " << as_unit(it->second)->id << ")";
+    } else if (it != joined_by.end()) {
       out << "join of unit " << as_unit(it->second)->id;
     } else if (as_unit(u)->user_suspended.load(std::memory_order_acquire)) {
       out << "suspended (this_unit::suspend)";
-    } else if (as_unit(u)->kind == unit_kind::ult && !as_unit(u)->context) {
-      // A blocked ULT has a saved context unless a unit it joins runs on its stack.
-      out << "join of a unit running on its stack";
     } else if (const char* what = wait_kind_name(wait_kind_of(u))) {
       out << what;
     } else {

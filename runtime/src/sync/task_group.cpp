@@ -2,6 +2,7 @@
 #include "weft/task_group.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "platform/spinlock.hpp"
 #include "weft/error.hpp"
@@ -17,6 +18,16 @@ task_group::~task_group() {
   if (count_ != 0) cancel();
   try {
     wait();
+  } catch (const error&) {
+    if (count_ != 0) {
+      // Misuse left units the group cannot wait for (a tasklet destroys it, say, or a body of
+      // its own while the group is being waited for): they refer to the group, which is gone.
+      std::fprintf(stderr,
+                   "weft: a task_group destroyed while %zu of its ULTs may still run, and it "
+                   "cannot wait for them here; aborting\n",
+                   count_);
+      std::abort();
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "weft: exception escaped a task_group destroyed without wait(): %s\n",
                  e.what());
@@ -56,6 +67,12 @@ void task_group::fail(std::exception_ptr e) noexcept {
   error_lock_.store(false, std::memory_order_release);
 }
 
+void task_group::refuse_run() {
+  throw error(errc::invalid_state,
+              "weft: task_group::run while the group is being waited for (from one of its "
+              "bodies?)");
+}
+
 void task_group::wait() {
   // Newest first: the newest unit is the one the stream's work-stealing pool gives back to a
   // join, so each join takes its unit out of the pool and, unless another stream took it, runs
@@ -64,6 +81,17 @@ void task_group::wait() {
   // scheduler, each on a stack of its own.
   if (count_ != 0 && !detail::epoch_is_live(epoch_)) [[unlikely]]
     detail::throw_stale_handle("task_group::wait", epoch_);
+  // One walk at a time: a second one (a body waiting on its own group runs inside the first)
+  // would join units the first has freed, and free them again.
+  if (waiting_.exchange(true, std::memory_order_acquire)) {
+    throw error(errc::invalid_state,
+                "weft: task_group::wait while the group is being waited for (by another unit, or "
+                "by the wait that runs this body)");
+  }
+  struct walk_end {
+    std::atomic<bool>& flag;
+    ~walk_end() { flag.store(false, std::memory_order_release); }
+  } end{waiting_};
   auto unit_at = [this](std::size_t i) -> work_unit*& {
     return i < inline_units ? inline_[i] : more_[i - inline_units];
   };

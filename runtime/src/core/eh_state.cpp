@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// Keeping a context's C++ exception state across its switches (see eh_state.hpp).
+#include "core/eh_state.hpp"
+
+namespace weft::detail {
+
+eh_globals* thread_eh_globals() noexcept {
+#if WEFT_DETAIL_EH_PER_CONTEXT
+  return reinterpret_cast<eh_globals*>(__cxxabiv1::__cxa_get_globals());
+#else
+  return nullptr;
+#endif
+}
+
+namespace {
+
+template <auto& Jump>
+transfer jump_keeping(fcontext to, void* data, eh_globals* g) noexcept {
+  const eh_globals mine = *g;
+  *g = eh_globals{};
+  const transfer t = Jump(to, data);
+  // Asked afresh: the context may have resumed on another thread. The context that jumped here
+  // left that thread's state empty.
+  *thread_eh_globals() = mine;
+  return t;
+}
+
+}  // namespace
+
+transfer jump_stowing(fcontext to, void* data, eh_globals* g) noexcept {
+  return jump_keeping<jump>(to, data, g);
+}
+
+transfer jump_to_peer_stowing(fcontext to, void* data, eh_globals* g) noexcept {
+  return jump_keeping<jump_to_peer>(to, data, g);
+}
+
+}  // namespace weft::detail

@@ -1,68 +1,52 @@
 // SPDX-License-Identifier: Apache-2.0
-// One worker's share of a loop under a schedule: the code every worksharing construct runs.
+// One worker's share of a loop under a schedule: the code every worksharing construct runs, on
+// the chunk dispatch of weft::parallel.
 #pragma once
 
 #include <weft/loops/schedule.hpp>
+#include <weft/parallel/dispatch.hpp>
 
-#include <atomic>
 #include <cstdint>
 
 namespace weft::loops::detail {
 
-/// The shared state of one loop: its bounds, schedule and, for dynamic and guided, the counter
-/// the workers claim chunks from (on its own cache line).
+/// The core's schedule for the layer's: the layer's default chunks, its guided spread.
+constexpr parallel::loop_schedule core_schedule(const schedule& s, std::int64_t trip, int w) {
+  const auto chunk = static_cast<std::uint64_t>(default_chunk(s, trip, w));
+  switch (s.kind) {
+    case schedule_kind::dynamic:
+      return {parallel::schedule_kind::dynamic, chunk};
+    case schedule_kind::guided:
+      return {parallel::schedule_kind::guided, chunk};
+    case schedule_kind::static_blocks:
+      break;
+  }
+  return {parallel::schedule_kind::static_, chunk};
+}
+
+/// The shared state of one loop: its first index, its width and the core's dispatch (whose
+/// counter, for dynamic and guided, the workers claim chunks from).
 struct loop_state {
-  loop_state(std::int64_t b, std::int64_t e, schedule s, int w)
-      : begin(b),
-        end(e),
-        kind(s.kind),
-        workers(w),
-        chunk(default_chunk(s, e > b ? e - b : 0, w)),
-        blocks(b, e, w),
-        next(b) {}
-  std::int64_t begin, end;
-  schedule_kind kind;
+  loop_state(std::int64_t b, std::int64_t e, schedule s, int w) : begin(b), workers(w) {
+    const std::int64_t trip = e > b ? e - b : 0;
+    dispatch.start(static_cast<std::uint64_t>(trip), core_schedule(s, trip, w), guided_spread);
+  }
+  std::int64_t begin;
   int workers;
-  std::int64_t chunk;
-  static_split blocks;  // static schedule without a chunk: one block per worker
-  alignas(64) std::atomic<std::int64_t> next;
+  parallel::loop_dispatch dispatch;
 };
 
 /// Runs worker `w`'s iterations of `st`: body(i) for each i it is dealt.
 template <class Body>
 void run_share(loop_state& st, int w, Body& body) {
-  const std::int64_t end = st.end;
-  switch (st.kind) {
-    case schedule_kind::static_blocks: {
-      if (st.chunk == 0) {
-        const range r = st.blocks.block(w);
-        for (std::int64_t i = r.begin; i < r.end; ++i) body(i);
-        return;
-      }
-      const std::int64_t stride = st.chunk * st.workers;
-      for (std::int64_t lo = st.begin + w * st.chunk; lo < end; lo += stride) {
-        const std::int64_t hi = lo + st.chunk < end ? lo + st.chunk : end;
-        for (std::int64_t i = lo; i < hi; ++i) body(i);
-      }
-      return;
-    }
-    case schedule_kind::dynamic:
-      for (;;) {
-        const std::int64_t lo = st.next.fetch_add(st.chunk, std::memory_order_relaxed);
-        if (lo >= end) return;
-        const std::int64_t hi = lo + st.chunk < end ? lo + st.chunk : end;
-        for (std::int64_t i = lo; i < hi; ++i) body(i);
-      }
-    case schedule_kind::guided:
-      for (;;) {
-        std::int64_t lo = st.next.load(std::memory_order_relaxed), hi;
-        do {
-          if (lo >= end) return;
-          hi = lo + guided_chunk(end - lo, st.workers, st.chunk);
-        } while (!st.next.compare_exchange_weak(lo, hi, std::memory_order_relaxed));
-        for (std::int64_t i = lo; i < hi; ++i) body(i);
-      }
-  }
+  const std::int64_t begin = st.begin;
+  parallel::for_each_chunk(st.dispatch, static_cast<std::uint64_t>(st.workers),
+                           static_cast<std::uint64_t>(w), [&](std::uint64_t lo, std::uint64_t hi) {
+                             const std::int64_t e = begin + static_cast<std::int64_t>(hi);
+                             for (std::int64_t i = begin + static_cast<std::int64_t>(lo); i < e;
+                                  ++i)
+                               body(i);
+                           });
 }
 
 }  // namespace weft::loops::detail

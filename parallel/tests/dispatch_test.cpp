@@ -152,7 +152,7 @@ TEST(parallel_dispatch, counts_near_the_limit_do_not_wrap) {
   // Dynamic, resumed close to the end: the last chunks stop at n and nothing is dealt twice.
   wp::loop_dispatch d;
   d.start(n, {k::dynamic, 4});
-  ASSERT_TRUE(d.near_limit);
+  ASSERT_EQ(d.how, wp::loop_dispatch::mode::dynamic_cas);
   d.next.store(n - 10);
   wp::worker_cursor cur;
   wp::chunk c;

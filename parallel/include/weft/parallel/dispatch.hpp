@@ -68,9 +68,16 @@ struct loop_dispatch {
   /// Guided chunks are remaining / (guided_spread * workers): OpenMP's runtimes use 1, a
   /// layer that wants more, smaller chunks for balance a larger value.
   std::uint32_t guided_spread = 1;
-  /// Set when fetch_add on `next` could wrap past 2^64 (a count near the unsigned limit):
-  /// dynamic chunks are then claimed by compare-and-swap.
-  bool near_limit = false;
+  /// How next_chunk() deals: the kind refined once at start(), so that taking a chunk costs one
+  /// dispatch on it. dynamic_cas: dynamic chunks claimed by compare-and-swap, for counts near
+  /// 2^64 where fetch_add on `next` could wrap.
+  enum class mode : std::uint8_t {
+    blocks,
+    chunked,
+    dynamic,
+    dynamic_cas,
+    guided
+  } how = mode::blocks;
   alignas(64) std::atomic<std::uint64_t> next{0};
 
   /// Readies the dispatch of `n` iterations under `s` (resolved here). Not concurrent with
@@ -85,7 +92,16 @@ struct loop_dispatch {
     // Each worker's last fetch_add overshoots `n` by up to a chunk; teams are far narrower than
     // 2^20 workers.
     constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
-    near_limit = chunk > (max >> 20) || n > max - (chunk << 20);
+    switch (kind) {
+      case schedule_kind::dynamic:
+        how = chunk > (max >> 20) || n > max - (chunk << 20) ? mode::dynamic_cas : mode::dynamic;
+        break;
+      case schedule_kind::guided:
+        how = mode::guided;
+        break;
+      default:
+        how = chunk == 0 ? mode::blocks : mode::chunked;
+    }
     next.store(0, std::memory_order_relaxed);
   }
 
@@ -96,7 +112,7 @@ struct loop_dispatch {
     kind = o.kind;
     monotonic = o.monotonic;
     guided_spread = o.guided_spread;
-    near_limit = o.near_limit;
+    how = o.how;
     next.store(0, std::memory_order_relaxed);
   }
 };
@@ -112,25 +128,27 @@ struct worker_cursor {
 inline bool next_chunk(loop_dispatch& d, std::uint64_t workers, std::uint64_t me, worker_cursor& c,
                        chunk& out) noexcept {
   const std::uint64_t n = d.count;
-  switch (d.kind) {
-    case schedule_kind::dynamic: {
+  using mode = loop_dispatch::mode;
+  // Dynamic first, before the switch's indirect jump: it takes the most chunks per loop.
+  if (d.how == mode::dynamic) [[likely]] {
+    const std::uint64_t ch = d.chunk;
+    const std::uint64_t lo = d.next.fetch_add(ch, std::memory_order_relaxed);
+    if (lo >= n) return false;
+    out = {lo, n - lo <= ch ? n : lo + ch};
+    return true;
+  }
+  switch (d.how) {
+    case mode::dynamic_cas: {
       const std::uint64_t ch = d.chunk;
-      std::uint64_t lo;
-      if (!d.near_limit) {
-        lo = d.next.fetch_add(ch, std::memory_order_relaxed);
+      std::uint64_t lo = d.next.load(std::memory_order_relaxed), hi;
+      do {
         if (lo >= n) return false;
-      } else {
-        lo = d.next.load(std::memory_order_relaxed);
-        std::uint64_t hi;
-        do {
-          if (lo >= n) return false;
-          hi = n - lo <= ch ? n : lo + ch;
-        } while (!d.next.compare_exchange_weak(lo, hi, std::memory_order_relaxed));
-      }
-      out = {lo, n - lo <= ch ? n : lo + ch};
+        hi = n - lo <= ch ? n : lo + ch;
+      } while (!d.next.compare_exchange_weak(lo, hi, std::memory_order_relaxed));
+      out = {lo, hi};
       return true;
     }
-    case schedule_kind::guided: {
+    case mode::guided: {
       std::uint64_t lo = d.next.load(std::memory_order_relaxed), hi;
       const std::uint64_t parts = workers * d.guided_spread;
       do {
@@ -140,24 +158,24 @@ inline bool next_chunk(loop_dispatch& d, std::uint64_t workers, std::uint64_t me
       out = {lo, hi};
       return true;
     }
-    default: {
-      if (d.chunk == 0) {  // one block per worker
-        if (c.taken++ > 0) return false;
-        out = static_block(n, workers, me);
-        return out.lo < out.hi;
-      }
-      // Chunk k of this worker is chunk k * workers + me of the loop; the start of the next one
-      // is kept, and saturates at n instead of wrapping.
-      const std::uint64_t ch = d.chunk;
-      if (c.taken++ == 0 && __builtin_mul_overflow(me, ch, &c.next)) c.next = n;
-      const std::uint64_t lo = c.next;
-      if (lo >= n) return false;
-      out = {lo, n - lo <= ch ? n : lo + ch};
-      std::uint64_t stride;
-      c.next = __builtin_mul_overflow(workers, ch, &stride) || stride >= n - lo ? n : lo + stride;
-      return true;
-    }
+    case mode::blocks:
+      if (c.taken++ > 0) return false;
+      out = static_block(n, workers, me);
+      return out.lo < out.hi;
+    case mode::dynamic:
+    case mode::chunked:
+      break;
   }
+  // Chunk k of this worker is chunk k * workers + me of the loop; the start of the next one is
+  // kept, and saturates at n instead of wrapping.
+  const std::uint64_t ch = d.chunk;
+  if (c.taken++ == 0 && __builtin_mul_overflow(me, ch, &c.next)) c.next = n;
+  const std::uint64_t lo = c.next;
+  if (lo >= n) return false;
+  out = {lo, n - lo <= ch ? n : lo + ch};
+  std::uint64_t stride;
+  c.next = __builtin_mul_overflow(workers, ch, &stride) || stride >= n - lo ? n : lo + stride;
+  return true;
 }
 
 /// Runs f(lo, hi) for each chunk worker `me` of `workers` is dealt, in order.

@@ -205,3 +205,27 @@ TEST(parallel_dispatch, chunks_map_back_to_the_loop) {
   });
   EXPECT_EQ(got, reference(100l, -100l, -7l, false));
 }
+
+// for_each_chunk() deals what next_chunk() deals, chunk for chunk.
+TEST(parallel_dispatch, for_each_chunk_matches_next_chunk) {
+  using k = wp::schedule_kind;
+  for (k kind : {k::static_, k::dynamic, k::guided}) {
+    for (std::uint64_t chunk : {0u, 1u, 7u}) {
+      for (std::uint64_t workers : {1u, 3u}) {
+        for (std::uint64_t me = 0; me < workers; ++me) {
+          wp::loop_dispatch a, b;
+          a.start(1000, {kind, chunk});
+          b.start(1000, {kind, chunk});
+          std::vector<std::uint64_t> x, y;
+          wp::worker_cursor c;
+          wp::chunk r;
+          while (wp::next_chunk(a, workers, me, c, r)) x.insert(x.end(), {r.lo, r.hi});
+          wp::for_each_chunk(b, workers, me, [&](std::uint64_t lo, std::uint64_t hi) {
+            y.insert(y.end(), {lo, hi});
+          });
+          EXPECT_EQ(x, y) << int(kind) << " " << chunk << " " << workers << " " << me;
+        }
+      }
+    }
+  }
+}

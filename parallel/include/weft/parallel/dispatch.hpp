@@ -178,9 +178,41 @@ inline bool next_chunk(loop_dispatch& d, std::uint64_t workers, std::uint64_t me
   return true;
 }
 
-/// Runs f(lo, hi) for each chunk worker `me` of `workers` is dealt, in order.
+/// Runs f(lo, hi) for each chunk worker `me` of `workers` is dealt, in order: the same chunks
+/// as next_chunk(), with the mode chosen once per loop, not once per chunk (a layer that runs
+/// a whole share in one call, as weft::loops does, pays no call per chunk).
 template <class F>
 void for_each_chunk(loop_dispatch& d, std::uint64_t workers, std::uint64_t me, F&& f) {
+  const std::uint64_t n = d.count, ch = d.chunk;
+  using mode = loop_dispatch::mode;
+  switch (d.how) {
+    case mode::blocks: {
+      const chunk b = static_block(n, workers, me);
+      if (b.lo < b.hi) f(b.lo, b.hi);
+      return;
+    }
+    case mode::chunked: {
+      std::uint64_t lo, stride;
+      if (__builtin_mul_overflow(me, ch, &lo)) return;
+      const bool one = __builtin_mul_overflow(workers, ch, &stride);
+      while (lo < n) {
+        const bool last = n - lo <= ch;
+        f(lo, last ? n : lo + ch);
+        if (one || stride >= n - lo) return;
+        lo += stride;
+      }
+      return;
+    }
+    case mode::dynamic:
+      for (;;) {
+        const std::uint64_t lo = d.next.fetch_add(ch, std::memory_order_relaxed);
+        if (lo >= n) return;
+        f(lo, n - lo <= ch ? n : lo + ch);
+      }
+    case mode::dynamic_cas:
+    case mode::guided:
+      break;
+  }
   worker_cursor c;
   chunk r;
   while (next_chunk(d, workers, me, c, r)) f(r.lo, r.hi);

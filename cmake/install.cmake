@@ -10,8 +10,8 @@
 #                                                          weft::weft_tsan, weft::weft_asan
 #   include/abt.h, <libdir>/libweft-abt.{so*,a}, <libdir>/pkgconfig/weft-abt{,-static}.pc
 #                                                          weft::abt, weft::abt_static (when built)
-#   include/weft/loops/*.hpp, <libdir>/libweft-loops.a, <libdir>/pkgconfig/weft-loops{,-static}.pc
-#                                                          weft::loops (when apps/ is built)
+#   include/weft/{loops,parallel}/*.hpp, <libdir>/libweft-loops.a,
+#   <libdir>/pkgconfig/weft-loops{,-static}.pc             weft::loops
 #   <libdir>/libweft-omp.so*, <libdir>/weft-omp/libgomp.so.1, <libdir>/pkgconfig/weft-omp.pc
 #                                                          weft::omp, the drop-in libgomp
 #   bin/weft-rm, bin/weft-align, bin/weft-elastic-demo     the programs (when built)
@@ -189,18 +189,22 @@ if(TARGET weft_abt)
   endforeach()
 endif()
 
-# --- weft::loops: the parallel-loop layer (apps/loops), component "loops" ------------------------
+# --- weft::loops: the parallel-loop layer (loops/), component "loops" ---------------------------
 # A static library over libweft.so. mpi.hpp is left out: it belongs to weft_loops_mpi, which needs
-# MPI and stays in the build tree.
+# MPI and stays in the build tree. The layer's headers include the worksharing core's
+# (weft/parallel/, header-only), installed with them.
 if(TARGET weft_loops)
   install(TARGETS weft_loops
     EXPORT weftTargets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(DIRECTORY "${PROJECT_SOURCE_DIR}/apps/loops/include/weft/loops"
+  install(DIRECTORY "${PROJECT_SOURCE_DIR}/loops/include/weft/loops"
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/weft
     FILES_MATCHING
       PATTERN "*.hpp"
       PATTERN "mpi.hpp" EXCLUDE)
+  install(DIRECTORY "${PROJECT_SOURCE_DIR}/parallel/include/weft/parallel"
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/weft
+    FILES_MATCHING PATTERN "*.hpp")
   foreach(pc weft-loops weft-loops-static)
     configure_file("${CMAKE_CURRENT_LIST_DIR}/${pc}.pc.in" "${PROJECT_BINARY_DIR}/${pc}.pc" @ONLY)
     install(FILES "${PROJECT_BINARY_DIR}/${pc}.pc" DESTINATION ${WEFT_INSTALL_PKGCONFIGDIR})

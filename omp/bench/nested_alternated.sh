@@ -12,7 +12,7 @@ build=${BUILD:-$root/build}
 rounds=${ROUNDS:-15}
 sweep=${SWEEP:-1,2,4,8,16,36}
 out=${OUT:-$here/results/nested-alternated.txt}
-loops=$build/apps/loops
+loops=$build/loops
 dropin=$build/omp/dropin
 for f in "$loops/weft_loops_nested_gomp" "$loops/weft_loops_nested" "$dropin/libgomp.so.1"; do
   [[ -e $f ]] || { echo "nested_alternated.sh: $f missing" >&2; exit 1; }

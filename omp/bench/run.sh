@@ -2,10 +2,10 @@
 # Runs libweft-omp against its peers, every OpenMP program unmodified and built once by GCC (the
 # LLVM libomp runs use the same sources built by clang-14):
 #  1. micro.c: fork/join of an empty region of 2, an empty barrier, fib(N) with omp task;
-#  2. the 003 nested benchmark (apps/loops/bench/nested_omp.cpp): flat (inner team of 1) and
+#  2. the 003 nested benchmark (loops/bench/nested_omp.cpp): flat (inner team of 1) and
 #     36 outer x inner 1..36, on libgomp, libomp, libweft-omp with inner ULTs and with inner
 #     tasklets (WEFT_OMP_INNER=tasklet), next to weft::loops' own nested version;
-#  3. the 002 kernels (apps/loops kernels_bench omp) on libgomp and libweft-omp, and weft::loops.
+#  3. the 002 kernels (loops kernels_bench omp) on libgomp and libweft-omp, and weft::loops.
 # Every peer runs with its defaults; libgomp and libweft-omp also with OMP_WAIT_POLICY=active
 # and =passive, reported as separate rows. Output: $OUT (default omp/bench/results) micro.txt,
 # nested.txt, kernels.txt, and summary.txt (ratios within this run).
@@ -26,14 +26,14 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j2 --target weft_omp weft_omp_dropin weft_omp_micro weft_loops_nested \
   weft_loops_nested_gomp weft_loops_kernels_bench >/dev/null
 bin=$build/omp/bench
-loops=$build/apps/loops
+loops=$build/loops
 dropin=$build/omp/dropin
 libomp=/usr/lib/llvm-14/lib
 clang-14 -O2 -fopenmp=libomp -L"$libomp" -Wl,-rpath,"$libomp" -o "$bin/weft_omp_micro_iomp" \
   "$here/micro.c"
 clang++-14 -std=c++20 -O2 -fopenmp=libomp -L"$libomp" -Wl,-rpath,"$libomp" \
-  -I"$root/apps/loops/bench" -o "$loops/weft_loops_nested_iomp" \
-  "$root/apps/loops/bench/nested_omp.cpp" "$root/apps/loops/bench/kernels_common.cpp"
+  -I"$root/loops/bench" -o "$loops/weft_loops_nested_iomp" \
+  "$root/loops/bench/nested_omp.cpp" "$root/loops/bench/kernels_common.cpp"
 
 # run LABEL ENV... -- CMD...: one row per output line, the first column replaced by LABEL.
 run() {

@@ -2,6 +2,9 @@
 // GOMP_* and omp_* entry point works on, the worksharing slots, waiting and locks.
 #pragma once
 
+#include <weft/parallel/dispatch.hpp>
+#include <weft/parallel/iteration_space.hpp>
+#include <weft/parallel/team_barrier.hpp>
 #include <weft/weft.hpp>
 
 #include <atomic>
@@ -66,38 +69,15 @@ struct work_share {
   std::atomic<std::uint64_t> tag{0};  ///< 1 + sequence number of the construct it serves
   std::atomic<int> users{0};          ///< team members that have not released it yet
   spinlock init_lock;
-  sched_kind kind = sched_kind::static_;
-  bool is_ull = false;
+  bool up = true;  ///< the loop counts up
   bool ordered = false;
-  std::uint64_t n = 0;             ///< logical iterations (sections: number of sections)
-  std::uint64_t chunk = 0;         ///< iterations per chunk (0: static blocks)
   std::uint64_t start = 0;         ///< first value (long or ull bits)
   std::uint64_t incr = 0;          ///< increment (long or ull bits)
   std::uint64_t end = 0;           ///< the user's end value, returned for the last chunk
   void* copy = nullptr;            ///< single copyprivate data
   std::vector<unsigned char> mem;  ///< GOMP_loop_start's team-shared memory
-  alignas(64) std::atomic<std::uint64_t> next{0};      ///< next logical iteration to hand out
+  parallel::loop_dispatch loop;    ///< logical iterations (sections: one per section)
   alignas(64) std::atomic<std::uint64_t> ord_turn{0};  ///< first iteration not yet ordered
-};
-
-/// A reusable team barrier: spins a bounded time, then blocks the calling ULT on a wait queue.
-/// Cancellation of the enclosing parallel region releases it.
-class team_barrier {
- public:
-  explicit team_barrier(int n) : n_(n) {}
-  /// Waits for the whole team; returns true if the region was cancelled meanwhile.
-  bool wait(team& t, long spin);
-  /// Wakes every waiter (used by cancellation).
-  void wake_all();
-  /// Makes a barrier left by a cancelled region usable again (no waiter may be inside).
-  void reset();
-
- private:
-  alignas(64) std::atomic<std::uint32_t> arrived_{0};
-  alignas(64) std::atomic<std::uint32_t> gen_{0};
-  spinlock lock_;
-  wait_queue waiters_;
-  int n_;
 };
 
 /// A task's view: an implicit task (team member) or an explicit task. Every OpenMP call made by a
@@ -115,7 +95,7 @@ struct context {
   std::uint64_t ws_seq = 0;                  ///< constructs encountered so far
   std::uint64_t single_seq = 0;              ///< single constructs encountered so far
   work_share* ws = nullptr;                  ///< the loop or sections being worked on
-  std::uint64_t static_k = 0;                ///< static chunks taken from `ws`
+  parallel::worker_cursor cursor;            ///< static chunks taken from `ws`
   std::uint64_t chunk_lo = 0, chunk_hi = 0;  ///< logical range of the current chunk
   bool have_chunk = false;
   // Tasks.
@@ -136,9 +116,13 @@ struct team {
   team(int n, context* parent_ctx);
   /// Readies a finished team for another region of the same width.
   void reset(context* parent_ctx);
+  /// Waits at the barrier, spinning `spin` rounds first; true if the region was cancelled.
+  bool wait_barrier(long spin) {
+    return !barrier.arrive_and_wait(spin) || cancelled.load(std::memory_order_relaxed);
+  }
   int nthreads;
-  context* parent;  ///< the encountering task
-  team_barrier barrier;
+  context* parent;                 ///< the encountering task
+  parallel::team_barrier barrier;  ///< aborted by cancellation of the region
   std::atomic<std::uint64_t> single_count{0};
   std::atomic<bool> cancelled{false};     ///< parallel region cancelled
   std::atomic<bool> ws_cancelled{false};  ///< current loop/sections cancelled

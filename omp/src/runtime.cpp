@@ -1,5 +1,5 @@
-// Settings from the environment, starting weft, the current context of a unit, teams, the team
-// barrier and parallel regions (GOMP_parallel and its relatives, GOMP_barrier, GOMP_teams).
+// Settings from the environment, starting weft, the current context of a unit, teams and
+// parallel regions (GOMP_parallel and its relatives, GOMP_barrier, GOMP_teams).
 #include "internal.hpp"
 
 #include <sched.h>
@@ -373,43 +373,10 @@ void fatal(const std::string& message) {
   std::abort();
 }
 
-// ---- the team barrier --------------------------------------------------------------------
-
-bool team_barrier::wait(team& t, long spin) {
-  const std::uint32_t gen = gen_.load(std::memory_order_acquire);
-  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(n_)) {
-    arrived_.store(0, std::memory_order_relaxed);
-    lock_.lock();
-    gen_.store(gen + 1, std::memory_order_release);
-    while (wakeup w = waiters_.take()) w();
-    lock_.unlock();
-    return t.cancelled.load(std::memory_order_relaxed);
-  }
-  for (long i = 0; i < spin; ++i) {
-    if (gen_.load(std::memory_order_acquire) != gen)
-      return t.cancelled.load(std::memory_order_relaxed);
-    cpu_relax();
-  }
-  lock_.lock();
-  while (gen_.load(std::memory_order_acquire) == gen &&
-         !t.cancelled.load(std::memory_order_acquire)) {
-    waiter self;
-    self.kind = omp_wait;
-    waiters_.wait(lock_, self);  // releases the lock once blocked
-    lock_.lock();
-  }
-  lock_.unlock();
-  return t.cancelled.load(std::memory_order_relaxed);
-}
-
-void team_barrier::wake_all() {
-  lock_.lock();
-  while (wakeup w = waiters_.take()) w();
-  lock_.unlock();
-}
+// ---- teams -------------------------------------------------------------------------------
 
 team::team(int n, context* parent_ctx)
-    : nthreads(n), parent(parent_ctx), barrier(n), members(static_cast<std::size_t>(n)) {}
+    : nthreads(n), parent(parent_ctx), barrier(n, omp_wait), members(static_cast<std::size_t>(n)) {}
 
 void team::reset(context* parent_ctx) {
   parent = parent_ctx;
@@ -422,10 +389,6 @@ void team::reset(context* parent_ctx) {
     w.users.store(0, std::memory_order_relaxed);
   }
   blocking_flag = nullptr;
-}
-
-void team_barrier::reset() {
-  arrived_.store(0, std::memory_order_relaxed);
 }
 
 // ---- parallel regions --------------------------------------------------------------------
@@ -622,7 +585,7 @@ void init_members(team& t, context& enc, int level, int active_level, int width_
     c.ws_seq = 0;
     c.single_seq = 0;
     c.ws = nullptr;
-    c.static_k = 0;
+    c.cursor = {};
     c.have_chunk = false;
     c.final_task = false;
     c.legacy = nullptr;
@@ -712,16 +675,13 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
   if (preset) {
     // A combined parallel loop: every member starts at construct 1, already set up in slot 0.
     work_share& ws = t.ws[0];
-    ws.kind = preset->kind;
-    ws.is_ull = preset->is_ull;
-    ws.n = preset->n;
-    ws.chunk = preset->chunk;
+    ws.up = preset->up;
     ws.start = preset->start;
     ws.incr = preset->incr;
     ws.end = preset->end;
     ws.ordered = false;
     ws.copy = nullptr;
-    ws.next.store(0, std::memory_order_relaxed);
+    ws.loop.start_like(preset->loop);
     ws.ord_turn.store(0, std::memory_order_relaxed);
     ws.tag.store(1, std::memory_order_relaxed);
     ws.users.store(n, std::memory_order_relaxed);
@@ -866,7 +826,7 @@ bool GOMP_barrier_cancel(void) {
   note_blocking(c);
   finish_children(c);
   if (c.t->nthreads == 1) return c.t->cancelled.load();
-  return c.t->barrier.wait(*c.t, c.active_level == 1 ? settings().spin : 0);
+  return c.t->wait_barrier(c.active_level == 1 ? settings().spin : 0);
 }
 
 void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, unsigned thread_limit,

@@ -322,16 +322,19 @@ void GOMP_taskgroup_end(void) {
   delete g;
 }
 
-void GOMP_taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
-                   long arg_align, unsigned flags, unsigned long num_tasks, int priority,
-                   long start, long end, long step) {
+}  // extern "C"
+
+namespace {
+
+// GOMP_taskloop and GOMP_taskloop_ull: the loop's iterations split into tasks of nearly equal
+// sizes, each given its bounds in the first two words of its data.
+template <class I>
+void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+              long arg_align, unsigned flags, unsigned long num_tasks, int priority,
+              const parallel::iteration_space<I>& sp) {
   (void)priority;
   if (flags & flag_reduction) unsupported("taskloop reduction / in_reduction");
-  const std::uint64_t n =
-      step > 0 ? (end > start ? (static_cast<std::uint64_t>(end) - start + step - 1) / step : 0)
-               : (start > end ? (static_cast<std::uint64_t>(start) - end - step - 1) /
-                                    static_cast<std::uint64_t>(-step)
-                              : 0);
+  const std::uint64_t n = sp.count();
   if (n == 0) return;
   context& c = current();
   std::uint64_t tasks;
@@ -350,10 +353,9 @@ void GOMP_taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), l
   std::uint64_t lo = 0;
   for (std::uint64_t k = 0; k < tasks; ++k) {
     const std::uint64_t hi = lo + q + (k < r ? 1 : 0);
-    const long s = start + static_cast<long>(lo) * step;
-    const long e = hi == n ? end : start + static_cast<long>(hi) * step;
+    const I s = sp.at(lo), e = sp.bound(hi, n);
     spawn(fn, data, cpyfn, arg_size, arg_align, deferred, final_task, nullptr, [s, e](void* buf) {
-      long* bounds = static_cast<long*>(buf);
+      I* bounds = static_cast<I*>(buf);
       bounds[0] = s;
       bounds[1] = e;
     });
@@ -362,42 +364,22 @@ void GOMP_taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), l
   if (group) GOMP_taskgroup_end();
 }
 
+}  // namespace
+
+extern "C" {
+
+void GOMP_taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
+                   long arg_align, unsigned flags, unsigned long num_tasks, int priority,
+                   long start, long end, long step) {
+  taskloop(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority,
+           parallel::make_space(start, end, step));
+}
+
 void GOMP_taskloop_ull(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
                        long arg_align, unsigned flags, unsigned long num_tasks, int priority,
                        unsigned long long start, unsigned long long end, unsigned long long step) {
-  (void)priority;
-  if (flags & flag_reduction) unsupported("taskloop reduction / in_reduction");
-  const bool up = flags & flag_up;
-  const std::uint64_t n = up ? (end > start ? (end - start + step - 1) / step : 0)
-                             : (start > end ? (start - end + (-step) - 1) / (-step) : 0);
-  if (n == 0) return;
-  context& c = current();
-  std::uint64_t tasks;
-  if (flags & flag_grainsize) {
-    tasks = num_tasks ? n / num_tasks : n;
-  } else {
-    tasks = num_tasks ? num_tasks : static_cast<std::uint64_t>(c.t ? c.t->nthreads : 1);
-  }
-  if (tasks == 0) tasks = 1;
-  if (tasks > n) tasks = n;
-  const bool group = !(flags & flag_nogroup);
-  if (group) GOMP_taskgroup_start();
-  const bool final_task = c.final_task || (flags & flag_final);
-  const bool deferred = (flags & flag_if) && !c.final_task;
-  const std::uint64_t q = n / tasks, r = n % tasks;
-  std::uint64_t lo = 0;
-  for (std::uint64_t k = 0; k < tasks; ++k) {
-    const std::uint64_t hi = lo + q + (k < r ? 1 : 0);
-    const unsigned long long s = start + lo * step;
-    const unsigned long long e = hi == n ? end : start + hi * step;
-    spawn(fn, data, cpyfn, arg_size, arg_align, deferred, final_task, nullptr, [s, e](void* buf) {
-      auto* bounds = static_cast<unsigned long long*>(buf);
-      bounds[0] = s;
-      bounds[1] = e;
-    });
-    lo = hi;
-  }
-  if (group) GOMP_taskgroup_end();
+  taskloop(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority,
+           parallel::make_space(static_cast<bool>(flags & flag_up), start, end, step));
 }
 
 }  // extern "C"

@@ -65,7 +65,7 @@ void release(context& c) {
   c.ws->users.fetch_sub(1, std::memory_order_acq_rel);
   c.ws = nullptr;
   c.have_chunk = false;
-  c.static_k = 0;
+  c.cursor = {};
 }
 
 // The team-shared memory GOMP_loop_start and GOMP_sections2_start hand out (*mem holds its size).
@@ -75,92 +75,47 @@ void share_memory(work_share& ws, bool first, void** mem) {
   *mem = ws.mem.data();
 }
 
-std::uint64_t trip_count(bool ull, bool up, std::uint64_t start, std::uint64_t end,
-                         std::uint64_t incr) {
-  if (ull) {
-    if (up) return end > start ? (end - start + incr - 1) / incr : 0;
-    const std::uint64_t step = -incr;
-    return start > end ? (start - end + step - 1) / step : 0;
-  }
-  const auto s = static_cast<std::int64_t>(start), e = static_cast<std::int64_t>(end),
-             i = static_cast<std::int64_t>(incr);
-  if (i > 0) return e > s ? (end - start + incr - 1) / incr : 0;
-  const std::uint64_t step = -incr;
-  return s > e ? (start - end + step - 1) / step : 0;
-}
-
-sched_kind resolve(context& c, sched_kind k, std::uint64_t& chunk) {
+// The schedule a loop runs: a runtime schedule is the ICV's; the rest is the core's.
+parallel::loop_schedule resolve(context& c, sched_kind k, std::uint64_t chunk, bool monotonic) {
   if (k == sched_kind::runtime) {
     k = c.icv.run_sched;
     chunk = static_cast<std::uint64_t>(c.icv.run_chunk);
   }
-  if (k == sched_kind::auto_) {
-    k = sched_kind::static_;
-    chunk = 0;
-  }
-  if ((k == sched_kind::dynamic || k == sched_kind::guided) && chunk == 0) chunk = 1;
-  return k;
+  using pk = parallel::schedule_kind;
+  const pk kind = k == sched_kind::static_   ? pk::static_
+                  : k == sched_kind::dynamic ? pk::dynamic
+                  : k == sched_kind::guided  ? pk::guided
+                                             : pk::auto_;
+  return {kind, chunk, monotonic};
 }
 
-void fill_loop(work_share& ws, bool ull, bool up, std::uint64_t start, std::uint64_t end,
-               std::uint64_t incr, sched_kind k, std::uint64_t chunk, bool ordered) {
-  ws.kind = k;
-  ws.is_ull = ull;
+template <class I>
+void fill_loop(work_share& ws, const parallel::iteration_space<I>& sp, parallel::loop_schedule s,
+               bool ordered) {
+  ws.up = sp.up;
   ws.ordered = ordered;
-  ws.n = trip_count(ull, up, start, end, incr);
-  ws.chunk = chunk;
-  ws.start = start;
-  ws.end = end;
-  ws.incr = incr;
+  ws.start = static_cast<std::uint64_t>(sp.start);
+  ws.end = static_cast<std::uint64_t>(sp.end);
+  ws.incr = static_cast<std::uint64_t>(sp.incr);
   ws.copy = nullptr;
-  ws.next.store(0, std::memory_order_relaxed);
+  ws.loop.start(sp.count(), s);
   ws.ord_turn.store(0, std::memory_order_relaxed);
 }
 
-// Hands the calling member its next chunk, as logical iterations [lo, hi).
-bool take_chunk(context& c, work_share& ws, std::uint64_t& lo, std::uint64_t& hi) {
+template <class I>
+parallel::iteration_space<I> space_of(const work_share& ws) {
+  return {static_cast<I>(ws.start), static_cast<I>(ws.end), static_cast<I>(ws.incr), ws.up};
+}
+
+// Hands the calling member its next chunk of logical iterations.
+bool take_chunk(context& c, work_share& ws, parallel::chunk& out) {
   team& t = *c.t;
   if (t.ws_cancelled.load(std::memory_order_acquire) == c.ws_seq ||
       t.cancelled.load(std::memory_order_acquire)) {
     return false;
   }
-  const std::uint64_t n = ws.n;
-  const auto T = static_cast<std::uint64_t>(t.nthreads);
-  const auto me = static_cast<std::uint64_t>(c.num);
-  switch (ws.kind) {
-    case sched_kind::dynamic: {
-      lo = ws.next.fetch_add(ws.chunk, std::memory_order_relaxed);
-      if (lo >= n) return false;
-      hi = n - lo < ws.chunk ? n : lo + ws.chunk;
-      return true;
-    }
-    case sched_kind::guided: {
-      lo = ws.next.load(std::memory_order_relaxed);
-      do {
-        if (lo >= n) return false;
-        const std::uint64_t rem = n - lo;
-        std::uint64_t q = (rem + T - 1) / T;
-        if (q < ws.chunk) q = ws.chunk;
-        hi = rem < q ? n : lo + q;
-      } while (!ws.next.compare_exchange_weak(lo, hi, std::memory_order_relaxed));
-      return true;
-    }
-    default: {
-      if (ws.chunk == 0) {  // one block per member, sizes differing by at most one
-        if (c.static_k++ > 0) return false;
-        const std::uint64_t q = n / T, r = n % T;
-        lo = me * q + (me < r ? me : r);
-        hi = lo + q + (me < r ? 1 : 0);
-        return lo < hi;
-      }
-      const std::uint64_t k = c.static_k++;
-      const std::uint64_t first = (k * T + me);
-      if (first >= (n + ws.chunk - 1) / ws.chunk) return false;
-      lo = first * ws.chunk;
-      hi = n - lo < ws.chunk ? n : lo + ws.chunk;
-      return true;
-    }
-  }
+  return parallel::next_chunk(ws.loop, static_cast<std::uint64_t>(t.nthreads),
+                              static_cast<std::uint64_t>(c.num), c.cursor, out);
 }
 
 // Ordered loops: a finished chunk passes the turn on once every earlier chunk has.
@@ -175,85 +130,51 @@ void pass_turn(context& c, work_share& ws) {
   c.have_chunk = false;
 }
 
-bool next_range(std::uint64_t* istart, std::uint64_t* iend) {
+// GOMP_loop_*_next and GOMP_loop_ull_*_next: the next chunk as the loop's own bounds.
+template <class I>
+bool next_loop(I* istart, I* iend) {
   context& c = current();
   work_share* ws = c.ws;
   if (!ws) return false;
   pass_turn(c, *ws);
-  std::uint64_t lo = 0, hi = 0;
-  if (!take_chunk(c, *ws, lo, hi)) return false;
-  c.chunk_lo = lo;
-  c.chunk_hi = hi;
+  parallel::chunk r;
+  if (!take_chunk(c, *ws, r)) return false;
+  c.chunk_lo = r.lo;
+  c.chunk_hi = r.hi;
   c.have_chunk = true;
-  *istart = ws->start + lo * ws->incr;
-  *iend = hi == ws->n ? ws->end : ws->start + hi * ws->incr;
+  const parallel::iteration_space<I> sp = space_of<I>(*ws);
+  *istart = sp.at(r.lo);
+  *iend = sp.bound(r.hi, ws->loop.count);
   return true;
 }
 
-bool start_range(bool ull, bool up, std::uint64_t start, std::uint64_t end, std::uint64_t incr,
-                 sched_kind k, std::uint64_t chunk, bool ordered, std::uint64_t* istart,
-                 std::uint64_t* iend, void** mem) {
+// GOMP_loop_*_start and GOMP_loop_ull_*_start: joins (or sets up) the loop, then takes the first
+// chunk unless istart is null.
+template <class I>
+bool start_loop(const parallel::iteration_space<I>& sp, sched_kind k, std::uint64_t chunk,
+                bool ordered, I* istart, I* iend, void** mem = nullptr, bool monotonic = false) {
   context& c = current();
   bool first = false;
   work_share& ws = enter(c, first);
   if (first) {
-    k = resolve(c, k, chunk);
-    fill_loop(ws, ull, up, start, end, incr, k, chunk, ordered);
+    fill_loop(ws, sp, resolve(c, k, chunk, monotonic || ordered), ordered);
     share_memory(ws, true, mem);
     publish(c, ws);
   } else {
     share_memory(ws, false, mem);
   }
   c.ws = &ws;
-  c.static_k = 0;
+  c.cursor = {};
   c.have_chunk = false;
   if (!istart) return true;
-  return next_range(istart, iend);
+  return next_loop(istart, iend);
 }
 
-bool start_long(long start, long end, long incr, sched_kind k, long chunk, bool ordered,
-                long* istart, long* iend, void** mem = nullptr) {
-  std::uint64_t s = 0, e = 0;
-  const bool r =
-      start_range(false, incr > 0, static_cast<std::uint64_t>(start),
-                  static_cast<std::uint64_t>(end), static_cast<std::uint64_t>(incr), k,
-                  static_cast<std::uint64_t>(chunk), ordered, istart ? &s : nullptr, &e, mem);
-  if (r && istart) {
-    *istart = static_cast<long>(s);
-    *iend = static_cast<long>(e);
-  }
-  return r;
-}
-
-bool next_long(long* istart, long* iend) {
-  std::uint64_t s = 0, e = 0;
-  if (!next_range(&s, &e)) return false;
-  *istart = static_cast<long>(s);
-  *iend = static_cast<long>(e);
-  return true;
-}
-
+using parallel::make_space;
 using ull = unsigned long long;
 
-bool start_ull(bool up, ull start, ull end, ull incr, sched_kind k, ull chunk, bool ordered,
-               ull* istart, ull* iend, void** mem = nullptr) {
-  std::uint64_t s = 0, e = 0;
-  const bool r =
-      start_range(true, up, start, end, incr, k, chunk, ordered, istart ? &s : nullptr, &e, mem);
-  if (r && istart) {
-    *istart = s;
-    *iend = e;
-  }
-  return r;
-}
-
-bool next_ull(ull* istart, ull* iend) {
-  std::uint64_t s = 0, e = 0;
-  if (!next_range(&s, &e)) return false;
-  *istart = s;
-  *iend = e;
-  return true;
-}
+// GOMP_loop_start's schedule argument: the kind, with GFS_MONOTONIC in bit 31.
+constexpr long monotonic_bit = 0x80000000l;
 
 sched_kind sched_arg(long sched) {
   return static_cast<sched_kind>(sched & 0x7fffffff);
@@ -267,25 +188,24 @@ void end_loop(bool wait) {
 }
 
 // The preset slot of a combined parallel loop or sections construct.
-void parallel_preset(void (*fn)(void*), void* data, unsigned nthreads, bool ull, bool up,
-                     std::uint64_t start, std::uint64_t end, std::uint64_t incr, sched_kind k,
-                     std::uint64_t chunk, unsigned flags) {
+template <class I>
+void parallel_preset(void (*fn)(void*), void* data, unsigned nthreads,
+                     const parallel::iteration_space<I>& sp, sched_kind k, std::uint64_t chunk,
+                     unsigned flags) {
   work_share preset;
-  context& c = current();
-  k = resolve(c, k, chunk);
-  fill_loop(preset, ull, up, start, end, incr, k, chunk, false);
+  fill_loop(preset, sp, resolve(current(), k, chunk, false), false);
   run_parallel(fn, data, nthreads, flags, &preset);
 }
 
 unsigned section_next() {
-  std::uint64_t s = 0, e = 0;
-  return next_range(&s, &e) ? static_cast<unsigned>(s) : 0;
+  long s = 0, e = 0;
+  return next_loop(&s, &e) ? static_cast<unsigned>(s) : 0;
 }
 
 unsigned sections_start(unsigned count, void** mem) {
-  std::uint64_t s = 0, e = 0;
+  long s = 0, e = 0;
   const bool r =
-      start_range(false, true, 1, count + 1ul, 1, sched_kind::dynamic, 1, false, &s, &e, mem);
+      start_loop(make_space(1l, count + 1l, 1l), sched_kind::dynamic, 1, false, &s, &e, mem);
   return r ? static_cast<unsigned>(s) : 0;
 }
 
@@ -297,7 +217,7 @@ void team_wait(context& c) {
   finish_children(c);
   if (c.t->nthreads > 1) {
     const bool spin = c.active_level == 1 && c.t->nthreads <= settings().streams;
-    c.t->barrier.wait(*c.t, spin ? settings().spin : 0);
+    c.t->wait_barrier(spin ? settings().spin : 0);
   }
 }
 
@@ -322,175 +242,179 @@ extern "C" {
 // ---- loops -------------------------------------------------------------------------------
 
 bool GOMP_loop_static_start(long s, long e, long i, long chunk, long* is, long* ie) {
-  return start_long(s, e, i, sched_kind::static_, chunk, false, is, ie);
+  return start_loop(make_space(s, e, i), sched_kind::static_, chunk, false, is, ie);
 }
 bool GOMP_loop_dynamic_start(long s, long e, long i, long chunk, long* is, long* ie) {
-  return start_long(s, e, i, sched_kind::dynamic, chunk, false, is, ie);
+  return start_loop(make_space(s, e, i), sched_kind::dynamic, chunk, false, is, ie);
 }
 bool GOMP_loop_guided_start(long s, long e, long i, long chunk, long* is, long* ie) {
-  return start_long(s, e, i, sched_kind::guided, chunk, false, is, ie);
+  return start_loop(make_space(s, e, i), sched_kind::guided, chunk, false, is, ie);
 }
 bool GOMP_loop_nonmonotonic_dynamic_start(long s, long e, long i, long chunk, long* is, long* ie) {
-  return start_long(s, e, i, sched_kind::dynamic, chunk, false, is, ie);
+  return start_loop(make_space(s, e, i), sched_kind::dynamic, chunk, false, is, ie);
 }
 bool GOMP_loop_nonmonotonic_guided_start(long s, long e, long i, long chunk, long* is, long* ie) {
-  return start_long(s, e, i, sched_kind::guided, chunk, false, is, ie);
+  return start_loop(make_space(s, e, i), sched_kind::guided, chunk, false, is, ie);
 }
 bool GOMP_loop_runtime_start(long s, long e, long i, long* is, long* ie) {
-  return start_long(s, e, i, sched_kind::runtime, 0, false, is, ie);
+  return start_loop(make_space(s, e, i), sched_kind::runtime, 0, false, is, ie);
 }
 bool GOMP_loop_nonmonotonic_runtime_start(long s, long e, long i, long* is, long* ie) {
-  return start_long(s, e, i, sched_kind::runtime, 0, false, is, ie);
+  return start_loop(make_space(s, e, i), sched_kind::runtime, 0, false, is, ie);
 }
 bool GOMP_loop_maybe_nonmonotonic_runtime_start(long s, long e, long i, long* is, long* ie) {
-  return start_long(s, e, i, sched_kind::runtime, 0, false, is, ie);
+  return start_loop(make_space(s, e, i), sched_kind::runtime, 0, false, is, ie);
 }
 bool GOMP_loop_ordered_static_start(long s, long e, long i, long chunk, long* is, long* ie) {
-  return start_long(s, e, i, sched_kind::static_, chunk, true, is, ie);
+  return start_loop(make_space(s, e, i), sched_kind::static_, chunk, true, is, ie);
 }
 bool GOMP_loop_ordered_dynamic_start(long s, long e, long i, long chunk, long* is, long* ie) {
-  return start_long(s, e, i, sched_kind::dynamic, chunk, true, is, ie);
+  return start_loop(make_space(s, e, i), sched_kind::dynamic, chunk, true, is, ie);
 }
 bool GOMP_loop_ordered_guided_start(long s, long e, long i, long chunk, long* is, long* ie) {
-  return start_long(s, e, i, sched_kind::guided, chunk, true, is, ie);
+  return start_loop(make_space(s, e, i), sched_kind::guided, chunk, true, is, ie);
 }
 bool GOMP_loop_ordered_runtime_start(long s, long e, long i, long* is, long* ie) {
-  return start_long(s, e, i, sched_kind::runtime, 0, true, is, ie);
+  return start_loop(make_space(s, e, i), sched_kind::runtime, 0, true, is, ie);
 }
 bool GOMP_loop_start(long s, long e, long i, long sched, long chunk, long* is, long* ie,
                      std::uintptr_t* reductions, void** mem) {
   if (reductions) unsupported("task reductions on a worksharing loop (reduction(task, ...))");
-  return start_long(s, e, i, sched_arg(sched), chunk, false, is, ie, mem);
+  return start_loop(make_space(s, e, i), sched_arg(sched), chunk, false, is, ie, mem,
+                    (sched & monotonic_bit) != 0);
 }
 bool GOMP_loop_ordered_start(long s, long e, long i, long sched, long chunk, long* is, long* ie,
                              std::uintptr_t* reductions, void** mem) {
   if (reductions) unsupported("task reductions on a worksharing loop (reduction(task, ...))");
-  return start_long(s, e, i, sched_arg(sched), chunk, true, is, ie, mem);
+  return start_loop(make_space(s, e, i), sched_arg(sched), chunk, true, is, ie, mem,
+                    (sched & monotonic_bit) != 0);
 }
 
 bool GOMP_loop_static_next(long* is, long* ie) {
-  return next_long(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_dynamic_next(long* is, long* ie) {
-  return next_long(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_guided_next(long* is, long* ie) {
-  return next_long(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_runtime_next(long* is, long* ie) {
-  return next_long(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_nonmonotonic_dynamic_next(long* is, long* ie) {
-  return next_long(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_nonmonotonic_guided_next(long* is, long* ie) {
-  return next_long(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_nonmonotonic_runtime_next(long* is, long* ie) {
-  return next_long(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_maybe_nonmonotonic_runtime_next(long* is, long* ie) {
-  return next_long(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ordered_static_next(long* is, long* ie) {
-  return next_long(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ordered_dynamic_next(long* is, long* ie) {
-  return next_long(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ordered_guided_next(long* is, long* ie) {
-  return next_long(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ordered_runtime_next(long* is, long* ie) {
-  return next_long(is, ie);
+  return next_loop(is, ie);
 }
 
 bool GOMP_loop_ull_static_start(bool up, ull s, ull e, ull i, ull chunk, ull* is, ull* ie) {
-  return start_ull(up, s, e, i, sched_kind::static_, chunk, false, is, ie);
+  return start_loop(make_space(up, s, e, i), sched_kind::static_, chunk, false, is, ie);
 }
 bool GOMP_loop_ull_dynamic_start(bool up, ull s, ull e, ull i, ull chunk, ull* is, ull* ie) {
-  return start_ull(up, s, e, i, sched_kind::dynamic, chunk, false, is, ie);
+  return start_loop(make_space(up, s, e, i), sched_kind::dynamic, chunk, false, is, ie);
 }
 bool GOMP_loop_ull_guided_start(bool up, ull s, ull e, ull i, ull chunk, ull* is, ull* ie) {
-  return start_ull(up, s, e, i, sched_kind::guided, chunk, false, is, ie);
+  return start_loop(make_space(up, s, e, i), sched_kind::guided, chunk, false, is, ie);
 }
 bool GOMP_loop_ull_nonmonotonic_dynamic_start(bool up, ull s, ull e, ull i, ull chunk, ull* is,
                                               ull* ie) {
-  return start_ull(up, s, e, i, sched_kind::dynamic, chunk, false, is, ie);
+  return start_loop(make_space(up, s, e, i), sched_kind::dynamic, chunk, false, is, ie);
 }
 bool GOMP_loop_ull_nonmonotonic_guided_start(bool up, ull s, ull e, ull i, ull chunk, ull* is,
                                              ull* ie) {
-  return start_ull(up, s, e, i, sched_kind::guided, chunk, false, is, ie);
+  return start_loop(make_space(up, s, e, i), sched_kind::guided, chunk, false, is, ie);
 }
 bool GOMP_loop_ull_runtime_start(bool up, ull s, ull e, ull i, ull* is, ull* ie) {
-  return start_ull(up, s, e, i, sched_kind::runtime, 0, false, is, ie);
+  return start_loop(make_space(up, s, e, i), sched_kind::runtime, 0, false, is, ie);
 }
 bool GOMP_loop_ull_nonmonotonic_runtime_start(bool up, ull s, ull e, ull i, ull* is, ull* ie) {
-  return start_ull(up, s, e, i, sched_kind::runtime, 0, false, is, ie);
+  return start_loop(make_space(up, s, e, i), sched_kind::runtime, 0, false, is, ie);
 }
 bool GOMP_loop_ull_maybe_nonmonotonic_runtime_start(bool up, ull s, ull e, ull i, ull* is,
                                                     ull* ie) {
-  return start_ull(up, s, e, i, sched_kind::runtime, 0, false, is, ie);
+  return start_loop(make_space(up, s, e, i), sched_kind::runtime, 0, false, is, ie);
 }
 bool GOMP_loop_ull_ordered_static_start(bool up, ull s, ull e, ull i, ull chunk, ull* is, ull* ie) {
-  return start_ull(up, s, e, i, sched_kind::static_, chunk, true, is, ie);
+  return start_loop(make_space(up, s, e, i), sched_kind::static_, chunk, true, is, ie);
 }
 bool GOMP_loop_ull_ordered_dynamic_start(bool up, ull s, ull e, ull i, ull chunk, ull* is,
                                          ull* ie) {
-  return start_ull(up, s, e, i, sched_kind::dynamic, chunk, true, is, ie);
+  return start_loop(make_space(up, s, e, i), sched_kind::dynamic, chunk, true, is, ie);
 }
 bool GOMP_loop_ull_ordered_guided_start(bool up, ull s, ull e, ull i, ull chunk, ull* is, ull* ie) {
-  return start_ull(up, s, e, i, sched_kind::guided, chunk, true, is, ie);
+  return start_loop(make_space(up, s, e, i), sched_kind::guided, chunk, true, is, ie);
 }
 bool GOMP_loop_ull_ordered_runtime_start(bool up, ull s, ull e, ull i, ull* is, ull* ie) {
-  return start_ull(up, s, e, i, sched_kind::runtime, 0, true, is, ie);
+  return start_loop(make_space(up, s, e, i), sched_kind::runtime, 0, true, is, ie);
 }
 bool GOMP_loop_ull_start(bool up, ull s, ull e, ull i, long sched, ull chunk, ull* is, ull* ie,
                          std::uintptr_t* reductions, void** mem) {
   if (reductions) unsupported("task reductions on a worksharing loop (reduction(task, ...))");
-  return start_ull(up, s, e, i, sched_arg(sched), chunk, false, is, ie, mem);
+  return start_loop(make_space(up, s, e, i), sched_arg(sched), chunk, false, is, ie, mem,
+                    (sched & monotonic_bit) != 0);
 }
 bool GOMP_loop_ull_ordered_start(bool up, ull s, ull e, ull i, long sched, ull chunk, ull* is,
                                  ull* ie, std::uintptr_t* reductions, void** mem) {
   if (reductions) unsupported("task reductions on a worksharing loop (reduction(task, ...))");
-  return start_ull(up, s, e, i, sched_arg(sched), chunk, true, is, ie, mem);
+  return start_loop(make_space(up, s, e, i), sched_arg(sched), chunk, true, is, ie, mem,
+                    (sched & monotonic_bit) != 0);
 }
 
 bool GOMP_loop_ull_static_next(ull* is, ull* ie) {
-  return next_ull(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ull_dynamic_next(ull* is, ull* ie) {
-  return next_ull(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ull_guided_next(ull* is, ull* ie) {
-  return next_ull(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ull_runtime_next(ull* is, ull* ie) {
-  return next_ull(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ull_nonmonotonic_dynamic_next(ull* is, ull* ie) {
-  return next_ull(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ull_nonmonotonic_guided_next(ull* is, ull* ie) {
-  return next_ull(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ull_nonmonotonic_runtime_next(ull* is, ull* ie) {
-  return next_ull(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ull_maybe_nonmonotonic_runtime_next(ull* is, ull* ie) {
-  return next_ull(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ull_ordered_static_next(ull* is, ull* ie) {
-  return next_ull(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ull_ordered_dynamic_next(ull* is, ull* ie) {
-  return next_ull(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ull_ordered_guided_next(ull* is, ull* ie) {
-  return next_ull(is, ie);
+  return next_loop(is, ie);
 }
 bool GOMP_loop_ull_ordered_runtime_next(ull* is, ull* ie) {
-  return next_ull(is, ie);
+  return next_loop(is, ie);
 }
 
 void GOMP_loop_end(void) {
@@ -507,49 +431,48 @@ bool GOMP_loop_end_cancel(void) {
   note_blocking(c);
   finish_children(c);
   if (c.t->nthreads == 1) return c.t->cancelled.load();
-  return c.t->barrier.wait(*c.t, c.active_level == 1 ? settings().spin : 0);
+  return c.t->wait_barrier(c.active_level == 1 ? settings().spin : 0);
 }
 
 void GOMP_parallel_loop_static(void (*fn)(void*), void* data, unsigned n, long s, long e, long i,
                                long chunk, unsigned flags) {
-  parallel_preset(fn, data, n, false, i > 0, s, e, i, sched_kind::static_, chunk, flags);
+  parallel_preset(fn, data, n, make_space(s, e, i), sched_kind::static_, chunk, flags);
 }
 void GOMP_parallel_loop_dynamic(void (*fn)(void*), void* data, unsigned n, long s, long e, long i,
                                 long chunk, unsigned flags) {
-  parallel_preset(fn, data, n, false, i > 0, s, e, i, sched_kind::dynamic, chunk, flags);
+  parallel_preset(fn, data, n, make_space(s, e, i), sched_kind::dynamic, chunk, flags);
 }
 void GOMP_parallel_loop_guided(void (*fn)(void*), void* data, unsigned n, long s, long e, long i,
                                long chunk, unsigned flags) {
-  parallel_preset(fn, data, n, false, i > 0, s, e, i, sched_kind::guided, chunk, flags);
+  parallel_preset(fn, data, n, make_space(s, e, i), sched_kind::guided, chunk, flags);
 }
 void GOMP_parallel_loop_nonmonotonic_dynamic(void (*fn)(void*), void* data, unsigned n, long s,
                                              long e, long i, long chunk, unsigned flags) {
-  parallel_preset(fn, data, n, false, i > 0, s, e, i, sched_kind::dynamic, chunk, flags);
+  parallel_preset(fn, data, n, make_space(s, e, i), sched_kind::dynamic, chunk, flags);
 }
 void GOMP_parallel_loop_nonmonotonic_guided(void (*fn)(void*), void* data, unsigned n, long s,
                                             long e, long i, long chunk, unsigned flags) {
-  parallel_preset(fn, data, n, false, i > 0, s, e, i, sched_kind::guided, chunk, flags);
+  parallel_preset(fn, data, n, make_space(s, e, i), sched_kind::guided, chunk, flags);
 }
 void GOMP_parallel_loop_runtime(void (*fn)(void*), void* data, unsigned n, long s, long e, long i,
                                 unsigned flags) {
-  parallel_preset(fn, data, n, false, i > 0, s, e, i, sched_kind::runtime, 0, flags);
+  parallel_preset(fn, data, n, make_space(s, e, i), sched_kind::runtime, 0, flags);
 }
 void GOMP_parallel_loop_nonmonotonic_runtime(void (*fn)(void*), void* data, unsigned n, long s,
                                              long e, long i, unsigned flags) {
-  parallel_preset(fn, data, n, false, i > 0, s, e, i, sched_kind::runtime, 0, flags);
+  parallel_preset(fn, data, n, make_space(s, e, i), sched_kind::runtime, 0, flags);
 }
 void GOMP_parallel_loop_maybe_nonmonotonic_runtime(void (*fn)(void*), void* data, unsigned n,
                                                    long s, long e, long i, unsigned flags) {
-  parallel_preset(fn, data, n, false, i > 0, s, e, i, sched_kind::runtime, 0, flags);
+  parallel_preset(fn, data, n, make_space(s, e, i), sched_kind::runtime, 0, flags);
 }
 
 // The OpenMP 2.5 combined forms: the caller runs fn itself, then calls GOMP_parallel_end.
 static void legacy_preset(void (*fn)(void*), void* data, unsigned n, long s, long e, long i,
                           sched_kind k, long chunk) {
   work_share preset;
-  std::uint64_t ch = static_cast<std::uint64_t>(chunk);
-  k = resolve(current(), k, ch);
-  fill_loop(preset, false, i > 0, s, e, i, k, ch, false);
+  fill_loop(preset, make_space(s, e, i),
+            resolve(current(), k, static_cast<std::uint64_t>(chunk), false), false);
   void* o = legacy_open(fn, data, n, &preset);
   current().legacy = o;  // member 0's context now
 }
@@ -597,7 +520,7 @@ bool GOMP_sections_end_cancel(void) {
 
 void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned n, unsigned count,
                             unsigned flags) {
-  parallel_preset(fn, data, n, false, true, 1, count + 1ul, 1, sched_kind::dynamic, 1, flags);
+  parallel_preset(fn, data, n, make_space(1l, count + 1l, 1l), sched_kind::dynamic, 1, flags);
 }
 
 // ---- single, copyprivate -----------------------------------------------------------------
@@ -618,7 +541,6 @@ void* GOMP_single_copy_start(void) {
   work_share& ws = enter(c, first);
   if (first) {
     ws.copy = nullptr;
-    ws.n = 0;
     publish(c, ws);
     c.ws = &ws;
     return nullptr;
@@ -689,7 +611,7 @@ bool GOMP_cancel(int which, bool do_cancel) {
   if (!c.t) return false;
   if (which & cancel_parallel) {
     c.t->cancelled.store(true, std::memory_order_release);
-    c.t->barrier.wake_all();
+    c.t->barrier.abort();
     return true;
   }
   c.t->ws_cancelled.store(c.ws_seq, std::memory_order_release);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The barrier of a team: a reusable barrier that can be aborted, so that a worker whose body
-// throws releases the workers waiting for it instead of leaving them blocked for ever.
+// The barrier of a team of workers: reusable, spins then blocks, and can be aborted, so that a
+// cancelled OpenMP region or a weft::loops worker that threw releases the team-mates waiting in
+// it instead of leaving them blocked for ever.
 #pragma once
 
 #include <weft/execution_stream.hpp>
@@ -11,22 +12,14 @@
 
 #include <atomic>
 #include <cstdint>
-#include <stdexcept>
 
-namespace weft::loops {
+namespace weft::parallel {
 
-/// Thrown out of a barrier (and so out of the workers waiting in it) when another worker of the
-/// team failed; the team's launcher swallows it and rethrows the failing worker's exception.
-class team_aborted : public std::runtime_error {
- public:
-  team_aborted() : std::runtime_error("weft::loops: another worker of the team threw") {}
-};
-
-/// A barrier for `parties` workers. arrive_and_wait() first spins up to `spin` pause rounds on
-/// the barrier's round number (a ULT yields to units queued on its stream meanwhile), then blocks
-/// the calling ULT (not its stream) until every party has arrived; it may be called from ULTs and
-/// external threads, never from tasklets (the team checks that before). abort() wakes every
-/// waiter with team_aborted, and every later arrival throws it too.
+/// A barrier for `parties` workers. arrive_and_wait(spin) first spins up to `spin` pause rounds
+/// on the barrier's round number (a ULT yields to units queued on its stream meanwhile), then
+/// blocks the calling ULT (not its stream) until every party has arrived. Callers: ULTs and
+/// external threads, never tasklets. abort() releases every waiter and makes every later arrival
+/// return at once, until reset().
 ///
 /// Why spin: a worker that blocks leaves its stream idle, and an idle stream soon parks on a
 /// futex; waking it then costs a system call in the last arriver and a kernel wake-up (tens of
@@ -35,23 +28,24 @@ class team_aborted : public std::runtime_error {
 /// Cost of an arrival: one fetch_add; the last arriver also takes an uncontended spinlock.
 class team_barrier {
  public:
-  /// A barrier for `parties` workers whose waiters spin `spin` pause rounds before blocking.
-  explicit team_barrier(int parties, long spin = 0) noexcept : parties_(parties), spin_(spin) {}
+  /// A barrier for `parties` workers whose blocked waiters carry the label `kind`.
+  explicit team_barrier(int parties, wait_kind kind = wait_kind::other) noexcept
+      : parties_(parties), kind_(kind) {}
   team_barrier(const team_barrier&) = delete;
   team_barrier& operator=(const team_barrier&) = delete;
 
-  /// Arrives and waits for the round to complete. Throws team_aborted after abort().
-  void arrive_and_wait() {
-    arrive_and_wait([] {});
+  /// Arrives and waits for the round to complete; false if the barrier was aborted first.
+  bool arrive_and_wait(long spin) {
+    return arrive_and_wait(spin, [] {});
   }
 
   /// Arrives and waits; the last party to arrive runs on_last() before it releases the others,
   /// so on_last() sees everything the parties wrote before arriving, and they see what it wrote.
-  /// If on_last() throws, the barrier is aborted (the others throw team_aborted) and the
-  /// exception propagates to the last party.
+  /// Returns true once the round passed, false if the barrier was aborted before it did. If
+  /// on_last() throws, the barrier is aborted and the exception propagates to the last party.
   template <class OnLast>
-  void arrive_and_wait(OnLast&& on_last) {
-    if (aborted_.load(std::memory_order_acquire)) throw team_aborted();
+  bool arrive_and_wait(long spin, OnLast&& on_last) {
+    if (aborted_.load(std::memory_order_acquire)) return false;
     const std::uint64_t round = round_.load(std::memory_order_acquire);
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == parties_) {
       arrived_.store(0, std::memory_order_relaxed);  // published by the round's release below
@@ -65,23 +59,25 @@ class team_barrier {
       round_.store(round + 1, std::memory_order_release);
       while (wakeup w = waiters_.take()) w();
       lock_.unlock();
-      return;
+      return true;
     }
-    if (spin_wait(round)) return;
+    if (spin_wait(round, spin)) return true;
     lock_.lock();
     while (round_.load(std::memory_order_acquire) == round &&
            !aborted_.load(std::memory_order_acquire)) {
       waiter self;
+      self.kind = kind_;
       waiters_.wait(lock_, self);  // releases the lock once blocked
       lock_.lock();
     }
     // Unlocking last: the waker is past its unlock, so the team may destroy the barrier.
     const bool passed = round_.load(std::memory_order_acquire) != round;
     lock_.unlock();
-    if (!passed) throw team_aborted();
+    return passed;
   }
 
-  /// Releases every waiter (they throw team_aborted) and makes later arrivals throw.
+  /// Releases every waiter (their arrive_and_wait() returns false) and makes later arrivals
+  /// return false at once.
   void abort() noexcept {
     lock_.lock();
     aborted_.store(true, std::memory_order_release);
@@ -89,12 +85,21 @@ class team_barrier {
     lock_.unlock();
   }
 
+  /// True after abort(), until reset().
+  bool aborted() const noexcept { return aborted_.load(std::memory_order_acquire); }
+
+  /// Makes a barrier left by an aborted round usable again. No party may be inside.
+  void reset() noexcept {
+    arrived_.store(0, std::memory_order_relaxed);
+    aborted_.store(false, std::memory_order_relaxed);
+  }
+
  private:
   // True once the round passed; false when the spin ran out or the barrier was aborted.
-  bool spin_wait(std::uint64_t round) {
-    if (spin_ <= 0) return false;
+  bool spin_wait(std::uint64_t round, long spin) {
+    if (spin <= 0) return false;
     const bool ult = this_unit::is_ult();
-    for (long i = 0; i < spin_; ++i) {
+    for (long i = 0; i < spin; ++i) {
       if (round_.load(std::memory_order_acquire) != round) return true;
       if ((i & 15) == 15) {
         if (aborted_.load(std::memory_order_relaxed)) return false;
@@ -118,9 +123,9 @@ class team_barrier {
   alignas(64) std::atomic<std::uint64_t> round_{0};
   std::atomic<bool> aborted_{false};
   int parties_;
-  long spin_;
+  wait_kind kind_;
   spinlock lock_;  // guards waiters_ and orders a blocking waiter against the round's change
   wait_queue waiters_;
 };
 
-}  // namespace weft::loops
+}  // namespace weft::parallel

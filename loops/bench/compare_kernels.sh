@@ -8,7 +8,7 @@
 #   loops            weft::loops (2 ULT workers on 2 streams), default wait policy
 #   loops-active     weft::loops with wait_policy::active
 # ROUNDS rounds (default 5) of every runtime in that order; each run prints 002's median and
-# minimum per kernel and size. Output in $OUT (default apps/loops/results/): compare-raw.txt (every
+# minimum per kernel and size. Output in $OUT (default loops/results/): compare-raw.txt (every
 # run, with its round) and compare.txt: per runtime, kernel and size the median over the rounds
 # of the per-run medians, the smallest minimum, and the ratios of both to libgomp's.
 # Environment: BUILD (default build), P (default 2), WEFT_LOOPS_TRIALS (default 40), KERNELS
@@ -17,13 +17,13 @@
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../.." && pwd)
+root=$(cd "$here/../.." && pwd)
 build=${BUILD:-$root/build}
-out=${OUT:-$root/apps/loops/results}
+out=${OUT:-$root/loops/results}
 P=${P:-2}
 rounds=${ROUNDS:-5}
 export WEFT_LOOPS_TRIALS=${WEFT_LOOPS_TRIALS:-40}
-bench=$build/apps/loops/weft_loops_kernels_bench
+bench=$build/loops/weft_loops_kernels_bench
 dropin=$build/omp/dropin
 for f in "$bench" "$dropin/libgomp.so.1"; do
   [[ -e $f ]] || { echo "compare_kernels.sh: $f missing (build weft_loops_kernels_bench weft_omp_dropin)" >&2; exit 1; }

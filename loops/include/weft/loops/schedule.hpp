@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Loop schedules (static, dynamic, guided) and the arithmetic that splits an iteration range
-// among the workers of a team. Pure functions on values: usable and testable without a runtime.
+// Loop schedules (static, dynamic, guided) as the layer's options name them, and the splits of
+// an iteration range among the workers of a team, on the dispatch of weft::parallel. Pure
+// functions on values: usable and testable without a runtime.
 #pragma once
+
+#include <weft/parallel/dispatch.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -62,19 +65,21 @@ struct range {
 };
 
 /// [begin, end) split into `workers` contiguous blocks whose sizes differ by at most one (the
-/// first trip % workers blocks are one longer). Computed once per loop, so that each worker's
-/// block costs a multiply and no division.
+/// first trip % workers blocks are one longer).
 struct static_split {
   constexpr static_split(std::int64_t begin, std::int64_t end, int workers)
       : begin(begin),
-        q((end > begin ? end - begin : 0) / workers),
-        r((end > begin ? end - begin : 0) % workers) {}
+        trip(end > begin ? static_cast<std::uint64_t>(end - begin) : 0),
+        workers(workers) {}
   /// Worker `w`'s block.
   constexpr range block(int w) const {
-    const std::int64_t lo = begin + w * q + std::min<std::int64_t>(w, r);
-    return {lo, lo + q + (w < r ? 1 : 0)};
+    const parallel::chunk c = parallel::static_block(trip, static_cast<std::uint64_t>(workers),
+                                                     static_cast<std::uint64_t>(w));
+    return {begin + static_cast<std::int64_t>(c.lo), begin + static_cast<std::int64_t>(c.hi)};
   }
-  std::int64_t begin, q, r;
+  std::int64_t begin;
+  std::uint64_t trip;
+  int workers;
 };
 
 /// Worker `w`'s block of [begin, end) split into `workers` contiguous blocks whose sizes differ
@@ -83,11 +88,16 @@ constexpr range static_block(std::int64_t begin, std::int64_t end, int w, int wo
   return static_split(begin, end, workers).block(w);
 }
 
+/// Guided chunks are a share of the remaining iterations among twice the workers: smaller than
+/// OpenMP's (one share per worker), so that the tail balances better.
+inline constexpr std::uint32_t guided_spread = 2;
+
 /// The size of the next guided chunk when `remaining` iterations are left: remaining/(2*workers)
 /// rounded up, at least `min_chunk`, at most `remaining`.
 constexpr std::int64_t guided_chunk(std::int64_t remaining, int workers, std::int64_t min_chunk) {
-  const std::int64_t share = (remaining + 2 * workers - 1) / (2 * std::int64_t{workers});
-  return std::min(remaining, std::max(share, std::max<std::int64_t>(min_chunk, 1)));
+  return static_cast<std::int64_t>(parallel::guided_size(
+      static_cast<std::uint64_t>(remaining), guided_spread * static_cast<std::uint64_t>(workers),
+      static_cast<std::uint64_t>(std::max<std::int64_t>(min_chunk, 1))));
 }
 
 }  // namespace weft::loops

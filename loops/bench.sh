@@ -6,7 +6,7 @@
 #  2. the seven kernels of 002 with 8 B and large sizes in OpenMP (libgomp at its defaults, libgomp
 #     with OMP_WAIT_POLICY=passive, and the same binary on libweft-omp), weft, MPI (Open MPI,
 #     mpirun on loopback) and MPI with weft inside each rank.
-# Output: $OUT (default apps/loops/results/) *.txt tables, and docs/loops-*.svg|png plots.
+# Output: $OUT (default loops/results/) *.txt tables, and docs/loops-*.svg|png plots.
 # Environment: BUILD (build dir, default build-loops), P (workers/ranks, default 2),
 # WEFT_LOOPS_TRIALS (kernel trials, default 100), WEFT_LOOPS_BUDGET_MS (time per nested point,
 # default 300), SWEEP (inner team sizes, e.g. 1-36), QUICK=1 (fewer nested points, 20 kernel
@@ -14,7 +14,7 @@
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/.." && pwd)
 build=${BUILD:-$root/build-loops}
 out=${OUT:-$here/results}
 P=${P:-2}
@@ -36,7 +36,7 @@ fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j2 --target weft_loops_nested weft_loops_nested_gomp \
   weft_loops_kernels_bench weft_loops_kernels_mpi_bench weft_omp_dropin >/dev/null
-bin=$build/apps/loops
+bin=$build/loops
 clang++-14 -std=c++20 -O2 -fopenmp=libomp -I"$here/bench" -o "$bin/weft_loops_nested_iomp" \
   "$here/bench/nested_omp.cpp" "$here/bench/kernels_common.cpp"
 

@@ -39,14 +39,15 @@ struct loop_state {
 /// Runs worker `w`'s iterations of `st`: body(i) for each i it is dealt.
 template <class Body>
 void run_share(loop_state& st, int w, Body& body) {
+  // By value: the chunk loop keeps `begin` and the body's address in registers.
   const std::int64_t begin = st.begin;
-  parallel::for_each_chunk(st.dispatch, static_cast<std::uint64_t>(st.workers),
-                           static_cast<std::uint64_t>(w), [&](std::uint64_t lo, std::uint64_t hi) {
-                             const std::int64_t e = begin + static_cast<std::int64_t>(hi);
-                             for (std::int64_t i = begin + static_cast<std::int64_t>(lo); i < e;
-                                  ++i)
-                               body(i);
-                           });
+  Body* const b = &body;
+  parallel::for_each_chunk(
+      st.dispatch, static_cast<std::uint64_t>(st.workers), static_cast<std::uint64_t>(w),
+      [begin, b](std::uint64_t lo, std::uint64_t hi) {
+        const std::int64_t e = begin + static_cast<std::int64_t>(hi);
+        for (std::int64_t i = begin + static_cast<std::int64_t>(lo); i < e; ++i) (*b)(i);
+      });
 }
 
 }  // namespace weft::loops::detail

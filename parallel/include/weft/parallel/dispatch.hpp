@@ -182,7 +182,9 @@ inline bool next_chunk(loop_dispatch& d, std::uint64_t workers, std::uint64_t me
 /// as next_chunk(), with the mode chosen once per loop, not once per chunk (a layer that runs
 /// a whole share in one call, as weft::loops does, pays no call per chunk).
 template <class F>
-void for_each_chunk(loop_dispatch& d, std::uint64_t workers, std::uint64_t me, F&& f) {
+void for_each_chunk(loop_dispatch& d, std::uint64_t workers, std::uint64_t me, F f) {
+  // `f` is taken by value and the bounds read once: held in registers, not reloaded after each
+  // chunk's atomic (which the compiler must assume writes any memory whose address escaped).
   const std::uint64_t n = d.count, ch = d.chunk;
   using mode = loop_dispatch::mode;
   switch (d.how) {
@@ -194,21 +196,24 @@ void for_each_chunk(loop_dispatch& d, std::uint64_t workers, std::uint64_t me, F
     case mode::chunked: {
       std::uint64_t lo, stride;
       if (__builtin_mul_overflow(me, ch, &lo)) return;
-      const bool one = __builtin_mul_overflow(workers, ch, &stride);
+      // A stride past the type ends the share after its first chunk, as a stride past n does.
+      if (__builtin_mul_overflow(workers, ch, &stride)) stride = ~std::uint64_t{0};
       while (lo < n) {
-        const bool last = n - lo <= ch;
-        f(lo, last ? n : lo + ch);
-        if (one || stride >= n - lo) return;
+        const std::uint64_t left = n - lo;
+        f(lo, left <= ch ? n : lo + ch);
+        if (stride >= left) return;
         lo += stride;
       }
       return;
     }
-    case mode::dynamic:
+    case mode::dynamic: {
+      std::atomic<std::uint64_t>& next = d.next;
       for (;;) {
-        const std::uint64_t lo = d.next.fetch_add(ch, std::memory_order_relaxed);
+        const std::uint64_t lo = next.fetch_add(ch, std::memory_order_relaxed);
         if (lo >= n) return;
         f(lo, n - lo <= ch ? n : lo + ch);
       }
+    }
     case mode::dynamic_cas:
     case mode::guided:
       break;

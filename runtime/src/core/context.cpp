@@ -124,7 +124,7 @@ bool stream::try_prepare(work_unit* u) noexcept {
   }
 }
 
-template <bool inline_requeued>
+template <bool inline_requeued, bool holds_no_eh_state>
 [[gnu::always_inline]] inline void stream::jump_to(work_unit* w, switch_record& rec) {
   unit* const target = as_unit(w);
   switching_.set_current(target);
@@ -141,7 +141,9 @@ template <bool inline_requeued>
   asan_start_switch(&fake_stack, target->stack.lo, target->stack.size);
   tsan_switch(tsan_fiber(target->stack));
   transfer t;
-  if (eh_held(eh)) [[unlikely]] {
+  assert_invariant([eh] { return !holds_no_eh_state || !eh_held(eh); },
+                   "a jump told the leaver holds no exception state finds none");
+  if (!holds_no_eh_state && eh_held(eh)) [[unlikely]] {
     t = jump_to_peer_stowing(target->context, &rec, eh);
   } else {
     t = jump_to_peer(target->context, &rec);
@@ -261,8 +263,10 @@ bool stream::yield_directly(work_unit* w) {
       [self] { return self->state.load(std::memory_order_relaxed) == unit_state::running; },
       "invariant 4: a yielding ULT is the running unit of its stream");
   pool& home = *self->home.load(std::memory_order_relaxed);
+  // A yielder inside a catch handler or an unwinding goes through the scheduler, whose switch
+  // keeps its exception state: tested once here, the direct jump below needs no test.
   if (!queues_privately(home, this) || self->migrate_to.load(std::memory_order_relaxed) ||
-      !direct_allowed()) {
+      eh_held(switching_.eh_globals_of_thread()) || !direct_allowed()) {
     return false;
   }
   self->state.store(unit_state::ready, std::memory_order_relaxed);
@@ -276,7 +280,7 @@ bool stream::yield_directly(work_unit* w) {
   if (next && as_unit(next)->context && as_unit(next)->kind == unit_kind::ult &&
       !as_unit(next)->pinned_to.load(std::memory_order_relaxed) &&
       !as_unit(next)->migrate_to.load(std::memory_order_relaxed)) [[likely]] {
-    jump_to<true>(next, rec);  // switch_directly's common case, inline; reports the yield
+    jump_to<true, true>(next, rec);  // switch_directly's common case, inline; reports the yield
     return true;
   }
   obs::yielded(self);

@@ -131,7 +131,9 @@ class alignas(64) stream final : public execution_stream {
   /// switch_to_unit() for a target that has its context (inline in the direct paths), through
   /// jump_to_peer; `inline_requeued` (the direct yield's jump): land a `requeued` record here
   /// instead of in land(), and report the yield with the run it starts (obs::yielded_to).
-  template <bool inline_requeued>
+  /// `holds_no_eh_state`: the caller has found the thread's C++ exception state empty, so the
+  /// jump skips that test (core/eh_state.hpp).
+  template <bool inline_requeued, bool holds_no_eh_state = false>
   void jump_to(work_unit* w, switch_record& rec);
   /// Carries out the record of the context that just switched away.
   static void land(transfer t);

@@ -366,8 +366,10 @@ void unmap_arena(depot& d, arena* a) noexcept WEFT_REQUIRES(d.lock) {
   assert_invariant([a] { return a->unused(); },
                    "invariant 9: an arena is unmapped only when none of its stacks is in use");
   size_class& c = *a->owner;
-  assert_invariant([&] { return c.free_stacks >= a->free.size() && d.arenas > 0; },
-                   "stack depot: the counts include the arena being unmapped");
+  // The lock's reads stay outside the lambda, which the thread-safety analysis sees as unlocked.
+  assert_invariant(
+      [&c, a, arenas = d.arenas] { return c.free_stacks >= a->free.size() && arenas > 0; },
+      "stack depot: the counts include the arena being unmapped");
   for (const free_slot& f : a->free) {
     tsan_destroy_fiber(tsan_fiber(f.stack));
     if (f.resident) --c.resident_free;

@@ -274,10 +274,6 @@ void finalize() {
       [](work_unit*, void* s) { static_cast<detail::stream*>(s)->request(detail::request_join); },
       p};
   p->switch_to_scheduler(rec);
-  detail::assert_invariant([&r] { return !r.attachment().has_orphans(); },
-                           "finalize: the primary adopted every orphaned pool before it returned");
-  detail::assert_invariant([p] { return p->current() == p->primary_unit(); },
-                           "finalize: the primary's scheduler returns to the primary ULT");
   detail::observation_at_finalize(r);
 
   // 3. What is left can never run (blocked with nobody left to wake it, suspended, sleeping, or

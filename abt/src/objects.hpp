@@ -98,8 +98,11 @@ int yield_from_scheduler(weft::work_unit* s) noexcept;
 
 /// Registers handles for the streams that exist at ABT_init (the primary, and any weft made).
 void register_existing_streams();
-/// The last ABT_finalize: frees every handle and, when ABT_init initialised weft, finalizes it.
+/// The last ABT_finalize: finalizes weft when ABT_init initialised it (its streams drain while
+/// the layer is still initialised), closes the layer (close_layer), then frees every handle.
 void release_all_objects(bool finalize_runtime);
+/// Marks the layer uninitialised (count 0, the entry points' fast forms closed); init.cpp.
+void close_layer() noexcept;
 /// The handle of stream `s`, or nullptr.
 ABT_xstream xstream_handle(const weft::execution_stream* s) noexcept;
 

@@ -135,6 +135,8 @@ void release_all_objects(bool finalize_runtime) {
     if (auto sp = s->stacked.lock()) sp->finish();
   }
   if (finalize_runtime) weft::finalize();
+  // Every stream has ended: the entry points refuse from here on, before any handle goes.
+  close_layer();
   // From here on nothing allocates (the lists are swapped out, not copied), so that the
   // layer is either left as it was (the copy above failed) or released entirely.
   std::vector<ABT_xstream> xs;

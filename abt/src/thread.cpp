@@ -459,9 +459,12 @@ int ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
   if (int rc = ensure_initialized()) return rc;
   if (!caller_can_block()) return not_a_ult_code();
   ABT_thread t = ABT_THREAD_NULL;
-  // The unit is named here so that yield_to may use it; unnamed ones are detached after.
+  // The unit is created with a handle so that it stays alive for yield_to; an unnamed one is
+  // marked so before it first runs (it sees itself unnamed, and its end reports FREE), and
+  // detached once the caller is back.
   if (int rc = create_thread(pool, thread_func, arg, attr, &t)) return rc;
   weft::work_unit* u = unit_of(t);
+  if (!newthread) ext_of(u)->flags.fetch_or(flag_unnamed, std::memory_order_acq_rel);
   int rc = guarded(ABT_ERR_THREAD, [&] {
     if (tool_active())
       tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
@@ -469,12 +472,10 @@ int ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
     tool_running_again();
     return ABT_SUCCESS;
   });
-  if (newthread) {
+  if (newthread)
     *newthread = t;
-  } else {
-    ext_of(u)->flags.fetch_or(flag_unnamed, std::memory_order_acq_rel);
+  else
     weft::detail::detach_unit(u);
-  }
   return rc;
 }
 

@@ -1121,6 +1121,76 @@ static void test_tasklet_self_is_primary(void) {
   abt_test_stop();
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* A ULT made by ABT_thread_create_to without a handle is unnamed from its start               */
+
+static ABT_thread unnamed_child; /* the child's own handle, as it saw it */
+static int unnamed_finishes, unnamed_frees;
+
+static void count_child_events(ABT_thread thread, ABT_xstream xstream, uint64_t event,
+                               ABT_tool_context context, void* user_arg) {
+  (void)xstream;
+  (void)context;
+  (void)user_arg;
+  if (thread != __atomic_load_n(&unnamed_child, __ATOMIC_SEQ_CST)) return;
+  if (event == ABT_TOOL_EVENT_THREAD_FINISH) abt_test_add(&unnamed_finishes, 1);
+  if (event == ABT_TOOL_EVENT_THREAD_FREE) abt_test_add(&unnamed_frees, 1);
+}
+
+struct unnamed_probe {
+  ABT_bool self_unnamed;
+  ABT_bool thread_unnamed;
+  int done;
+};
+
+static void probe_unnamed(void* arg) {
+  struct unnamed_probe* p = arg;
+  ABT_thread self;
+  OK(ABT_self_get_thread(&self));
+  __atomic_store_n(&unnamed_child, self, __ATOMIC_SEQ_CST);
+  OK(ABT_self_is_unnamed(&p->self_unnamed));
+  OK(ABT_thread_is_unnamed(self, &p->thread_unnamed));
+  abt_test_store(&p->done, 1);
+}
+
+static void create_to_unnamed(void* arg) {
+  struct unnamed_probe* p = arg;
+  ABT_pool pool;
+  OK(ABT_self_get_last_pool(&pool));
+  OK(ABT_thread_create_to(pool, probe_unnamed, p, ABT_THREAD_ATTR_NULL, NULL));
+  /* The child ran first and saw itself unnamed before the creator was back. */
+  CHECK(abt_test_load(&p->done) == 1);
+}
+
+static void test_create_to_unnamed(void) {
+  abt_test_start();
+  ABT_bool tool = ABT_FALSE;
+  OK(ABT_info_query_config(ABT_INFO_QUERY_KIND_ENABLED_TOOL, &tool));
+  for (int i = 0; i < abt_test_num_xstreams; i++) {
+    __atomic_store_n(&unnamed_child, ABT_THREAD_NULL, __ATOMIC_SEQ_CST);
+    abt_test_store(&unnamed_finishes, 0);
+    abt_test_store(&unnamed_frees, 0);
+    if (tool) {
+      OK(ABT_tool_register_thread_callback(
+          count_child_events, ABT_TOOL_EVENT_THREAD_FINISH | ABT_TOOL_EVENT_THREAD_FREE, NULL));
+    }
+    struct unnamed_probe p = {ABT_FALSE, ABT_FALSE, 0};
+    ABT_thread thread;
+    OK(ABT_thread_create(abt_test_pools[i], create_to_unnamed, &p, ABT_THREAD_ATTR_NULL, &thread));
+    OK(ABT_thread_free(&thread));
+    CHECK(p.self_unnamed == ABT_TRUE);
+    CHECK(p.thread_unnamed == ABT_TRUE);
+    if (tool) {
+      /* Its end is reported as an unnamed ULT's: FINISH, then FREE (it frees itself). */
+      abt_test_wait_count(&unnamed_frees, 1);
+      OK(ABT_tool_register_thread_callback(NULL, ABT_TOOL_EVENT_THREAD_NONE, NULL));
+      CHECK(abt_test_load(&unnamed_finishes) == 1);
+      CHECK(abt_test_load(&unnamed_frees) == 1);
+    }
+  }
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"create_join_free", test_create_join_free},
@@ -1144,6 +1214,7 @@ int main(int argc, char** argv) {
       {"keys", test_keys},
       {"calling_contexts", test_calling_contexts},
       {"invalid_handles", test_invalid_handles},
+      {"create_to_unnamed", test_create_to_unnamed},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

@@ -149,7 +149,8 @@ int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn
   }
   if (attr && !attr->migratable) flags |= flag_not_migratable;
   weft::detail::unit_callable& c = callable_of(u);
-  construct_ext(c.storage, flags, attr, ph, user_stack);
+  construct_ext(c.storage, flags, attr, ph, user_stack,
+                kind == weft::unit_kind::ult ? stack_short_of(u, attr) : 0);
   c.invoke = &invoke_entry;
   c.destroy = (flags & flag_user_guard) ? &unguard_user_stack : &entry_ended;
   c.entry_fn = fn;
@@ -327,6 +328,14 @@ ABT_pool last_pool_of(weft::work_unit* u) {
   ABT_pool h = find_pool(home);
   if (e && h) e->last_pool.store(h, std::memory_order_relaxed);
   return h;
+}
+
+std::size_t stack_size_of(weft::work_unit* u) noexcept {
+  if (unit_view::kind(u) == weft::unit_kind::tasklet) return 0;
+  const std::size_t requested = unit_view::requested_stack_size(u);
+  if (!requested) return state().default_stack_size;
+  const thread_ext* e = ext_of(u);
+  return e ? requested - e->stack_short : requested;
 }
 
 ABT_thread_state state_of(const weft::work_unit* u) noexcept {
@@ -516,7 +525,7 @@ int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_
   // A revived unit is a fresh descriptor of the same kind, stack size and attributes: weft
   // recycles descriptors through its caches, so this costs what the first create did.
   ABT_thread_attr_opaque attr;
-  attr.stack_size = unit_view::requested_stack_size(u);
+  attr.stack_size = unit_view::requested_stack_size(u) ? stack_size_of(u) : 0;
   attr.migratable = !(e->flags.load(std::memory_order_relaxed) & flag_not_migratable);
   attr.migration_cb = e->migration_cb;
   attr.migration_arg = e->migration_arg;
@@ -811,11 +820,7 @@ int ABT_thread_get_stacksize(ABT_thread thread, size_t* stacksize) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!stacksize) return ABT_ERR_INV_ARG;
-  if (unit_view::kind(u) == weft::unit_kind::tasklet)
-    *stacksize = 0;
-  else
-    *stacksize = unit_view::requested_stack_size(u) ? unit_view::requested_stack_size(u)
-                                                    : state().default_stack_size;
+  *stacksize = stack_size_of(u);
   return ABT_SUCCESS;
 }
 
@@ -860,25 +865,19 @@ int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr* attr) {
   auto* a = new (std::nothrow) ABT_thread_attr_opaque;
   if (!a) return ABT_ERR_MEM;
   thread_ext* e = ext_of(u);
-  a->stack_size = unit_view::requested_stack_size(u) ? unit_view::requested_stack_size(u)
-                                                     : state().default_stack_size;
+  // The size asked for, as ABT_thread_get_stacksize reports it (Argobots' attribute and query
+  // agree; weft may map more).
+  a->stack_size = stack_size_of(u);
   if (e && e->user_stack) {
-    // The memory the user gave, guard page included (as Argobots reports it); its top is the
-    // top of the region weft runs the ULT in (u->stack_size may be rounded up).
+    // The memory the user gave, guard page included (as Argobots reports it).
     a->stack = e->user_stack;
-    const weft::detail::stack_region st = unit_view::stack(u);
-    if (st.lo)
-      a->stack_size = static_cast<std::size_t>(static_cast<char*>(st.lo) + st.size -
-                                               static_cast<char*>(e->user_stack));
   } else if (!e || e->started.load(std::memory_order_acquire)) {
     // weft's own stack, taken at the first run and given back at the end (lazy allocation, as
-    // Argobots' lazy stacks: NULL before and after): the bytes the ULT may use,
-    // [stack, stack + size), with the guard page just below.
+    // Argobots' lazy stacks: NULL before and after): [stack, stack + size) is the top of the
+    // usable bytes, where the ULT runs, as in Argobots (stack = top - size).
     const weft::detail::stack_region st = unit_view::stack(u);
-    if (st.lo) {
-      a->stack = st.lo;
-      a->stack_size = st.size;
-    }
+    if (st.lo && st.size >= a->stack_size)
+      a->stack = static_cast<char*>(st.lo) + (st.size - a->stack_size);
   }
   if (e) {
     a->migratable = !(e->flags.load(std::memory_order_relaxed) & flag_not_migratable);

@@ -1191,6 +1191,63 @@ static void test_create_to_unnamed(void) {
   abt_test_stop();
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* ABT_thread_get_attr reports the stack size ABT_thread_get_stacksize does                    */
+
+/* Argobots' test/basic/thread_attr.c: a ULT compares the two from inside. */
+struct attr_sizes {
+  size_t from_attr;
+  size_t from_query;
+};
+
+static void compare_stack_sizes(void* arg) {
+  struct attr_sizes* s = arg;
+  ABT_thread self;
+  OK(ABT_self_get_thread(&self));
+  ABT_thread_attr attr;
+  OK(ABT_thread_get_attr(self, &attr));
+  OK(ABT_thread_attr_get_stacksize(attr, &s->from_attr));
+  OK(ABT_thread_attr_free(&attr));
+  OK(ABT_thread_get_stacksize(self, &s->from_query));
+}
+
+static void test_attr_stack_size(void) {
+  abt_test_start();
+  size_t default_size = 0;
+  OK(ABT_info_query_config(ABT_INFO_QUERY_KIND_DEFAULT_THREAD_STACKSIZE, &default_size));
+  /* The default, whole pages, and sizes that are not (weft maps whole pages). */
+  const size_t sizes[] = {0, 16 * 1024, 64 * 1024, 256 * 1024, 20000, 100 * 1024 + 1};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    ABT_thread_attr attr = ABT_THREAD_ATTR_NULL;
+    if (sizes[k]) {
+      OK(ABT_thread_attr_create(&attr));
+      OK(ABT_thread_attr_set_stacksize(attr, sizes[k]));
+    }
+    const size_t expected = sizes[k] ? sizes[k] : default_size;
+    for (int i = 0; i < abt_test_num_xstreams; i++) {
+      struct attr_sizes s = {0, 0};
+      ABT_thread thread;
+      OK(ABT_thread_create(abt_test_pools[i], compare_stack_sizes, &s, attr, &thread));
+      OK(ABT_thread_join(thread));
+      CHECK(s.from_attr == expected);
+      CHECK(s.from_query == expected);
+      /* And from outside, after it ended. */
+      ABT_thread_attr copy;
+      size_t size = 0;
+      OK(ABT_thread_get_attr(thread, &copy));
+      OK(ABT_thread_attr_get_stacksize(copy, &size));
+      CHECK(size == expected);
+      OK(ABT_thread_attr_free(&copy));
+      /* A revived ULT keeps its size. */
+      OK(ABT_thread_revive(abt_test_pools[i], compare_stack_sizes, &s, &thread));
+      OK(ABT_thread_free(&thread));
+      CHECK(s.from_attr == expected && s.from_query == expected);
+    }
+    if (attr != ABT_THREAD_ATTR_NULL) OK(ABT_thread_attr_free(&attr));
+  }
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"create_join_free", test_create_join_free},
@@ -1215,6 +1272,7 @@ int main(int argc, char** argv) {
       {"calling_contexts", test_calling_contexts},
       {"invalid_handles", test_invalid_handles},
       {"create_to_unnamed", test_create_to_unnamed},
+      {"attr_stack_size", test_attr_stack_size},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

@@ -273,9 +273,7 @@ int ABT_info_print_thread_attr(FILE* fp, ABT_thread_attr attr) {
   if (!fp) return ABT_ERR_INV_ARG;
   if (!attr) return ABT_ERR_INV_THREAD_ATTR;
   std::fprintf(fp, "== ULT attr (%p) ==\nstacksize : %zu\nmigratable: %s\n",
-               static_cast<void*>(attr),
-               attr->stack_size ? attr->stack_size : state().default_stack_size,
-               attr->migratable ? "yes" : "no");
+               static_cast<void*>(attr), attr_stack_size(attr), attr->migratable ? "yes" : "no");
   return ABT_SUCCESS;
 }
 

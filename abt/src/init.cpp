@@ -158,6 +158,7 @@ int ABT_init(int, char**) {
     st.default_stack_size = cfg.stack_size;
     st.event_freq = cfg.event_freq;
     st.primary_unit.store(weft::this_unit::current(), std::memory_order_release);
+    st.primary_arg.store(nullptr, std::memory_order_relaxed);
     init_asymmetric_fence();  // before the first unit of the layer exists
     // No unit of this initialisation has been asked to cancel yet.
     g_slow_paths.fetch_and(~std::uint32_t{slow_cancel}, std::memory_order_relaxed);

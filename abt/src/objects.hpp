@@ -132,8 +132,11 @@ struct ABT_pool_config_opaque {
 
 /// A ULT attribute set.
 struct ABT_thread_attr_opaque {
-  std::size_t stack_size = 0;  // 0: the default
-  void* stack = nullptr;       // a user stack (recorded; weft allocates its own, see docs)
+  std::size_t stack_size = 0;  // 0: the default, unless `unsized`
+  // Read from the primary ULT, which runs on the process's stack: size 0, as Argobots reports
+  // it (a ULT created with these attributes gets the default size).
+  bool unsized = false;
+  void* stack = nullptr;  // a user stack (recorded; weft allocates its own, see docs)
   bool migratable = true;
   void (*migration_cb)(ABT_thread, void*) = nullptr;
   void* migration_arg = nullptr;

@@ -330,8 +330,14 @@ ABT_pool last_pool_of(weft::work_unit* u) {
   return h;
 }
 
+std::size_t attr_stack_size(const ABT_thread_attr_opaque* attr) noexcept {
+  if (attr->unsized) return 0;
+  return attr->stack_size ? attr->stack_size : state().default_stack_size;
+}
+
 std::size_t stack_size_of(weft::work_unit* u) noexcept {
-  if (unit_view::kind(u) == weft::unit_kind::tasklet) return 0;
+  // Argobots' primary ULT runs on the process's stack, which it does not size: 0, as a tasklet.
+  if (unit_view::kind(u) == weft::unit_kind::tasklet || u == primary_unit()) return 0;
   const std::size_t requested = unit_view::requested_stack_size(u);
   if (!requested) return state().default_stack_size;
   const thread_ext* e = ext_of(u);
@@ -835,6 +841,12 @@ int ABT_thread_get_id(ABT_thread thread, ABT_unit_id* thread_id) {
 int ABT_thread_set_arg(ABT_thread thread, void* arg) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
+  if (u == primary_unit()) {
+    // The primary ULT has no entry: its argument is the layer's (BOLT keeps its per-thread
+    // record there).
+    state().primary_arg.store(arg, std::memory_order_release);
+    return ABT_SUCCESS;
+  }
   if (!ext_of(u)) return ABT_ERR_INV_THREAD;  // weft's own units keep their callable there
   callable_of(u).entry_arg = arg;
   return ABT_SUCCESS;
@@ -844,7 +856,10 @@ int ABT_thread_get_arg(ABT_thread thread, void** arg) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!arg) return ABT_ERR_INV_ARG;
-  *arg = ext_of(u) ? callable_of(u).entry_arg : nullptr;
+  if (u == primary_unit())
+    *arg = state().primary_arg.load(std::memory_order_acquire);
+  else
+    *arg = ext_of(u) ? callable_of(u).entry_arg : nullptr;
   return ABT_SUCCESS;
 }
 
@@ -868,10 +883,11 @@ int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr* attr) {
   // The size asked for, as ABT_thread_get_stacksize reports it (Argobots' attribute and query
   // agree; weft may map more).
   a->stack_size = stack_size_of(u);
+  a->unsized = u == primary_unit();
   if (e && e->user_stack) {
     // The memory the user gave, guard page included (as Argobots reports it).
     a->stack = e->user_stack;
-  } else if (!e || e->started.load(std::memory_order_acquire)) {
+  } else if (e ? e->started.load(std::memory_order_acquire) : u != primary_unit()) {
     // weft's own stack, taken at the first run and given back at the end (lazy allocation, as
     // Argobots' lazy stacks: NULL before and after): [stack, stack + size) is the top of the
     // usable bytes, where the ULT runs, as in Argobots (stack = top - size).
@@ -913,6 +929,7 @@ int ABT_thread_attr_set_stack(ABT_thread_attr attr, void* stackaddr, size_t stac
   if (stacksize > weft::detail::max_stack_size) return ABT_ERR_INV_ARG;  // weft's limit: 2 GiB
   attr->stack = stackaddr;  // the ULT runs on it (no guard page); NULL: weft maps one
   attr->stack_size = stacksize;
+  attr->unsized = false;
   return ABT_SUCCESS;
 }
 
@@ -920,7 +937,7 @@ int ABT_thread_attr_get_stack(ABT_thread_attr attr, void** stackaddr, size_t* st
   if (!attr) return ABT_ERR_INV_THREAD_ATTR;
   if (!stackaddr || !stacksize) return ABT_ERR_INV_ARG;
   *stackaddr = attr->stack;
-  *stacksize = attr->stack_size ? attr->stack_size : state().default_stack_size;
+  *stacksize = attr_stack_size(attr);
   return ABT_SUCCESS;
 }
 
@@ -929,13 +946,14 @@ int ABT_thread_attr_set_stacksize(ABT_thread_attr attr, size_t stacksize) {
   if (stacksize > weft::detail::max_stack_size) return ABT_ERR_INV_ARG;  // weft's limit: 2 GiB
   attr->stack_size = stacksize;
   attr->stack = nullptr;
+  attr->unsized = false;
   return ABT_SUCCESS;
 }
 
 int ABT_thread_attr_get_stacksize(ABT_thread_attr attr, size_t* stacksize) {
   if (!attr) return ABT_ERR_INV_THREAD_ATTR;
   if (!stacksize) return ABT_ERR_INV_ARG;
-  *stacksize = attr->stack_size ? attr->stack_size : state().default_stack_size;
+  *stacksize = attr_stack_size(attr);
   return ABT_SUCCESS;
 }
 

@@ -147,8 +147,10 @@ int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle)
 /// The handle of the pool `u` is associated with.
 ABT_pool last_pool_of(weft::work_unit* u);
 /// The stack size Argobots reports for `u` (ABT_thread_get_stacksize, ABT_thread_get_attr): the
-/// size asked for at creation or the default; 0 for a tasklet.
+/// size asked for at creation or the default; 0 for a tasklet and for the primary ULT.
 std::size_t stack_size_of(weft::work_unit* u) noexcept;
+/// The stack size the attribute getters report for `attr` (0 stands for the default there).
+std::size_t attr_stack_size(const ABT_thread_attr_opaque* attr) noexcept;
 /// The ABT_thread_state of `u`.
 ABT_thread_state state_of(const weft::work_unit* u) noexcept;
 /// Error code for a caller that is not a ULT (tasklet: INV_THREAD, elsewhere: INV_XSTREAM).

@@ -1122,6 +1122,89 @@ static void test_tasklet_self_is_primary(void) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* The primary ULT is a ULT: argument and queries                                              */
+
+/* Reads the primary ULT's argument from another ULT (BOLT's per-thread record). */
+struct primary_view {
+  ABT_thread primary;
+  void* arg;
+  ABT_bool is_primary;
+};
+
+static void view_primary(void* arg) {
+  struct primary_view* v = arg;
+  OK(ABT_thread_get_arg(v->primary, &v->arg));
+  OK(ABT_thread_is_primary(v->primary, &v->is_primary));
+}
+
+static void test_primary_ult(void) {
+  abt_test_start();
+  ABT_thread primary = ABT_THREAD_NULL, self = ABT_THREAD_NULL;
+  OK(ABT_self_get_thread(&primary));
+  OK(ABT_thread_self(&self));
+  ABT_bool flag = ABT_FALSE;
+  OK(ABT_thread_equal(primary, self, &flag));
+  CHECK(flag == ABT_TRUE);
+  OK(ABT_thread_is_primary(primary, &flag));
+  CHECK(flag == ABT_TRUE);
+  /* No argument until one is set; then every way of reading it sees it. */
+  void* arg = &flag;
+  OK(ABT_thread_get_arg(primary, &arg));
+  CHECK(arg == NULL);
+  int record = 0, other_record = 0;
+  OK(ABT_thread_set_arg(primary, &record));
+  OK(ABT_thread_get_arg(primary, &arg));
+  CHECK(arg == &record);
+  OK(ABT_self_get_arg(&arg));
+  CHECK(arg == &record);
+  OK(ABT_self_set_arg(&other_record));
+  OK(ABT_thread_get_arg(self, &arg));
+  CHECK(arg == &other_record);
+  for (int i = 0; i < abt_test_num_xstreams; i++) {
+    struct primary_view v = {primary, NULL, ABT_FALSE};
+    ABT_thread thread;
+    OK(ABT_thread_create(abt_test_pools[i], view_primary, &v, ABT_THREAD_ATTR_NULL, &thread));
+    OK(ABT_thread_free(&thread));
+    CHECK(v.arg == &other_record);
+    CHECK(v.is_primary == ABT_TRUE);
+  }
+  /* Queries. */
+  ABT_unit_id id = 0, self_id = 1;
+  OK(ABT_thread_get_id(primary, &id));
+  OK(ABT_self_get_thread_id(&self_id));
+  CHECK(id == self_id);
+  ABT_thread_state state = ABT_THREAD_STATE_TERMINATED;
+  OK(ABT_thread_get_state(primary, &state));
+  CHECK(state == ABT_THREAD_STATE_RUNNING);
+  ABT_pool pool = ABT_POOL_NULL;
+  OK(ABT_thread_get_last_pool(primary, &pool));
+  CHECK(pool == abt_test_pools[0]);
+  ABT_xstream xstream = ABT_XSTREAM_NULL;
+  OK(ABT_thread_get_last_xstream(primary, &xstream));
+  CHECK(xstream == abt_test_xstreams[0]);
+  /* Argobots' primary ULT runs on the process's stack: no stack, size 0, not migratable. */
+  size_t stacksize = 1, attr_size = 1;
+  OK(ABT_thread_get_stacksize(primary, &stacksize));
+  ABT_thread_attr attr = ABT_THREAD_ATTR_NULL;
+  OK(ABT_thread_get_attr(primary, &attr));
+  void* stack = &flag;
+  OK(ABT_thread_attr_get_stack(attr, &stack, &attr_size));
+  CHECK(stack == NULL);
+  CHECK(attr_size == stacksize);
+  CHECK(stacksize == 0);
+  OK(ABT_thread_attr_free(&attr));
+  OK(ABT_thread_is_migratable(primary, &flag));
+  CHECK(flag == ABT_FALSE);
+  abt_test_stop();
+  /* A new initialisation starts without the old argument. */
+  abt_test_start();
+  OK(ABT_self_get_thread(&primary));
+  OK(ABT_thread_get_arg(primary, &arg));
+  CHECK(arg == NULL);
+  abt_test_stop();
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* A ULT made by ABT_thread_create_to without a handle is unnamed from its start               */
 
 static ABT_thread unnamed_child; /* the child's own handle, as it saw it */
@@ -1271,6 +1354,7 @@ int main(int argc, char** argv) {
       {"keys", test_keys},
       {"calling_contexts", test_calling_contexts},
       {"invalid_handles", test_invalid_handles},
+      {"primary_ult", test_primary_ult},
       {"create_to_unnamed", test_create_to_unnamed},
       {"attr_stack_size", test_attr_stack_size},
   };

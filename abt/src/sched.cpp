@@ -91,6 +91,15 @@ class user_scheduler final : public weft::loop_scheduler {
     tl_running = prev;
     tl_loop_unit = prev_unit;
   }
+  void on_stop() noexcept override {
+    // The stand-in goes with the loop it stands for (a loop that runs again makes a new one):
+    // the primary stream's scheduler is destroyed after weft's runtime, which the descriptor
+    // goes back to, has ended.
+    if (self_unit_) {
+      weft::detail::discard_unit(self_unit_);
+      self_unit_ = nullptr;
+    }
+  }
   weft::pool& migration_pool() noexcept override {
     if (h_->def.get_migr_pool) {
       if (ABT_pool p = h_->def.get_migr_pool(h_)) return *p->pool;

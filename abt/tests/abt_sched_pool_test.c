@@ -1025,6 +1025,12 @@ static void drain_sched_run(ABT_sched sched) {
   CHECK(d != NULL);
   ABT_pool pool = ABT_POOL_NULL;
   OK(ABT_sched_get_pools(sched, 1, 0, &pool));
+  /* As in Argobots' test/basic/main_sched.c, the loop is a ULT that may ask for itself and
+   * yield. */
+  ABT_thread self = ABT_THREAD_NULL;
+  OK(ABT_self_get_thread(&self));
+  CHECK(self != ABT_THREAD_NULL);
+  OK(ABT_thread_yield());
   for (unsigned work_count = 0;;) {
     ABT_thread thread = ABT_THREAD_NULL;
     OK(ABT_pool_pop_thread(pool, &thread));

@@ -78,11 +78,15 @@ class user_scheduler final : public weft::loop_scheduler {
     weft::work_unit* prev_unit = tl_loop_unit;
     tl_running = this;
     tl_loop_unit = weft::this_unit::current();
-    // Argobots' main scheduler is a ULT its stream's root runs: a tool sees it start (RUN). A
-    // stacked one runs in a weft ULT, which the runtime reports.
+    // Argobots' main scheduler is a ULT its stream's root runs: a tool sees it made (CREATE,
+    // which a tool that tracks each ULT's state needs first) and start (RUN). A stacked one runs
+    // in a weft ULT, which the runtime reports.
     if (!tl_loop_unit && tool_active()) {
       try {
-        scheduler_tool_event(self_unit(), ABT_TOOL_EVENT_THREAD_RUN);
+        const bool fresh = !self_unit_;  // on_stop() dropped the previous loop's
+        weft::work_unit* s = self_unit();
+        if (fresh) scheduler_tool_event(s, ABT_TOOL_EVENT_THREAD_CREATE);
+        scheduler_tool_event(s, ABT_TOOL_EVENT_THREAD_RUN);
       } catch (...) {
         // Out of memory for the stand-in: nothing to report on.
       }
@@ -96,6 +100,13 @@ class user_scheduler final : public weft::loop_scheduler {
     // the primary stream's scheduler is destroyed after weft's runtime, which the descriptor
     // goes back to, has ended.
     if (self_unit_) {
+      // Argobots' scheduler ULT returns (FINISH), is joined by its stream's end or its
+      // replacement (JOIN) and freed (FREE, which weft reports as it discards the descriptor):
+      // a tool that tracks ULTs by handle forgets it.
+      if (tool_active()) {
+        scheduler_tool_event(self_unit_, ABT_TOOL_EVENT_THREAD_FINISH);
+        scheduler_tool_event(self_unit_, ABT_TOOL_EVENT_THREAD_JOIN);
+      }
       weft::detail::discard_unit(self_unit_);
       self_unit_ = nullptr;
     }

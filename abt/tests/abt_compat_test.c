@@ -1123,26 +1123,30 @@ static void test_scheduler_yield(void) {
   memset(&g_sched_yield, 0, sizeof g_sched_yield);
   clear_log();
   OK(ABT_thread_self(&g_primary));
-  OK(ABT_tool_register_thread_callback(record_event, EV(RUN) | EV(YIELD), &g_log));
+  OK(ABT_tool_register_thread_callback(
+      record_event, EV(CREATE) | EV(RUN) | EV(YIELD) | EV(FINISH) | EV(JOIN) | EV(FREE), &g_log));
   ABT_pool pool;
   ABT_xstream xs = start_user_sched_stream(yielding_sched_run, &pool);
   abt_test_wait_flag(&g_sched_yield.seen);
   struct sched_yield_view* v = &g_sched_yield;
   OK(v->thread_yield_code);
   OK(v->self_yield_code);
-  /* Started by the stream's root (RUN), then each yield: YIELD (sync type USER), RUN. */
-  const uint64_t expected[] = {EV(RUN), EV(YIELD), EV(RUN), EV(YIELD), EV(RUN), 0};
+  /* Units still run under it after the yields. */
+  int count = 0;
+  OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, NULL));
+  abt_test_wait_count(&count, 1);
+  OK(ABT_xstream_free(&xs));
+  OK(ABT_tool_register_thread_callback(NULL, ABT_TOOL_EVENT_THREAD_NONE, NULL));
+  /* Created, started by the stream's root (RUN), then each yield: YIELD (sync type USER), RUN;
+   * at the stream's end it returns (FINISH), is joined and freed. A tool that tracks each ULT's
+   * state (Argobots' test/util/abttest.c) needs all of them, in this order. */
+  const uint64_t expected[] = {EV(CREATE), EV(RUN),    EV(YIELD), EV(RUN),  EV(YIELD),
+                               EV(RUN),    EV(FINISH), EV(JOIN),  EV(FREE), 0};
   check_events_of(v->thread, expected, __LINE__);
   for (int i = 0; i < 2; i++) {
     const int at = event_index(v->thread, EV(YIELD), i);
     CHECK(at >= 0 && g_log.sync[at] == ABT_SYNC_EVENT_TYPE_USER);
   }
-  /* Units still run under it after the yields. */
-  int count = 0;
-  OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, NULL));
-  abt_test_wait_count(&count, 1);
-  OK(ABT_tool_register_thread_callback(NULL, ABT_TOOL_EVENT_THREAD_NONE, NULL));
-  OK(ABT_xstream_free(&xs));
   abt_test_stop();
 }
 

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "objects.hpp"
+#include "units.hpp"
 #include "weft/runtime.hpp"
 #include "weft/this_unit.hpp"
 #include "weft/ult.hpp"
@@ -363,7 +364,11 @@ int ABT_xstream_set_main_sched(ABT_xstream xstream, ABT_sched sched) {
       ABT_pool first = sched->pools.front();
       weft::detail::set_home(self, *first->pool);
       if (thread_ext* e = ext_of(self)) e->last_pool.store(first, std::memory_order_relaxed);
-      weft::this_unit::yield();  // back once the new scheduler runs it
+      // Back once the new scheduler runs it, maybe on another stream that shares the pool: a
+      // tool sees the yield and the run there, as for any ABT yield.
+      if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
+      weft::this_unit::yield();
+      tool_running_again();
     }
     return ABT_SUCCESS;
   });

@@ -513,11 +513,13 @@ int ABT_xstream_run_unit(ABT_unit unit, ABT_pool pool) {
 
 int ABT_xstream_check_events(ABT_sched sched) {
   if (int rc = ensure_initialized()) return rc;
+  if (!weft::this_unit::stream()) return ABT_ERR_INV_XSTREAM;  // an external thread
   if (!sched) return ABT_ERR_INV_SCHED;
+  // As Argobots: only the scheduler's own ULT (its loop) may check its events.
   weft::scheduler* s = sched->sched;
-  if (!s || s != tl_running || !on_loop()) return ABT_ERR_INV_XSTREAM;
+  if (!s || s != tl_running || !on_loop()) return ABT_ERR_INV_THREAD;
   auto* us = dynamic_cast<user_scheduler*>(s);
-  if (!us) return ABT_ERR_INV_XSTREAM;
+  if (!us) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_XSTREAM, [&] {
     if (us->check_events_from_callback()) {
       us->stop_seen = true;

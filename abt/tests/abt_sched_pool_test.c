@@ -1080,6 +1080,28 @@ static void drain_counted(void* arg) {
   abt_test_add(u->count, 1);
 }
 
+/* Argobots' codes for a check of events made outside the scheduler's loop. */
+static void* check_events_outside(void* arg) {
+  CHECK_RET(ABT_xstream_check_events((ABT_sched)arg), ABT_ERR_INV_XSTREAM);
+  return NULL;
+}
+
+static void check_events_in_ult(void* arg) {
+  CHECK_RET(ABT_xstream_check_events((ABT_sched)arg), ABT_ERR_INV_THREAD);
+}
+
+static void check_events_misuse(ABT_sched sched) {
+  CHECK_RET(ABT_xstream_check_events(ABT_SCHED_NULL), ABT_ERR_INV_SCHED);
+  CHECK_RET(ABT_xstream_check_events(sched), ABT_ERR_INV_THREAD); /* the primary ULT */
+  ABT_thread thread;
+  OK(ABT_thread_create(abt_test_pools[abt_test_num_xstreams - 1], check_events_in_ult, sched,
+                       ABT_THREAD_ATTR_NULL, &thread));
+  OK(ABT_thread_free(&thread));
+  pthread_t external;
+  CHECK(pthread_create(&external, NULL, check_events_outside, sched) == 0);
+  CHECK(pthread_join(external, NULL) == 0);
+}
+
 static ABT_sched make_drain_sched(ABT_pool* pool, struct drain_sched* d) {
   OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_TRUE, pool));
   ABT_sched sched = ABT_SCHED_NULL;
@@ -1096,6 +1118,7 @@ static void test_user_sched_stopped(void) {
   /* A secondary stream's user scheduler ends at ABT_xstream_join once its pool is empty. */
   ABT_pool pool = ABT_POOL_NULL;
   ABT_sched sched = make_drain_sched(&pool, &drain_secondary);
+  check_events_misuse(sched);
   int count = 0;
   struct drain_unit chain = {&count, 10};
   for (int i = 0; i < 20; i++)
@@ -1103,6 +1126,7 @@ static void test_user_sched_stopped(void) {
   ABT_xstream xstream = ABT_XSTREAM_NULL;
   OK(ABT_xstream_create(sched, &xstream));
   OK(ABT_xstream_join(xstream));
+  check_events_misuse(sched); /* its loop has ended */
   CHECK(abt_test_load(&count) == 30);
   CHECK(abt_test_load(&drain_secondary.runs) == 1);
   CHECK(drain_secondary.stopped_with_work == 0);

@@ -203,7 +203,7 @@ int ABT_finalize(void) {
     if (st.init_count.compare_exchange_weak(count, count - 1, std::memory_order_acq_rel))
       return ABT_SUCCESS;
   }
-  // The layer stays initialised while weft drains the streams, as Argobots' does until its
+  // The layer stays initialised while weft drains the streams, as Argobots stays until its
   // schedulers have finished: a user scheduler still runs its units and polls
   // ABT_xstream_check_events/ABT_sched_has_to_stop until its pools are empty, and the units
   // it runs may call the whole API. release_all_objects() closes the layer (close_layer) once

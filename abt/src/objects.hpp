@@ -98,8 +98,11 @@ int yield_from_scheduler(weft::work_unit* s) noexcept;
 
 /// Registers handles for the streams that exist at ABT_init (the primary, and any weft made).
 void register_existing_streams();
-/// The last ABT_finalize: frees every handle and, when ABT_init initialised weft, finalizes it.
+/// The last ABT_finalize: finalizes weft when ABT_init initialised it (its streams drain while
+/// the layer is still initialised), closes the layer (close_layer), then frees every handle.
 void release_all_objects(bool finalize_runtime);
+/// Marks the layer uninitialised (count 0, the entry points' fast forms closed); init.cpp.
+void close_layer() noexcept;
 /// The handle of stream `s`, or nullptr.
 ABT_xstream xstream_handle(const weft::execution_stream* s) noexcept;
 
@@ -129,8 +132,11 @@ struct ABT_pool_config_opaque {
 
 /// A ULT attribute set.
 struct ABT_thread_attr_opaque {
-  std::size_t stack_size = 0;  // 0: the default
-  void* stack = nullptr;       // a user stack (recorded; weft allocates its own, see docs)
+  std::size_t stack_size = 0;  // 0: the default, unless `unsized`
+  // Read from the primary ULT, which runs on the process's stack: size 0, as Argobots reports
+  // it (a ULT created with these attributes gets the default size).
+  bool unsized = false;
+  void* stack = nullptr;  // a user stack (recorded; weft allocates its own, see docs)
   bool migratable = true;
   void (*migration_cb)(ABT_thread, void*) = nullptr;
   void* migration_arg = nullptr;

@@ -18,6 +18,7 @@ struct layer_state {
   bool owns_runtime = false;  // ABT_init initialised weft (false: weft::init came first)
   std::atomic<weft::work_unit*>& primary_unit = g_primary_unit;  // see abt_internal.hpp
   std::size_t default_stack_size = 0;
+  std::atomic<void*> primary_arg{nullptr};  // ABT_thread_set_arg on the primary ULT
   unsigned event_freq = 64;
   std::atomic<int> creating_xstreams{0};  // ABT_xstream_create* calls between start and handle
   int max_xstreams = 0;  // ABT_MAX_NUM_XSTREAMS (0: unset); reported, never a cap (as Argobots 1.2)

@@ -149,7 +149,8 @@ int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn
   }
   if (attr && !attr->migratable) flags |= flag_not_migratable;
   weft::detail::unit_callable& c = callable_of(u);
-  construct_ext(c.storage, flags, attr, ph, user_stack);
+  construct_ext(c.storage, flags, attr, ph, user_stack,
+                kind == weft::unit_kind::ult ? stack_short_of(u, attr) : 0);
   c.invoke = &invoke_entry;
   c.destroy = (flags & flag_user_guard) ? &unguard_user_stack : &entry_ended;
   c.entry_fn = fn;
@@ -329,6 +330,20 @@ ABT_pool last_pool_of(weft::work_unit* u) {
   return h;
 }
 
+std::size_t attr_stack_size(const ABT_thread_attr_opaque* attr) noexcept {
+  if (attr->unsized) return 0;
+  return attr->stack_size ? attr->stack_size : state().default_stack_size;
+}
+
+std::size_t stack_size_of(weft::work_unit* u) noexcept {
+  // Argobots' primary ULT runs on the process's stack, which it does not size: 0, as a tasklet.
+  if (unit_view::kind(u) == weft::unit_kind::tasklet || u == primary_unit()) return 0;
+  const std::size_t requested = unit_view::requested_stack_size(u);
+  if (!requested) return state().default_stack_size;
+  const thread_ext* e = ext_of(u);
+  return e ? requested - e->stack_short : requested;
+}
+
 ABT_thread_state state_of(const weft::work_unit* u) noexcept {
   switch (unit_view::state(u)) {
     case weft::unit_state::ready:
@@ -459,9 +474,12 @@ int ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
   if (int rc = ensure_initialized()) return rc;
   if (!caller_can_block()) return not_a_ult_code();
   ABT_thread t = ABT_THREAD_NULL;
-  // The unit is named here so that yield_to may use it; unnamed ones are detached after.
+  // The unit is created with a handle so that it stays alive for yield_to; an unnamed one is
+  // marked so before it first runs (it sees itself unnamed, and its end reports FREE), and
+  // detached once the caller is back.
   if (int rc = create_thread(pool, thread_func, arg, attr, &t)) return rc;
   weft::work_unit* u = unit_of(t);
+  if (!newthread) ext_of(u)->flags.fetch_or(flag_unnamed, std::memory_order_acq_rel);
   int rc = guarded(ABT_ERR_THREAD, [&] {
     if (tool_active())
       tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
@@ -469,12 +487,10 @@ int ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
     tool_running_again();
     return ABT_SUCCESS;
   });
-  if (newthread) {
+  if (newthread)
     *newthread = t;
-  } else {
-    ext_of(u)->flags.fetch_or(flag_unnamed, std::memory_order_acq_rel);
+  else
     weft::detail::detach_unit(u);
-  }
   return rc;
 }
 
@@ -515,7 +531,7 @@ int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_
   // A revived unit is a fresh descriptor of the same kind, stack size and attributes: weft
   // recycles descriptors through its caches, so this costs what the first create did.
   ABT_thread_attr_opaque attr;
-  attr.stack_size = unit_view::requested_stack_size(u);
+  attr.stack_size = unit_view::requested_stack_size(u) ? stack_size_of(u) : 0;
   attr.migratable = !(e->flags.load(std::memory_order_relaxed) & flag_not_migratable);
   attr.migration_cb = e->migration_cb;
   attr.migration_arg = e->migration_arg;
@@ -810,11 +826,7 @@ int ABT_thread_get_stacksize(ABT_thread thread, size_t* stacksize) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!stacksize) return ABT_ERR_INV_ARG;
-  if (unit_view::kind(u) == weft::unit_kind::tasklet)
-    *stacksize = 0;
-  else
-    *stacksize = unit_view::requested_stack_size(u) ? unit_view::requested_stack_size(u)
-                                                    : state().default_stack_size;
+  *stacksize = stack_size_of(u);
   return ABT_SUCCESS;
 }
 
@@ -829,6 +841,12 @@ int ABT_thread_get_id(ABT_thread thread, ABT_unit_id* thread_id) {
 int ABT_thread_set_arg(ABT_thread thread, void* arg) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
+  if (u == primary_unit()) {
+    // The primary ULT has no entry: its argument is the layer's (BOLT keeps its per-thread
+    // record there).
+    state().primary_arg.store(arg, std::memory_order_release);
+    return ABT_SUCCESS;
+  }
   if (!ext_of(u)) return ABT_ERR_INV_THREAD;  // weft's own units keep their callable there
   callable_of(u).entry_arg = arg;
   return ABT_SUCCESS;
@@ -838,7 +856,10 @@ int ABT_thread_get_arg(ABT_thread thread, void** arg) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!arg) return ABT_ERR_INV_ARG;
-  *arg = ext_of(u) ? callable_of(u).entry_arg : nullptr;
+  if (u == primary_unit())
+    *arg = state().primary_arg.load(std::memory_order_acquire);
+  else
+    *arg = ext_of(u) ? callable_of(u).entry_arg : nullptr;
   return ABT_SUCCESS;
 }
 
@@ -859,25 +880,20 @@ int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr* attr) {
   auto* a = new (std::nothrow) ABT_thread_attr_opaque;
   if (!a) return ABT_ERR_MEM;
   thread_ext* e = ext_of(u);
-  a->stack_size = unit_view::requested_stack_size(u) ? unit_view::requested_stack_size(u)
-                                                     : state().default_stack_size;
+  // The size asked for, as ABT_thread_get_stacksize reports it (Argobots' attribute and query
+  // agree; weft may map more).
+  a->stack_size = stack_size_of(u);
+  a->unsized = u == primary_unit();
   if (e && e->user_stack) {
-    // The memory the user gave, guard page included (as Argobots reports it); its top is the
-    // top of the region weft runs the ULT in (u->stack_size may be rounded up).
+    // The memory the user gave, guard page included (as Argobots reports it).
     a->stack = e->user_stack;
-    const weft::detail::stack_region st = unit_view::stack(u);
-    if (st.lo)
-      a->stack_size = static_cast<std::size_t>(static_cast<char*>(st.lo) + st.size -
-                                               static_cast<char*>(e->user_stack));
-  } else if (!e || e->started.load(std::memory_order_acquire)) {
+  } else if (e ? e->started.load(std::memory_order_acquire) : u != primary_unit()) {
     // weft's own stack, taken at the first run and given back at the end (lazy allocation, as
-    // Argobots' lazy stacks: NULL before and after): the bytes the ULT may use,
-    // [stack, stack + size), with the guard page just below.
+    // Argobots' lazy stacks: NULL before and after): [stack, stack + size) is the top of the
+    // usable bytes, where the ULT runs, as in Argobots (stack = top - size).
     const weft::detail::stack_region st = unit_view::stack(u);
-    if (st.lo) {
-      a->stack = st.lo;
-      a->stack_size = st.size;
-    }
+    if (st.lo && st.size >= a->stack_size)
+      a->stack = static_cast<char*>(st.lo) + (st.size - a->stack_size);
   }
   if (e) {
     a->migratable = !(e->flags.load(std::memory_order_relaxed) & flag_not_migratable);
@@ -913,6 +929,7 @@ int ABT_thread_attr_set_stack(ABT_thread_attr attr, void* stackaddr, size_t stac
   if (stacksize > weft::detail::max_stack_size) return ABT_ERR_INV_ARG;  // weft's limit: 2 GiB
   attr->stack = stackaddr;  // the ULT runs on it (no guard page); NULL: weft maps one
   attr->stack_size = stacksize;
+  attr->unsized = false;
   return ABT_SUCCESS;
 }
 
@@ -920,7 +937,7 @@ int ABT_thread_attr_get_stack(ABT_thread_attr attr, void** stackaddr, size_t* st
   if (!attr) return ABT_ERR_INV_THREAD_ATTR;
   if (!stackaddr || !stacksize) return ABT_ERR_INV_ARG;
   *stackaddr = attr->stack;
-  *stacksize = attr->stack_size ? attr->stack_size : state().default_stack_size;
+  *stacksize = attr_stack_size(attr);
   return ABT_SUCCESS;
 }
 
@@ -929,13 +946,14 @@ int ABT_thread_attr_set_stacksize(ABT_thread_attr attr, size_t stacksize) {
   if (stacksize > weft::detail::max_stack_size) return ABT_ERR_INV_ARG;  // weft's limit: 2 GiB
   attr->stack_size = stacksize;
   attr->stack = nullptr;
+  attr->unsized = false;
   return ABT_SUCCESS;
 }
 
 int ABT_thread_attr_get_stacksize(ABT_thread_attr attr, size_t* stacksize) {
   if (!attr) return ABT_ERR_INV_THREAD_ATTR;
   if (!stacksize) return ABT_ERR_INV_ARG;
-  *stacksize = attr->stack_size ? attr->stack_size : state().default_stack_size;
+  *stacksize = attr_stack_size(attr);
   return ABT_SUCCESS;
 }
 

@@ -1123,26 +1123,71 @@ static void test_scheduler_yield(void) {
   memset(&g_sched_yield, 0, sizeof g_sched_yield);
   clear_log();
   OK(ABT_thread_self(&g_primary));
-  OK(ABT_tool_register_thread_callback(record_event, EV(RUN) | EV(YIELD), &g_log));
+  OK(ABT_tool_register_thread_callback(
+      record_event, EV(CREATE) | EV(RUN) | EV(YIELD) | EV(FINISH) | EV(JOIN) | EV(FREE), &g_log));
   ABT_pool pool;
   ABT_xstream xs = start_user_sched_stream(yielding_sched_run, &pool);
   abt_test_wait_flag(&g_sched_yield.seen);
   struct sched_yield_view* v = &g_sched_yield;
   OK(v->thread_yield_code);
   OK(v->self_yield_code);
-  /* Started by the stream's root (RUN), then each yield: YIELD (sync type USER), RUN. */
-  const uint64_t expected[] = {EV(RUN), EV(YIELD), EV(RUN), EV(YIELD), EV(RUN), 0};
+  /* Units still run under it after the yields. */
+  int count = 0;
+  OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, NULL));
+  abt_test_wait_count(&count, 1);
+  OK(ABT_xstream_free(&xs));
+  OK(ABT_tool_register_thread_callback(NULL, ABT_TOOL_EVENT_THREAD_NONE, NULL));
+  /* Created, started by the stream's root (RUN), then each yield: YIELD (sync type USER), RUN;
+   * at the stream's end it returns (FINISH), is joined and freed. A tool that tracks each ULT's
+   * state (Argobots' test/util/abttest.c) needs all of them, in this order. */
+  const uint64_t expected[] = {EV(CREATE), EV(RUN),    EV(YIELD), EV(RUN),  EV(YIELD),
+                               EV(RUN),    EV(FINISH), EV(JOIN),  EV(FREE), 0};
   check_events_of(v->thread, expected, __LINE__);
   for (int i = 0; i < 2; i++) {
     const int at = event_index(v->thread, EV(YIELD), i);
     CHECK(at >= 0 && g_log.sync[at] == ABT_SYNC_EVENT_TYPE_USER);
   }
-  /* Units still run under it after the yields. */
-  int count = 0;
-  OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, NULL));
-  abt_test_wait_count(&count, 1);
+  abt_test_stop();
+}
+
+/* A ULT that replaces its own stream's main scheduler continues in the new scheduler's pool:
+ * a tool sees it yield and run again, as in Argobots, whose ULT yields to the new scheduler. */
+struct replacing_view {
+  ABT_xstream xstream;
+  ABT_pool next_pool;
+  ABT_thread self;
+  int done;
+};
+
+static void replace_own_sched(void* arg) {
+  struct replacing_view* v = arg;
+  OK(ABT_self_get_thread(&v->self));
+  OK(ABT_xstream_set_main_sched_basic(v->xstream, ABT_SCHED_BASIC, 1, &v->next_pool));
+  ABT_pool pool = ABT_POOL_NULL;
+  OK(ABT_self_get_last_pool(&pool));
+  CHECK(pool == v->next_pool);
+  abt_test_store(&v->done, 1);
+}
+
+static void test_replace_sched_events(void) {
+  abt_test_start();
+  clear_log();
+  OK(ABT_thread_self(&g_primary));
+  struct replacing_view v = {ABT_XSTREAM_NULL, ABT_POOL_NULL, ABT_THREAD_NULL, 0};
+  OK(ABT_xstream_create(ABT_SCHED_NULL, &v.xstream));
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_TRUE, &v.next_pool));
+  ABT_pool pool;
+  OK(ABT_xstream_get_main_pools(v.xstream, 1, &pool));
+  OK(ABT_tool_register_thread_callback(record_event, EV(RUN) | EV(YIELD), &g_log));
+  ABT_thread thread;
+  OK(ABT_thread_create(pool, replace_own_sched, &v, ABT_THREAD_ATTR_NULL, &thread));
+  OK(ABT_thread_join(thread));
   OK(ABT_tool_register_thread_callback(NULL, ABT_TOOL_EVENT_THREAD_NONE, NULL));
-  OK(ABT_xstream_free(&xs));
+  CHECK(v.done == 1 && v.self == thread);
+  const uint64_t expected[] = {EV(RUN), EV(YIELD), EV(RUN), 0};
+  check_events_of(thread, expected, __LINE__);
+  OK(ABT_thread_free(&thread));
+  OK(ABT_xstream_free(&v.xstream));
   abt_test_stop();
 }
 
@@ -1468,6 +1513,7 @@ int main(int argc, char** argv) {
       {"tool_events", test_tool_events},
       {"scheduler_is_a_ult", test_scheduler_is_a_ult},
       {"scheduler_yield", test_scheduler_yield},
+      {"replace_sched_events", test_replace_sched_events},
       {"stacked_scheduler_yield", test_stacked_scheduler_yield},
       {"run_unit_from_ult", test_run_unit_from_ult},
       {"primary_under_user_sched", test_primary_under_user_sched},

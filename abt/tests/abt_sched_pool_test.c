@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------------------------------------ */
 /* Work units that count themselves                                                            */
@@ -999,6 +1000,159 @@ static void test_invalid_enum_values(void) {
   abt_test_stop();
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* A user scheduler stopped by ABT_finalize and by ABT_xstream_join                           */
+
+/* The loop of Argobots' examples/scheduling/sched_user.c: pop, run, and every few rounds ask
+ * ABT_sched_has_to_stop then ABT_xstream_check_events, with nothing else to end it. In Argobots
+ * both calls succeed until the scheduler returns, also while ABT_finalize drains the stream. */
+struct drain_sched {
+  int runs;
+  int frees;
+  int stopped_with_work; /* has_to_stop said TRUE while a pool still held a unit */
+};
+static struct drain_sched drain_primary, drain_secondary;
+
+static int drain_sched_init(ABT_sched sched, ABT_sched_config config) {
+  (void)config;
+  return ABT_sched_set_data(sched, NULL);
+}
+
+static void drain_sched_run(ABT_sched sched) {
+  void* data = NULL;
+  OK(ABT_sched_get_data(sched, &data));
+  struct drain_sched* d = data;
+  CHECK(d != NULL);
+  ABT_pool pool = ABT_POOL_NULL;
+  OK(ABT_sched_get_pools(sched, 1, 0, &pool));
+  /* As in Argobots' test/basic/main_sched.c, the loop is a ULT that may ask for itself and
+   * yield. */
+  ABT_thread self = ABT_THREAD_NULL;
+  OK(ABT_self_get_thread(&self));
+  CHECK(self != ABT_THREAD_NULL);
+  OK(ABT_thread_yield());
+  for (unsigned work_count = 0;;) {
+    ABT_thread thread = ABT_THREAD_NULL;
+    OK(ABT_pool_pop_thread(pool, &thread));
+    if (thread != ABT_THREAD_NULL) OK(ABT_self_schedule(thread, ABT_POOL_NULL));
+    if (++work_count >= 4) {
+      work_count = 0;
+      ABT_bool stop = ABT_FALSE;
+      OK(ABT_sched_has_to_stop(sched, &stop));
+      if (stop == ABT_TRUE) {
+        size_t left = 0;
+        OK(ABT_pool_get_size(pool, &left));
+        if (left != 0) abt_test_add(&d->stopped_with_work, 1);
+        break;
+      }
+      OK(ABT_xstream_check_events(sched));
+    }
+  }
+  abt_test_add(&d->runs, 1);
+}
+
+static int drain_sched_free(ABT_sched sched) {
+  void* data = NULL;
+  OK(ABT_sched_get_data(sched, &data));
+  abt_test_add(&((struct drain_sched*)data)->frees, 1);
+  return ABT_SUCCESS;
+}
+
+static ABT_sched_def drain_sched_def = {ABT_SCHED_TYPE_ULT, drain_sched_init, drain_sched_run,
+                                        drain_sched_free, NULL};
+
+/* Counts itself; while `more` > 0, first pushes another unnamed ULT into its own pool, so that
+ * the pool fills again while the scheduler drains it. */
+struct drain_unit {
+  int* count;
+  int more;
+};
+static struct drain_unit drain_chain;
+static int drain_count;
+
+static void drain_counted(void* arg) {
+  struct drain_unit* u = arg;
+  if (abt_test_add(&u->more, -1) >= 0) {
+    ABT_pool pool = ABT_POOL_NULL;
+    OK(ABT_self_get_last_pool(&pool));
+    OK(ABT_thread_create(pool, drain_counted, u, ABT_THREAD_ATTR_NULL, NULL));
+  }
+  abt_test_add(u->count, 1);
+}
+
+/* Argobots' codes for a check of events made outside the scheduler's loop. */
+static void* check_events_outside(void* arg) {
+  CHECK_RET(ABT_xstream_check_events((ABT_sched)arg), ABT_ERR_INV_XSTREAM);
+  return NULL;
+}
+
+static void check_events_in_ult(void* arg) {
+  CHECK_RET(ABT_xstream_check_events((ABT_sched)arg), ABT_ERR_INV_THREAD);
+}
+
+static void check_events_misuse(ABT_sched sched) {
+  CHECK_RET(ABT_xstream_check_events(ABT_SCHED_NULL), ABT_ERR_INV_SCHED);
+  CHECK_RET(ABT_xstream_check_events(sched), ABT_ERR_INV_THREAD); /* the primary ULT */
+  ABT_thread thread;
+  OK(ABT_thread_create(abt_test_pools[abt_test_num_xstreams - 1], check_events_in_ult, sched,
+                       ABT_THREAD_ATTR_NULL, &thread));
+  OK(ABT_thread_free(&thread));
+  pthread_t external;
+  CHECK(pthread_create(&external, NULL, check_events_outside, sched) == 0);
+  CHECK(pthread_join(external, NULL) == 0);
+}
+
+static ABT_sched make_drain_sched(ABT_pool* pool, struct drain_sched* d) {
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_TRUE, pool));
+  ABT_sched sched = ABT_SCHED_NULL;
+  OK(ABT_sched_create(&drain_sched_def, 1, pool, ABT_SCHED_CONFIG_NULL, &sched));
+  OK(ABT_sched_set_data(sched, d));
+  return sched;
+}
+
+static void test_user_sched_stopped(void) {
+  abt_test_start();
+  memset(&drain_primary, 0, sizeof drain_primary);
+  memset(&drain_secondary, 0, sizeof drain_secondary);
+
+  /* A secondary stream's user scheduler ends at ABT_xstream_join once its pool is empty. */
+  ABT_pool pool = ABT_POOL_NULL;
+  ABT_sched sched = make_drain_sched(&pool, &drain_secondary);
+  check_events_misuse(sched);
+  int count = 0;
+  struct drain_unit chain = {&count, 10};
+  for (int i = 0; i < 20; i++)
+    OK(ABT_thread_create(pool, drain_counted, &chain, ABT_THREAD_ATTR_NULL, NULL));
+  ABT_xstream xstream = ABT_XSTREAM_NULL;
+  OK(ABT_xstream_create(sched, &xstream));
+  OK(ABT_xstream_join(xstream));
+  check_events_misuse(sched); /* its loop has ended */
+  CHECK(abt_test_load(&count) == 30);
+  CHECK(abt_test_load(&drain_secondary.runs) == 1);
+  CHECK(drain_secondary.stopped_with_work == 0);
+  OK(ABT_xstream_free(&xstream));
+  OK(ABT_sched_free(&sched));
+  CHECK(drain_secondary.frees == 1);
+
+  /* The primary's: the primary ULT moves into the scheduler's pool, and units it leaves there
+   * (and the ones they push) run before ABT_finalize returns. */
+  sched = make_drain_sched(&pool, &drain_primary);
+  OK(ABT_xstream_set_main_sched(abt_test_xstreams[0], sched));
+  ABT_pool main_pool = ABT_POOL_NULL;
+  OK(ABT_xstream_get_main_pools(abt_test_xstreams[0], 1, &main_pool));
+  CHECK(main_pool == pool);
+  drain_count = 0;
+  drain_chain.count = &drain_count;
+  drain_chain.more = 10;
+  for (int i = 0; i < 20; i++)
+    OK(ABT_thread_create(pool, drain_counted, &drain_chain, ABT_THREAD_ATTR_NULL, NULL));
+  abt_test_stop(); /* ABT_finalize */
+  CHECK(abt_test_load(&drain_count) == 30);
+  CHECK(abt_test_load(&drain_primary.runs) == 1);
+  CHECK(drain_primary.stopped_with_work == 0);
+  CHECK(drain_primary.frees == 1);
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"sched_config", test_sched_config},
@@ -1009,6 +1163,7 @@ int main(int argc, char** argv) {
       {"pool_user_def", test_pool_user_def},
       {"pool_def_old", test_pool_def_old},
       {"units", test_units},
+      {"user_sched_stopped", test_user_sched_stopped},
       {"invalid_enum_values", test_invalid_enum_values},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));

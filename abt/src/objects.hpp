@@ -45,8 +45,16 @@ void user_pool_retire(ABT_pool p) noexcept;
 /// Pops from a user pool with the pool context `ctx` (waiting up to `wait_secs` when `wait`).
 weft::work_unit* user_pool_pop_thread(ABT_pool p, ABT_pool_context ctx, bool wait,
                                       double wait_secs);
-/// Pushes a work unit into a user pool with the pool context `ctx`.
-void user_pool_push_thread(ABT_pool p, weft::work_unit* u, ABT_pool_context ctx);
+/// Pushes a work unit into a user pool with the pool context `ctx`; ABT_ERR_OTHER when the
+/// definition makes no unit for it.
+int user_pool_push_thread(ABT_pool p, weft::work_unit* u, ABT_pool_context ctx);
+/// ABT_pool_pop_threads on a user pool: the definition's pop_many when it has one, else pops one
+/// by one; returns how many of `out[0..len)` it filled.
+std::size_t user_pool_pop_many(ABT_pool p, ABT_thread* out, std::size_t len, ABT_pool_context ctx);
+/// ABT_pool_push_threads on a user pool: the definition's push_many when it has one, else pushes
+/// one by one; ABT_ERR_OTHER (nothing queued) when the definition makes no unit for one.
+int user_pool_push_many(ABT_pool p, weft::work_unit* const* us, std::size_t n,
+                        ABT_pool_context ctx);
 /// Old interface: pops the pool's own unit (it stays registered until taken).
 ABT_unit user_pool_pop_unit(ABT_pool p, bool wait, double wait_secs);
 /// ABT_pool_push into a user pool: a unit the pool made goes back as it is, a unit of another

@@ -180,10 +180,8 @@ int push_thread(ABT_pool pool, ABT_thread thread, ABT_pool_context ctx) {
   return guarded(ABT_ERR_POOL, [&] {
     weft::detail::set_home(u, *pool->pool);
     if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
-    if (pool->user_defined)
-      user_pool_push_thread(pool, u, ctx);
-    else
-      pool->pool->push(u);
+    if (pool->user_defined) return user_pool_push_thread(pool, u, ctx);
+    pool->pool->push(u);
     return ABT_SUCCESS;
   });
 }
@@ -245,8 +243,9 @@ int ABT_pool_get_total_size(ABT_pool pool, size_t* size) {
   return ABT_pool_get_size(pool, size);
 }
 
+// The forms without a context pass ABT_POOL_CONTEXT_OP_POOL_OTHER to a user pool, as Argobots.
 int ABT_pool_pop_thread(ABT_pool pool, ABT_thread* thread) {
-  return pop_thread(pool, thread, ABT_POOL_CONTEXT_OWNER_PRIMARY, false, 0);
+  return pop_thread(pool, thread, ABT_POOL_CONTEXT_OP_POOL_OTHER, false, 0);
 }
 
 int ABT_pool_pop_thread_ex(ABT_pool pool, ABT_thread* thread, ABT_pool_context pool_ctx) {
@@ -254,13 +253,19 @@ int ABT_pool_pop_thread_ex(ABT_pool pool, ABT_thread* thread, ABT_pool_context p
 }
 
 int ABT_pool_pop_threads(ABT_pool pool, ABT_thread* threads, size_t len, size_t* num) {
-  return ABT_pool_pop_threads_ex(pool, threads, len, num, ABT_POOL_CONTEXT_OWNER_PRIMARY);
+  return ABT_pool_pop_threads_ex(pool, threads, len, num, ABT_POOL_CONTEXT_OP_POOL_OTHER);
 }
 
 int ABT_pool_pop_threads_ex(ABT_pool pool, ABT_thread* threads, size_t len, size_t* num,
                             ABT_pool_context pool_ctx) {
   if (!pool) return ABT_ERR_INV_POOL;
   if ((!threads && len) || !num) return ABT_ERR_INV_ARG;
+  if (pool->user_defined) {
+    return guarded(ABT_ERR_POOL, [&] {
+      *num = user_pool_pop_many(pool, threads, len, pool_ctx);
+      return ABT_SUCCESS;
+    });
+  }
   size_t n = 0;
   while (n < len) {
     ABT_thread t = ABT_THREAD_NULL;
@@ -288,13 +293,28 @@ int ABT_pool_push_threads_ex(ABT_pool pool, const ABT_thread* threads, size_t nu
                              ABT_pool_context pool_ctx) {
   if (!pool) return ABT_ERR_INV_POOL;
   if (!threads && num) return ABT_ERR_INV_ARG;
+  // Null handles are skipped, as Argobots skips them.
+  if (pool->user_defined) {
+    return guarded(ABT_ERR_POOL, [&] {
+      std::vector<weft::work_unit*> units;
+      units.reserve(num);
+      for (size_t i = 0; i < num; ++i)
+        if (weft::work_unit* u = unit_of(threads[i])) units.push_back(u);
+      for (weft::work_unit* u : units) {
+        weft::detail::set_home(u, *pool->pool);
+        if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
+      }
+      return user_pool_push_many(pool, units.data(), units.size(), pool_ctx);
+    });
+  }
   for (size_t i = 0; i < num; ++i)
-    if (int rc = push_thread(pool, threads[i], pool_ctx)) return rc;
+    if (threads[i])
+      if (int rc = push_thread(pool, threads[i], pool_ctx)) return rc;
   return ABT_SUCCESS;
 }
 
 int ABT_pool_pop_wait_thread(ABT_pool pool, ABT_thread* thread, double time_secs) {
-  return pop_thread(pool, thread, ABT_POOL_CONTEXT_OWNER_PRIMARY, true, time_secs);
+  return pop_thread(pool, thread, ABT_POOL_CONTEXT_OP_POOL_OTHER, true, time_secs);
 }
 
 int ABT_pool_pop_wait_thread_ex(ABT_pool pool, ABT_thread* thread, double time_secs,

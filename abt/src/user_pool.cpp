@@ -12,6 +12,7 @@
 #include <shared_mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "objects.hpp"
 
@@ -101,17 +102,39 @@ class user_pool final : public weft::pool {
     return rc;
   }
 
-  /// Makes the pool's unit for `u` and remembers the pair.
+  /// Makes the pool's unit for `u` and remembers the pair; nullptr when the definition made no
+  /// unit or the pair could not be recorded (out of memory: the unit is freed again).
   ABT_unit make_unit(weft::work_unit* u) noexcept {
     ABT_unit unit =
         is_new_ ? new_.create_unit(handle_, handle_of(u)) : old_.u_create_from_thread(handle_of(u));
     if (!unit) return nullptr;
-    unit_registry& r = units();
-    std::lock_guard lock(r.mutex);
-    r.to_thread[unit] = u;
-    r.to_unit[u] = unit;
-    unit_owner()[unit] = this;
-    return unit;
+    {
+      unit_registry& r = units();
+      std::lock_guard lock(r.mutex);
+      try {
+        r.to_thread[unit] = u;
+        r.to_unit[u] = unit;
+        unit_owner()[unit] = this;
+        return unit;
+      } catch (...) {
+        r.to_thread.erase(unit);
+        r.to_unit.erase(u);
+        unit_owner().erase(unit);
+      }
+    }
+    // Freed outside the registry's lock: the callback may call back into the layer.
+    free_unit(unit);
+    return nullptr;
+  }
+
+  /// Frees `unit` with the definition's callback.
+  void free_unit(ABT_unit unit) noexcept {
+    if (is_new_) {
+      new_.free_unit(handle_, unit);
+    } else {
+      ABT_unit tmp = unit;
+      old_.u_free(&tmp);
+    }
   }
 
   /// Forgets `unit` and frees it with the pool's callback; returns its work unit.
@@ -127,28 +150,85 @@ class user_pool final : public weft::pool {
       r.to_unit.erase(u);
       unit_owner().erase(unit);
     }
-    if (is_new_) {
-      new_.free_unit(handle_, unit);
-    } else {
-      ABT_unit tmp = unit;
-      old_.u_free(&tmp);
-    }
+    free_unit(unit);
     return u;
   }
 
+  /// The runtime's push (a yield, a resume, a create): the work unit must not be lost, so a unit
+  /// the definition cannot make is waited for (Argobots has no error to report there either).
   void push_ctx(weft::work_unit* u, ABT_pool_context ctx) noexcept {
     if (!handle_) return;  // retired: nothing can be queued any more
     ABT_unit unit = make_unit(u);
     if (!unit) {
-      // The callback could not make a unit: the work unit must not be lost, so it waits here
-      // until it can (Argobots would abort the push with an error it cannot report either).
       while (!(unit = make_unit(u))) std::this_thread::yield();
     }
+    push_made(unit, ctx);
+  }
+
+  /// ABT_pool_push_thread: as push_ctx, but a unit the definition cannot make is the caller's
+  /// error (ABT_ERR_OTHER, as Argobots returns when create_unit gives ABT_UNIT_NULL).
+  int try_push_ctx(weft::work_unit* u, ABT_pool_context ctx) noexcept {
+    if (!handle_) return ABT_ERR_INV_POOL;
+    ABT_unit unit = make_unit(u);
+    if (!unit) return ABT_ERR_OTHER;
+    push_made(unit, ctx);
+    return ABT_SUCCESS;
+  }
+
+  /// ABT_pool_push_threads: a unit per work unit, then one call of the definition's push_many
+  /// when it has one (Argobots calls it, never push, for this operation); otherwise push per
+  /// unit (the old interface's p_push, as Argobots' wrapper does). A unit the definition cannot
+  /// make fails the whole call before anything is queued.
+  int push_many_ctx(weft::work_unit* const* us, std::size_t n, ABT_pool_context ctx) noexcept {
+    if (!handle_) return ABT_ERR_INV_POOL;
+    std::vector<ABT_unit> made;
+    try {
+      made.reserve(n);
+    } catch (...) {
+      return ABT_ERR_MEM;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      ABT_unit unit = make_unit(us[i]);
+      if (!unit) {
+        for (ABT_unit m : made) take(m);
+        return ABT_ERR_OTHER;
+      }
+      made.push_back(unit);
+    }
+    if (is_new_ && new_.push_many) {
+      if (!made.empty()) new_.push_many(handle_, made.data(), made.size(), ctx);
+    } else {
+      for (ABT_unit unit : made) push_made(unit, ctx);
+    }
+    return ABT_SUCCESS;
+  }
+
+  /// ABT_pool_pop_threads: one call of the definition's pop_many when it has one (its units are
+  /// then freed as pop's are), otherwise pop until `len` or the pool is empty. Returns the count.
+  std::size_t pop_many_ctx(ABT_thread* out, std::size_t len, ABT_pool_context ctx) noexcept {
+    if (!handle_ || len == 0) return 0;
+    if (is_new_ && new_.pop_many) {
+      std::size_t num = 0;
+      new_.pop_many(handle_, out, len, &num, ctx);
+      if (num > len) num = len;  // a definition that claims more than it may write
+      for (std::size_t i = 0; i < num; ++i) forget_thread(unit_of(out[i]));
+      return num;
+    }
+    std::size_t n = 0;
+    while (n < len) {
+      weft::work_unit* u = pop_ctx(ctx);
+      if (!u) break;
+      out[n++] = handle_of(u);
+    }
+    return n;
+  }
+
+  /// Queues a unit this pool made with the definition's push.
+  void push_made(ABT_unit unit, ABT_pool_context ctx) noexcept {
     if (is_new_)
       new_.push(handle_, unit, ctx);
     else
       old_.p_push(handle_, unit);
-    (void)ctx;
   }
 
   weft::work_unit* pop_ctx(ABT_pool_context ctx) noexcept {
@@ -210,10 +290,7 @@ class user_pool final : public weft::pool {
       }
     }
     if (u && owner == this) {
-      if (is_new_)
-        new_.push(handle_, unit, ABT_POOL_CONTEXT_OP_POOL_OTHER);
-      else
-        old_.p_push(handle_, unit);
+      push_made(unit, ABT_POOL_CONTEXT_OP_POOL_OTHER);
       return u;
     }
     if (u) {
@@ -380,8 +457,17 @@ void user_pool_retire(ABT_pool p) noexcept {
   as_user(p).retire();
 }
 
-void user_pool_push_thread(ABT_pool p, weft::work_unit* u, ABT_pool_context ctx) {
-  as_user(p).push_ctx(u, ctx);
+int user_pool_push_thread(ABT_pool p, weft::work_unit* u, ABT_pool_context ctx) {
+  return as_user(p).try_push_ctx(u, ctx);
+}
+
+std::size_t user_pool_pop_many(ABT_pool p, ABT_thread* out, std::size_t len, ABT_pool_context ctx) {
+  return as_user(p).pop_many_ctx(out, len, ctx);
+}
+
+int user_pool_push_many(ABT_pool p, weft::work_unit* const* us, std::size_t n,
+                        ABT_pool_context ctx) {
+  return as_user(p).push_many_ctx(us, n, ctx);
 }
 
 ABT_unit user_pool_pop_unit(ABT_pool p, bool wait, double wait_secs) {

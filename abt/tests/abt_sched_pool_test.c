@@ -715,8 +715,17 @@ static ABT_thread new_pop_wait(ABT_pool pool, double secs, ABT_pool_context cont
   return new_pop(pool, context);
 }
 
+/* What the many-unit callbacks were last called with (the pools that use them run on one
+ * stream when these are read). */
+static int pop_many_calls, push_many_calls;
+static ABT_pool_context pop_many_context, push_many_context;
+static size_t pop_many_max, push_many_num;
+
 static void new_pop_many(ABT_pool pool, ABT_thread* threads, size_t max, size_t* num,
                          ABT_pool_context context) {
+  abt_test_add(&pop_many_calls, 1);
+  pop_many_context = context;
+  pop_many_max = max;
   size_t n = 0;
   while (n < max) {
     ABT_thread t = new_pop(pool, context);
@@ -728,6 +737,9 @@ static void new_pop_many(ABT_pool pool, ABT_thread* threads, size_t max, size_t*
 
 static void new_push_many(ABT_pool pool, const ABT_unit* units, size_t num,
                           ABT_pool_context context) {
+  abt_test_add(&push_many_calls, 1);
+  push_many_context = context;
+  push_many_num = num;
   for (size_t i = 0; i < num; i++) new_push(pool, units[i], context);
 }
 
@@ -807,13 +819,32 @@ static void test_pool_user_def(void) {
   }
   ABT_thread popped[3];
   size_t num = 0;
+  const int pops = pop_many_calls, pushes = push_many_calls;
+  const int units_before = user_units_created - user_units_freed;
   OK(ABT_pool_pop_threads(pool, popped, 3, &num));
   CHECK(num == 3);
+  /* One call of the definition's pop_many, with Argobots' context for this call. */
+  CHECK(pop_many_calls == pops + 1);
+  CHECK(pop_many_context == ABT_POOL_CONTEXT_OP_POOL_OTHER && pop_many_max == 3);
+  CHECK(user_units_created - user_units_freed == units_before - 3); /* popped: units freed */
   for (int i = 0; i < 3; i++) {
     CHECK((popped[i] == threads[0]) + (popped[i] == threads[1]) + (popped[i] == threads[2]) == 1);
     for (int j = 0; j < i; j++) CHECK(popped[j] != popped[i]);
   }
+  /* Null handles are skipped; the rest go to one push_many call. */
+  ABT_thread with_null[4] = {popped[0], ABT_THREAD_NULL, popped[1], popped[2]};
+  OK(ABT_pool_push_threads_ex(pool, with_null, 4, (ABT_pool_context)0x777));
+  CHECK(push_many_calls == pushes + 1);
+  CHECK(push_many_context == (ABT_pool_context)0x777 && push_many_num == 3);
+  CHECK(user_units_created - user_units_freed == units_before);
+  OK(ABT_pool_pop_threads_ex(pool, popped, 3, &num, (ABT_pool_context)0x555));
+  CHECK(num == 3 && pop_many_calls == pops + 2 && pop_many_context == (ABT_pool_context)0x555);
   OK(ABT_pool_push_threads(pool, popped, 3));
+  CHECK(push_many_calls == pushes + 2 && push_many_context == ABT_POOL_CONTEXT_OP_POOL_OTHER);
+  /* No many-unit call when there is nothing to do. */
+  OK(ABT_pool_pop_threads(pool, popped, 0, &num));
+  OK(ABT_pool_push_threads(pool, popped, 0));
+  CHECK(num == 0 && pop_many_calls == pops + 2 && push_many_calls == pushes + 2);
   ABT_xstream xstream;
   OK(ABT_xstream_create_basic(ABT_SCHED_BASIC, 1, &pool, ABT_SCHED_CONFIG_NULL, &xstream));
   OK(ABT_thread_free_many(3, threads));
@@ -825,6 +856,30 @@ static void test_pool_user_def(void) {
   CHECK(user_units_created - created >= 8 + 2 * abt_test_scaled(200));
   OK(ABT_pool_user_def_free(&def));
   CHECK(def == ABT_POOL_USER_DEF_NULL);
+
+  /* Without pop_many and push_many, the many-unit calls pop and push one unit at a time. */
+  OK(ABT_pool_user_def_create(new_create_unit, new_free_unit, new_is_empty, new_pop, new_push,
+                              &def));
+  OK(ABT_pool_user_def_set_init(def, new_init));
+  OK(ABT_pool_user_def_set_free(def, new_free));
+  OK(ABT_pool_create(def, ABT_POOL_CONFIG_NULL, &pool));
+  OK(ABT_pool_user_def_free(&def));
+  three.count = 0;
+  for (int i = 0; i < 3; i++) {
+    OK(ABT_thread_create(pool, counted, &three, ABT_THREAD_ATTR_NULL, &threads[i]));
+  }
+  const int many_pops = pop_many_calls, many_pushes = push_many_calls;
+  OK(ABT_pool_pop_threads(pool, popped, 2, &num));
+  CHECK(num == 2 && list_size(user_pool_of(pool)) == 1);
+  OK(ABT_pool_push_threads(pool, popped, 2));
+  CHECK(list_size(user_pool_of(pool)) == 3);
+  CHECK(pop_many_calls == many_pops && push_many_calls == many_pushes);
+  OK(ABT_xstream_create_basic(ABT_SCHED_BASIC, 1, &pool, ABT_SCHED_CONFIG_NULL, &xstream));
+  OK(ABT_thread_free_many(3, threads));
+  CHECK(three.count == 3);
+  OK(ABT_xstream_free(&xstream));
+  OK(ABT_pool_free(&pool));
+  CHECK(user_units_created - created == user_units_freed - freed);
   CHECK_RET(ABT_pool_create(ABT_POOL_USER_DEF_NULL, ABT_POOL_CONFIG_NULL, &pool),
             ABT_ERR_INV_POOL_USER_DEF);
   CHECK_RET(ABT_pool_config_free(&config), ABT_ERR_INV_POOL_CONFIG);
@@ -888,8 +943,8 @@ static int old_print_all(ABT_pool pool, void* arg, void (*print)(void*, ABT_unit
   return ABT_SUCCESS;
 }
 
-static void test_pool_def_old(void) {
-  abt_test_start();
+/* The old-interface definition of the list pool above. */
+static ABT_pool_def old_pool_def(void) {
   ABT_pool_def def = {0};
   def.access = ABT_POOL_ACCESS_MPMC;
   def.u_get_type = old_get_type;
@@ -903,6 +958,12 @@ static void test_pool_def_old(void) {
   def.p_pop = old_pop;
   def.p_free = old_free_pool;
   def.p_print_all = old_print_all;
+  return def;
+}
+
+static void test_pool_def_old(void) {
+  abt_test_start();
+  ABT_pool_def def = old_pool_def();
   const int inits = user_pool_inits, frees = user_pool_frees;
   const int created = user_units_created, freed = user_units_freed;
   ABT_pool pool;

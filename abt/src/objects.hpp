@@ -29,7 +29,9 @@ ABT_pool find_pool(const weft::pool* p) noexcept;
 int create_basic_pool(int kind, int access, bool automatic, ABT_pool* out);
 /// Unregisters and deletes a pool handle (drops its share of the weft pool).
 void delete_pool_handle(ABT_pool p) noexcept;
-/// The work unit an ABT_unit of `pool` stands for (user pools keep their own units), or nullptr.
+/// The work unit an ABT_unit stands for, for running or queueing it in `pool` (of any kind): a
+/// user pool's unit is taken out of its pool's registry (and freed by it), a built-in pool's unit
+/// is the work unit itself; nullptr when it is neither.
 weft::work_unit* unit_to_thread(ABT_unit unit, ABT_pool pool) noexcept;
 
 // --- user-defined pools (user_pool.cpp) ------------------------------------------------------

@@ -121,9 +121,13 @@ void delete_pool_handle(ABT_pool p) noexcept {
 
 weft::work_unit* unit_to_thread(ABT_unit unit, ABT_pool pool) noexcept {
   if (!unit) return nullptr;
-  if (pool && pool->user_defined) return user_unit_thread(unit, true);
+  // A user pool's unit leaves its pool here (that pool frees it).
   if (weft::work_unit* u = user_unit_thread(unit, true)) return u;
-  return reinterpret_cast<weft::work_unit*>(unit);
+  // Otherwise it is a built-in pool's unit, its work unit, whatever the target pool: Argobots
+  // converts a unit between pool kinds. A user pool takes only this layer's work units.
+  auto* u = reinterpret_cast<weft::work_unit*>(unit);
+  if (pool && pool->user_defined && !ext_of(u) && u != primary_unit()) return nullptr;
+  return u;
 }
 
 }  // namespace abt

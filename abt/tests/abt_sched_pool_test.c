@@ -1046,6 +1046,80 @@ static void test_units(void) {
   abt_test_stop();
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Units run for a pool of another kind (Argobots' tests unit and pool_custom)                 */
+
+/* A scheduler over two pools that pops them in turn and runs each unit for the other pool. */
+static void cross_sched_run(ABT_sched sched) {
+  ABT_pool pools[2];
+  OK(ABT_sched_get_pools(sched, 2, 0, pools));
+  for (unsigned round = 0;; round++) {
+    ABT_unit unit = ABT_UNIT_NULL;
+    OK(ABT_pool_pop(pools[round % 2], &unit));
+    if (unit != ABT_UNIT_NULL) OK(ABT_xstream_run_unit(unit, pools[(round + 1) % 2]));
+    if (round % 8 == 0) {
+      ABT_bool stop = ABT_FALSE;
+      OK(ABT_xstream_check_events(sched));
+      OK(ABT_sched_has_to_stop(sched, &stop));
+      if (stop == ABT_TRUE) break;
+    }
+  }
+}
+
+/* What the hopping ULTs count: how many ended, and how often a yield brought one back from the
+ * other pool than the one it last ran for. */
+struct hops {
+  int ended;
+  int changes;
+};
+
+static void hopping(void* arg) {
+  struct hops* h = arg;
+  ABT_pool before = ABT_POOL_NULL, now = ABT_POOL_NULL;
+  OK(ABT_self_get_last_pool(&before));
+  for (int i = 0; i < 4; i++) {
+    OK(ABT_thread_yield());
+    OK(ABT_self_get_last_pool(&now));
+    if (now != before) abt_test_add(&h->changes, 1);
+    before = now;
+  }
+  abt_test_add(&h->ended, 1);
+}
+
+static void test_run_unit_across_pools(void) {
+  abt_test_start();
+  ABT_pool_def def = old_pool_def();
+  const int created = user_units_created, freed = user_units_freed;
+  ABT_pool pools[2];
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_FALSE, &pools[0]));
+  OK(ABT_pool_create(&def, ABT_POOL_CONFIG_NULL, &pools[1]));
+  ABT_sched_def sched_def = {ABT_SCHED_TYPE_ULT, NULL, cross_sched_run, NULL, NULL};
+  ABT_sched sched;
+  OK(ABT_sched_create(&sched_def, 2, pools, ABT_SCHED_CONFIG_NULL, &sched));
+  struct hops h = {0, 0};
+  struct tally t = {0, ABT_XSTREAM_NULL, 0, 0};
+  ABT_thread threads[8];
+  ABT_task tasks[2];
+  for (int i = 0; i < 8; i++)
+    OK(ABT_thread_create(pools[i % 2], hopping, &h, ABT_THREAD_ATTR_NULL, &threads[i]));
+  for (int i = 0; i < 2; i++) OK(ABT_task_create(pools[i], counted_task, &t, &tasks[i]));
+  ABT_xstream xstream;
+  OK(ABT_xstream_create(sched, &xstream));
+  OK(ABT_thread_free_many(8, threads));
+  for (int i = 0; i < 2; i++) OK(ABT_task_free(&tasks[i]));
+  /* Each run was for the other pool, where each yield then queued the ULT. */
+  CHECK(h.ended == 8 && h.changes == 8 * 4);
+  CHECK(t.count == 2);
+  OK(ABT_xstream_free(&xstream));
+  OK(ABT_sched_free(&sched));
+  for (int i = 0; i < 2; i++) OK(ABT_pool_free(&pools[i]));
+  CHECK(user_units_created - created == user_units_freed - freed);
+  CHECK(user_units_created - created >= 8 * 2);
+  /* Argobots checks the pool first. */
+  CHECK_RET(ABT_xstream_run_unit((ABT_unit)&h, ABT_POOL_NULL), ABT_ERR_INV_POOL);
+  abt_test_stop();
+}
+
 /* Out-of-range enumeration values get Argobots' error codes. */
 static void test_invalid_enum_values(void) {
   abt_test_start();
@@ -1070,6 +1144,7 @@ int main(int argc, char** argv) {
       {"pool_user_def", test_pool_user_def},
       {"pool_def_old", test_pool_def_old},
       {"units", test_units},
+      {"run_unit_across_pools", test_run_unit_across_pools},
       {"invalid_enum_values", test_invalid_enum_values},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));

@@ -136,8 +136,11 @@ namespace {
 
 /// create_unit() for a unit on a user's stack, or while a tool is told about creations: the
 /// descriptor is allocated, set up and then submitted, in three steps.
+/// `report_create` false: the unit replaces a revived one, whose events go on (REVIVE, not
+/// CREATE).
 int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
-                     const ABT_thread_attr_opaque* attr, ABT_thread* out) {
+                     const ABT_thread_attr_opaque* attr, ABT_thread* out,
+                     bool report_create = true) {
   const std::size_t stack =
       kind == weft::unit_kind::ult && attr && attr->stack_size ? attr->stack_size : 0;
   weft::work_unit* u = weft::detail::allocate_unit(kind, stack);
@@ -154,7 +157,7 @@ int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn
   c.destroy = (flags & flag_user_guard) ? &unguard_user_stack : &entry_ended;
   c.entry_fn = fn;
   c.entry_arg = arg;
-  if (tool_active()) {
+  if (report_create && tool_active()) {
     weft::detail::set_home(u, p);  // what a tool's POOL query reports
     tool_event(u, ABT_TOOL_EVENT_THREAD_CREATE);
   }
@@ -520,12 +523,22 @@ int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_
   attr.migration_cb = e->migration_cb;
   attr.migration_arg = e->migration_arg;
   const weft::unit_kind kind = unit_view::kind(u);
-  if (int rc = join_unit(u, true, ABT_ERR_INV_THREAD)) return rc;
+  // Argobots revives the unit in place: a tool sees REVIVE only, no JOIN, FREE or CREATE for
+  // the descriptor weft swaps. The new one is made first, so that running out of memory
+  // leaves `*thread` as it was, and the call can be tried again.
+  if (unit_view::join_of(u) != unit_view::join_state::done) {
+    // Terminated, but weft may not have finished ending it yet.
+    if (int rc = wait_for_end(u, weft::this_unit::current(), e)) return rc;
+  }
   return guarded(ABT_ERR_MEM, [&] {
-    int rc = create_unit(kind, *pool->pool, pool, thread_func, arg, &attr, thread);
-    if (rc == ABT_SUCCESS && tool_active())
-      tool_event(unit_of(*thread), ABT_TOOL_EVENT_THREAD_REVIVE);
-    return rc;
+    ABT_thread revived = ABT_THREAD_NULL;
+    if (int rc =
+            create_unit_slow(kind, *pool->pool, pool, thread_func, arg, &attr, &revived, false))
+      return rc;
+    (void)free_terminated(u);
+    *thread = revived;
+    if (tool_active()) tool_event(unit_of(revived), ABT_TOOL_EVENT_THREAD_REVIVE);
+    return ABT_SUCCESS;
   });
 }
 

@@ -61,7 +61,7 @@ int user_pool_push_many(ABT_pool p, weft::work_unit* const* us, std::size_t n,
 ABT_unit user_pool_pop_unit(ABT_pool p, bool wait, double wait_secs);
 /// ABT_pool_push into a user pool: a unit the pool made goes back as it is, a unit of another
 /// pool (built-in or user) is converted into one of this pool; ABT_ERR_INV_UNIT if the value is
-/// no unit at all.
+/// no unit at all, ABT_ERR_OTHER (the unit left as it was) when the definition makes no unit.
 int user_pool_push_unit(ABT_pool p, ABT_unit unit);
 /// ABT_pool_is_empty of a user pool: its is_empty callback (get_size for the old interface).
 bool user_pool_is_empty(ABT_pool p) noexcept;

@@ -182,9 +182,10 @@ int push_thread(ABT_pool pool, ABT_thread thread, ABT_pool_context ctx) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_POOL, [&] {
+    // A user pool sets the unit's pool once it has made its unit (a refused one stays as it was).
+    if (pool->user_defined) return user_pool_push_thread(pool, u, ctx);
     weft::detail::set_home(u, *pool->pool);
     if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
-    if (pool->user_defined) return user_pool_push_thread(pool, u, ctx);
     pool->pool->push(u);
     return ABT_SUCCESS;
   });
@@ -304,10 +305,6 @@ int ABT_pool_push_threads_ex(ABT_pool pool, const ABT_thread* threads, size_t nu
       units.reserve(num);
       for (size_t i = 0; i < num; ++i)
         if (weft::work_unit* u = unit_of(threads[i])) units.push_back(u);
-      for (weft::work_unit* u : units) {
-        weft::detail::set_home(u, *pool->pool);
-        if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
-      }
       return user_pool_push_many(pool, units.data(), units.size(), pool_ctx);
     });
   }

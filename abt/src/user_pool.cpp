@@ -147,7 +147,10 @@ class user_pool final : public weft::pool {
       if (it == r.to_thread.end()) return nullptr;
       u = it->second;
       r.to_thread.erase(it);
-      r.to_unit.erase(u);
+      // The work unit may already stand for a unit of another pool (ABT_pool_push made that
+      // one first): only this pairing goes.
+      auto tu = r.to_unit.find(u);
+      if (tu != r.to_unit.end() && tu->second == unit) r.to_unit.erase(tu);
       unit_owner().erase(unit);
     }
     free_unit(unit);
@@ -171,6 +174,7 @@ class user_pool final : public weft::pool {
     if (!handle_) return ABT_ERR_INV_POOL;
     ABT_unit unit = make_unit(u);
     if (!unit) return ABT_ERR_OTHER;
+    adopt(u);
     push_made(unit, ctx);
     return ABT_SUCCESS;
   }
@@ -195,6 +199,7 @@ class user_pool final : public weft::pool {
       }
       made.push_back(unit);
     }
+    for (std::size_t i = 0; i < n; ++i) adopt(us[i]);
     if (is_new_ && new_.push_many) {
       if (!made.empty()) new_.push_many(handle_, made.data(), made.size(), ctx);
     } else {
@@ -221,6 +226,12 @@ class user_pool final : public weft::pool {
       out[n++] = handle_of(u);
     }
     return n;
+  }
+
+  /// Makes this pool `u`'s pool (where the runtime puts it back), before its unit is queued.
+  void adopt(weft::work_unit* u) noexcept {
+    weft::detail::set_home(u, *this);
+    if (thread_ext* e = ext_of(u)) e->last_pool.store(handle_, std::memory_order_relaxed);
   }
 
   /// Queues a unit this pool made with the definition's push.
@@ -275,8 +286,10 @@ class user_pool final : public weft::pool {
 
   /// ABT_pool_push: a unit this pool made goes back as it is; any other unit is converted, as
   /// Argobots converts it (a built-in pool's unit is its work unit, another user pool's unit is
-  /// freed by that pool) and pushed as a new unit of this pool. nullptr: not a unit.
-  weft::work_unit* push_unit(ABT_unit unit) noexcept {
+  /// freed by that pool once this pool made its own) and pushed as a new unit of this pool.
+  /// ABT_ERR_INV_UNIT: the value is no unit; ABT_ERR_OTHER: the definition made no unit for it
+  /// (the unit stays as it was, as Argobots leaves it).
+  int push_unit(ABT_unit unit) noexcept {
     weft::work_unit* u = nullptr;
     user_pool* owner = nullptr;
     {
@@ -289,19 +302,22 @@ class user_pool final : public weft::pool {
         owner = o == unit_owner().end() ? nullptr : o->second;
       }
     }
-    if (u && owner == this) {
-      push_made(unit, ABT_POOL_CONTEXT_OP_POOL_OTHER);
-      return u;
-    }
-    if (u) {
-      u = owner ? owner->take(unit) : nullptr;
-    } else {
+    if (!u) {
       u = reinterpret_cast<weft::work_unit*>(unit);
-      if (!ext_of(u) && u != primary_unit()) return nullptr;  // not a work unit of this layer
+      if (!ext_of(u) && u != primary_unit()) return ABT_ERR_INV_UNIT;  // not this layer's
+    } else if (!owner) {
+      return ABT_ERR_INV_UNIT;
     }
-    if (!u) return nullptr;
-    push_ctx(u, ABT_POOL_CONTEXT_OP_POOL_OTHER);
-    return u;
+    if (!handle_) return ABT_ERR_INV_POOL;
+    ABT_unit mine = unit;
+    if (owner != this) {
+      mine = make_unit(u);
+      if (!mine) return ABT_ERR_OTHER;
+      if (owner) owner->take(unit);
+    }
+    adopt(u);
+    push_made(mine, ABT_POOL_CONTEXT_OP_POOL_OTHER);
+    return ABT_SUCCESS;
   }
 
   /// ABT_pool_is_empty: the definition's is_empty (new interface) or get_size (old one).
@@ -475,11 +491,7 @@ ABT_unit user_pool_pop_unit(ABT_pool p, bool wait, double wait_secs) {
 }
 
 int user_pool_push_unit(ABT_pool p, ABT_unit unit) {
-  weft::work_unit* u = as_user(p).push_unit(unit);
-  if (!u) return ABT_ERR_INV_UNIT;
-  weft::detail::set_home(u, *p->pool);
-  if (thread_ext* e = ext_of(u)) e->last_pool.store(p, std::memory_order_relaxed);
-  return ABT_SUCCESS;
+  return as_user(p).push_unit(unit);
 }
 
 bool user_pool_is_empty(ABT_pool p) noexcept {

@@ -668,7 +668,11 @@ static void destroy_user_pool(ABT_pool pool) {
   abt_test_add(&user_pool_frees, 1);
 }
 
+/* Set: the pools of the new interface make no units (their create_unit gives ABT_UNIT_NULL). */
+static int refuse_units;
+
 static ABT_unit new_create_unit(ABT_pool pool, ABT_thread thread) {
+  if (abt_test_load(&refuse_units)) return ABT_UNIT_NULL;
   struct user_unit* u = calloc(1, sizeof *u);
   if (!u) return ABT_UNIT_NULL;
   u->thread = thread;
@@ -1120,6 +1124,54 @@ static void test_run_unit_across_pools(void) {
   abt_test_stop();
 }
 
+/* A user pool that makes no unit for a work unit refuses it with Argobots' ABT_ERR_OTHER; the
+ * work unit stays its caller's. */
+static void test_push_refused(void) {
+  abt_test_start();
+  ABT_pool_user_def def;
+  OK(ABT_pool_user_def_create(new_create_unit, new_free_unit, new_is_empty, new_pop, new_push,
+                              &def));
+  OK(ABT_pool_user_def_set_init(def, new_init));
+  OK(ABT_pool_user_def_set_free(def, new_free));
+  OK(ABT_pool_user_def_set_push_many(def, new_push_many));
+  ABT_pool user, fifo;
+  OK(ABT_pool_create(def, ABT_POOL_CONFIG_NULL, &user));
+  OK(ABT_pool_user_def_free(&def));
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_FALSE, &fifo));
+  struct tally t = {0, ABT_XSTREAM_NULL, 0, 0};
+  ABT_thread threads[2];
+  for (int i = 0; i < 2; i++)
+    OK(ABT_thread_create(fifo, counted, &t, ABT_THREAD_ATTR_NULL, &threads[i]));
+  ABT_unit unit = ABT_UNIT_NULL;
+  ABT_thread popped = ABT_THREAD_NULL;
+  OK(ABT_pool_pop(fifo, &unit));
+  OK(ABT_pool_pop_thread(fifo, &popped));
+  CHECK(unit != ABT_UNIT_NULL && popped != ABT_THREAD_NULL);
+  const int pushes = push_many_calls;
+  abt_test_store(&refuse_units, 1);
+  CHECK_RET(ABT_pool_push(user, unit), ABT_ERR_OTHER);
+  CHECK_RET(ABT_pool_push_thread(user, popped), ABT_ERR_OTHER);
+  CHECK_RET(ABT_pool_push_threads(user, threads, 2), ABT_ERR_OTHER);
+  abt_test_store(&refuse_units, 0);
+  CHECK(list_size(user_pool_of(user)) == 0 && push_many_calls == pushes);
+  ABT_pool last = ABT_POOL_NULL;
+  for (int i = 0; i < 2; i++) {
+    OK(ABT_thread_get_last_pool(threads[i], &last));
+    CHECK(last == fifo);
+  }
+  /* Both are still their caller's: back to their pool, they run. */
+  OK(ABT_pool_push(fifo, unit));
+  OK(ABT_pool_push_thread(fifo, popped));
+  ABT_xstream xstream;
+  OK(ABT_xstream_create_basic(ABT_SCHED_BASIC, 1, &fifo, ABT_SCHED_CONFIG_NULL, &xstream));
+  OK(ABT_thread_free_many(2, threads));
+  CHECK(t.count == 2);
+  OK(ABT_xstream_free(&xstream));
+  OK(ABT_pool_free(&user));
+  OK(ABT_pool_free(&fifo));
+  abt_test_stop();
+}
+
 /* Out-of-range enumeration values get Argobots' error codes. */
 static void test_invalid_enum_values(void) {
   abt_test_start();
@@ -1145,6 +1197,7 @@ int main(int argc, char** argv) {
       {"pool_def_old", test_pool_def_old},
       {"units", test_units},
       {"run_unit_across_pools", test_run_unit_across_pools},
+      {"push_refused", test_push_refused},
       {"invalid_enum_values", test_invalid_enum_values},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));

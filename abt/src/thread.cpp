@@ -524,20 +524,18 @@ int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_
   attr.migration_arg = e->migration_arg;
   const weft::unit_kind kind = unit_view::kind(u);
   // Argobots revives the unit in place: a tool sees REVIVE only, no JOIN, FREE or CREATE for
-  // the descriptor weft swaps. The new one is made first, so that running out of memory
-  // leaves `*thread` as it was, and the call can be tried again.
+  // the descriptor weft swaps. The old one is freed first, so that weft's descriptor cache
+  // hands the same one back and the handle stays as Argobots keeps it.
   if (unit_view::join_of(u) != unit_view::join_state::done) {
     // Terminated, but weft may not have finished ending it yet.
     if (int rc = wait_for_end(u, weft::this_unit::current(), e)) return rc;
   }
+  (void)free_terminated(u);
+  *thread = ABT_THREAD_NULL;  // the unit is gone even if its successor cannot be made
   return guarded(ABT_ERR_MEM, [&] {
-    ABT_thread revived = ABT_THREAD_NULL;
-    if (int rc =
-            create_unit_slow(kind, *pool->pool, pool, thread_func, arg, &attr, &revived, false))
+    if (int rc = create_unit_slow(kind, *pool->pool, pool, thread_func, arg, &attr, thread, false))
       return rc;
-    (void)free_terminated(u);
-    *thread = revived;
-    if (tool_active()) tool_event(unit_of(revived), ABT_TOOL_EVENT_THREAD_REVIVE);
+    if (tool_active()) tool_event(unit_of(*thread), ABT_TOOL_EVENT_THREAD_REVIVE);
     return ABT_SUCCESS;
   });
 }

@@ -47,6 +47,9 @@ void user_pool_retire(ABT_pool p) noexcept;
 /// Pops from a user pool with the pool context `ctx` (waiting up to `wait_secs` when `wait`).
 weft::work_unit* user_pool_pop_thread(ABT_pool p, ABT_pool_context ctx, bool wait,
                                       double wait_secs);
+/// Makes a user pool's unit for the new, not yet submitted work unit `u` (the pool's push then
+/// queues that one); ABT_ERR_OTHER when the definition makes none.
+int user_pool_reserve_unit(ABT_pool p, weft::work_unit* u) noexcept;
 /// Pushes a work unit into a user pool with the pool context `ctx`; ABT_ERR_OTHER when the
 /// definition makes no unit for it.
 int user_pool_push_thread(ABT_pool p, weft::work_unit* u, ABT_pool_context ctx);

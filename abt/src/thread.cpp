@@ -134,8 +134,8 @@ void entry_ended(weft::work_unit* u) noexcept {
 
 namespace {
 
-/// create_unit() for a unit on a user's stack, or while a tool is told about creations: the
-/// descriptor is allocated, set up and then submitted, in three steps.
+/// create_unit() for a unit on a user's stack, in a user pool, or while a tool is told about
+/// creations: the descriptor is allocated, set up and then submitted, in three steps.
 /// `report_create` false: the unit replaces a revived one, whose events go on (REVIVE, not
 /// CREATE).
 int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
@@ -144,6 +144,13 @@ int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn
   const std::size_t stack =
       kind == weft::unit_kind::ult && attr && attr->stack_size ? attr->stack_size : 0;
   weft::work_unit* u = weft::detail::allocate_unit(kind, stack);
+  if (ph && ph->user_defined) {
+    // The user pool makes the unit's ABT_unit now, so that a refusal fails the create.
+    if (int rc = user_pool_reserve_unit(ph, u)) {
+      weft::detail::discard_unit(u);
+      return rc;
+    }
+  }
   std::uint32_t flags = out ? 0u : std::uint32_t{flag_unnamed};
   void* user_stack = nullptr;
   if (kind == weft::unit_kind::ult && attr && attr->stack) {
@@ -173,7 +180,8 @@ int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn
 
 int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
                 const ABT_thread_attr_opaque* attr, ABT_thread* out) {
-  if ((kind == weft::unit_kind::ult && attr && attr->stack) || tool_active())
+  if ((kind == weft::unit_kind::ult && attr && attr->stack) || tool_active() ||
+      (ph && ph->user_defined))
     return create_unit_slow(kind, p, ph, fn, arg, attr, out);
   weft::work_unit* const u = weft::detail::allocate_unit(
       kind, kind == weft::unit_kind::ult && attr ? attr->stack_size : 0);
@@ -452,7 +460,8 @@ extern "C" {
 
 int ABT_thread_create(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread_attr attr,
                       ABT_thread* newthread) {
-  if (fast_paths_open() && pool && thread_func && (!attr || !attr->stack)) [[likely]]
+  if (fast_paths_open() && pool && thread_func && (!attr || !attr->stack) && !pool->user_defined)
+      [[likely]]
     return create_fast(weft::unit_kind::ult, pool, thread_func, arg, attr, newthread);
   return create_thread(pool, thread_func, arg, attr, newthread);
 }

@@ -161,11 +161,31 @@ class user_pool final : public weft::pool {
   /// the definition cannot make is waited for (Argobots has no error to report there either).
   void push_ctx(weft::work_unit* u, ABT_pool_context ctx) noexcept {
     if (!handle_) return;  // retired: nothing can be queued any more
-    ABT_unit unit = make_unit(u);
+    ABT_unit unit = own_unit_of(u);
+    if (!unit) unit = make_unit(u);
     if (!unit) {
       while (!(unit = make_unit(u))) std::this_thread::yield();
     }
     push_made(unit, ctx);
+  }
+
+  /// The unit this pool made for `u` and still has registered (reserved at its creation, or
+  /// popped through the old interface's ABT_pool_pop), or nullptr: the runtime's push queues
+  /// that one rather than a second unit.
+  ABT_unit own_unit_of(const weft::work_unit* u) const noexcept {
+    unit_registry& r = units();
+    std::lock_guard lock(r.mutex);
+    auto it = r.to_unit.find(u);
+    if (it == r.to_unit.end()) return nullptr;
+    auto o = unit_owner().find(it->second);
+    return o != unit_owner().end() && o->second == this ? it->second : nullptr;
+  }
+
+  /// A new work unit's unit, made before the unit is submitted so that a definition that makes
+  /// none fails the create (ABT_ERR_OTHER, as Argobots) instead of the runtime's push.
+  int reserve(weft::work_unit* u) noexcept {
+    if (!handle_) return ABT_ERR_INV_POOL;
+    return make_unit(u) ? ABT_SUCCESS : ABT_ERR_OTHER;
   }
 
   /// ABT_pool_push_thread: as push_ctx, but a unit the definition cannot make is the caller's
@@ -471,6 +491,10 @@ weft::work_unit* user_pool_pop_thread(ABT_pool p, ABT_pool_context ctx, bool wai
 
 void user_pool_retire(ABT_pool p) noexcept {
   as_user(p).retire();
+}
+
+int user_pool_reserve_unit(ABT_pool p, weft::work_unit* u) noexcept {
+  return as_user(p).reserve(u);
 }
 
 int user_pool_push_thread(ABT_pool p, weft::work_unit* u, ABT_pool_context ctx) {

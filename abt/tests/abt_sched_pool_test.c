@@ -1152,7 +1152,25 @@ static void test_push_refused(void) {
   CHECK_RET(ABT_pool_push(user, unit), ABT_ERR_OTHER);
   CHECK_RET(ABT_pool_push_thread(user, popped), ABT_ERR_OTHER);
   CHECK_RET(ABT_pool_push_threads(user, threads, 2), ABT_ERR_OTHER);
+  /* A create in such a pool fails as well, and leaves nothing behind. */
+  const int created = user_units_created, freed = user_units_freed;
+  ABT_thread refused = (ABT_thread)&t;
+  CHECK_RET(ABT_thread_create(user, counted, &t, ABT_THREAD_ATTR_NULL, &refused), ABT_ERR_OTHER);
+  CHECK(refused == ABT_THREAD_NULL);
+  CHECK_RET(ABT_thread_create(user, counted, &t, ABT_THREAD_ATTR_NULL, NULL), ABT_ERR_OTHER);
+  refused = (ABT_thread)&t;
+  CHECK_RET(ABT_task_create(user, counted_task, &t, &refused), ABT_ERR_OTHER);
+  CHECK(refused == ABT_TASK_NULL);
+  CHECK(user_units_created == created && user_units_freed == freed);
   abt_test_store(&refuse_units, 0);
+  /* Accepted again: the unit made at the create is the one queued. */
+  ABT_thread later;
+  OK(ABT_thread_create(user, counted, &t, ABT_THREAD_ATTR_NULL, &later));
+  CHECK(user_units_created == created + 1 && list_size(user_pool_of(user)) == 1);
+  ABT_thread got = ABT_THREAD_NULL;
+  OK(ABT_pool_pop_thread(user, &got));
+  CHECK(got == later && user_units_freed == freed + 1);
+  OK(ABT_pool_push_thread(fifo, later));
   CHECK(list_size(user_pool_of(user)) == 0 && push_many_calls == pushes);
   ABT_pool last = ABT_POOL_NULL;
   for (int i = 0; i < 2; i++) {
@@ -1165,7 +1183,8 @@ static void test_push_refused(void) {
   ABT_xstream xstream;
   OK(ABT_xstream_create_basic(ABT_SCHED_BASIC, 1, &fifo, ABT_SCHED_CONFIG_NULL, &xstream));
   OK(ABT_thread_free_many(2, threads));
-  CHECK(t.count == 2);
+  OK(ABT_thread_free(&later));
+  CHECK(t.count == 3);
   OK(ABT_xstream_free(&xstream));
   OK(ABT_pool_free(&user));
   OK(ABT_pool_free(&fifo));

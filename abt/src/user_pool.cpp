@@ -161,12 +161,21 @@ class user_pool final : public weft::pool {
   /// the definition cannot make is waited for (Argobots has no error to report there either).
   void push_ctx(weft::work_unit* u, ABT_pool_context ctx) noexcept {
     if (!handle_) return;  // retired: nothing can be queued any more
-    ABT_unit unit = own_unit_of(u);
-    if (!unit) unit = make_unit(u);
+    bool made = false;
+    ABT_unit unit = unit_for(u, &made);
     if (!unit) {
       while (!(unit = make_unit(u))) std::this_thread::yield();
     }
     push_made(unit, ctx);
+  }
+
+  /// The unit to queue for `u`: the one this pool still has registered for it, else a new one
+  /// (`*made` set), else nullptr.
+  ABT_unit unit_for(weft::work_unit* u, bool* made) noexcept {
+    if (ABT_unit unit = own_unit_of(u)) return unit;
+    ABT_unit unit = make_unit(u);
+    *made = unit != nullptr;
+    return unit;
   }
 
   /// The unit this pool made for `u` and still has registered (reserved at its creation, or
@@ -192,7 +201,8 @@ class user_pool final : public weft::pool {
   /// error (ABT_ERR_OTHER, as Argobots returns when create_unit gives ABT_UNIT_NULL).
   int try_push_ctx(weft::work_unit* u, ABT_pool_context ctx) noexcept {
     if (!handle_) return ABT_ERR_INV_POOL;
-    ABT_unit unit = make_unit(u);
+    bool made = false;
+    ABT_unit unit = unit_for(u, &made);
     if (!unit) return ABT_ERR_OTHER;
     adopt(u);
     push_made(unit, ctx);
@@ -205,25 +215,28 @@ class user_pool final : public weft::pool {
   /// make fails the whole call before anything is queued.
   int push_many_ctx(weft::work_unit* const* us, std::size_t n, ABT_pool_context ctx) noexcept {
     if (!handle_) return ABT_ERR_INV_POOL;
-    std::vector<ABT_unit> made;
+    std::vector<ABT_unit> queued, made;
     try {
+      queued.reserve(n);
       made.reserve(n);
     } catch (...) {
       return ABT_ERR_MEM;
     }
     for (std::size_t i = 0; i < n; ++i) {
-      ABT_unit unit = make_unit(us[i]);
+      bool fresh = false;
+      ABT_unit unit = unit_for(us[i], &fresh);
       if (!unit) {
-        for (ABT_unit m : made) take(m);
+        for (ABT_unit m : made) take(m);  // the units made here go again
         return ABT_ERR_OTHER;
       }
-      made.push_back(unit);
+      queued.push_back(unit);
+      if (fresh) made.push_back(unit);
     }
     for (std::size_t i = 0; i < n; ++i) adopt(us[i]);
     if (is_new_ && new_.push_many) {
-      if (!made.empty()) new_.push_many(handle_, made.data(), made.size(), ctx);
+      if (!queued.empty()) new_.push_many(handle_, queued.data(), queued.size(), ctx);
     } else {
-      for (ABT_unit unit : made) push_made(unit, ctx);
+      for (ABT_unit unit : queued) push_made(unit, ctx);
     }
     return ABT_SUCCESS;
   }

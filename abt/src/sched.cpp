@@ -497,6 +497,7 @@ int ABT_sched_has_to_stop(ABT_sched sched, ABT_bool* stop) {
 
 int ABT_xstream_run_unit(ABT_unit unit, ABT_pool pool) {
   if (int rc = ensure_initialized()) return rc;
+  if (!pool) return ABT_ERR_INV_POOL;  // Argobots checks the pool first
   if (!in_scheduler_loop()) {
     // Argobots runs the unit from any ULT (as ABT_self_schedule does); a tasklet or an external
     // thread cannot.
@@ -508,6 +509,9 @@ int ABT_xstream_run_unit(ABT_unit unit, ABT_pool pool) {
   weft::work_unit* u = unit_to_thread(unit, pool);
   if (!u) return ABT_ERR_INV_UNIT;
   if (!in_scheduler_loop()) return ABT_self_schedule(handle_of(u), pool);
+  // The unit now belongs to `pool`, as Argobots associates it: a yield puts it back there.
+  weft::detail::set_home(u, *pool->pool);
+  if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
   return run_from_scheduler(u);
 }
 

@@ -134,13 +134,23 @@ void entry_ended(weft::work_unit* u) noexcept {
 
 namespace {
 
-/// create_unit() for a unit on a user's stack, or while a tool is told about creations: the
-/// descriptor is allocated, set up and then submitted, in three steps.
+/// create_unit() for a unit on a user's stack, in a user pool, or while a tool is told about
+/// creations: the descriptor is allocated, set up and then submitted, in three steps.
+/// `report_create` false: the unit replaces a revived one, whose events go on (REVIVE, not
+/// CREATE).
 int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
-                     const ABT_thread_attr_opaque* attr, ABT_thread* out) {
+                     const ABT_thread_attr_opaque* attr, ABT_thread* out,
+                     bool report_create = true) {
   const std::size_t stack =
       kind == weft::unit_kind::ult && attr && attr->stack_size ? attr->stack_size : 0;
   weft::work_unit* u = weft::detail::allocate_unit(kind, stack);
+  if (ph && ph->user_defined) {
+    // The user pool makes the unit's ABT_unit now, so that a refusal fails the create.
+    if (int rc = user_pool_reserve_unit(ph, u)) {
+      weft::detail::discard_unit(u);
+      return rc;
+    }
+  }
   std::uint32_t flags = out ? 0u : std::uint32_t{flag_unnamed};
   void* user_stack = nullptr;
   if (kind == weft::unit_kind::ult && attr && attr->stack) {
@@ -155,7 +165,7 @@ int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn
   c.destroy = (flags & flag_user_guard) ? &unguard_user_stack : &entry_ended;
   c.entry_fn = fn;
   c.entry_arg = arg;
-  if (tool_active()) {
+  if (report_create && tool_active()) {
     weft::detail::set_home(u, p);  // what a tool's POOL query reports
     tool_event(u, ABT_TOOL_EVENT_THREAD_CREATE);
   }
@@ -171,7 +181,8 @@ int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn
 
 int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
                 const ABT_thread_attr_opaque* attr, ABT_thread* out) {
-  if ((kind == weft::unit_kind::ult && attr && attr->stack) || tool_active())
+  if ((kind == weft::unit_kind::ult && attr && attr->stack) || tool_active() ||
+      (ph && ph->user_defined))
     return create_unit_slow(kind, p, ph, fn, arg, attr, out);
   weft::work_unit* const u = weft::detail::allocate_unit(
       kind, kind == weft::unit_kind::ult && attr ? attr->stack_size : 0);
@@ -464,7 +475,8 @@ extern "C" {
 
 int ABT_thread_create(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread_attr attr,
                       ABT_thread* newthread) {
-  if (fast_paths_open() && pool && thread_func && (!attr || !attr->stack)) [[likely]]
+  if (fast_paths_open() && pool && thread_func && (!attr || !attr->stack) && !pool->user_defined)
+      [[likely]]
     return create_fast(weft::unit_kind::ult, pool, thread_func, arg, attr, newthread);
   return create_thread(pool, thread_func, arg, attr, newthread);
 }
@@ -536,12 +548,20 @@ int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_
   attr.migration_cb = e->migration_cb;
   attr.migration_arg = e->migration_arg;
   const weft::unit_kind kind = unit_view::kind(u);
-  if (int rc = join_unit(u, true, ABT_ERR_INV_THREAD)) return rc;
+  // Argobots revives the unit in place: a tool sees REVIVE only, no JOIN, FREE or CREATE for
+  // the descriptor weft swaps. The old one is freed first, so that weft's descriptor cache
+  // hands the same one back and the handle stays as Argobots keeps it.
+  if (unit_view::join_of(u) != unit_view::join_state::done) {
+    // Terminated, but weft may not have finished ending it yet.
+    if (int rc = wait_for_end(u, weft::this_unit::current(), e)) return rc;
+  }
+  (void)free_terminated(u);
+  *thread = ABT_THREAD_NULL;  // the unit is gone even if its successor cannot be made
   return guarded(ABT_ERR_MEM, [&] {
-    int rc = create_unit(kind, *pool->pool, pool, thread_func, arg, &attr, thread);
-    if (rc == ABT_SUCCESS && tool_active())
-      tool_event(unit_of(*thread), ABT_TOOL_EVENT_THREAD_REVIVE);
-    return rc;
+    if (int rc = create_unit_slow(kind, *pool->pool, pool, thread_func, arg, &attr, thread, false))
+      return rc;
+    if (tool_active()) tool_event(unit_of(*thread), ABT_TOOL_EVENT_THREAD_REVIVE);
+    return ABT_SUCCESS;
   });
 }
 

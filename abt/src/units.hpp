@@ -108,7 +108,8 @@ inline void prepare_unit(weft::work_unit* u, ABT_pool ph, void (*fn)(void*), voi
   c.entry_arg = arg;
 }
 /// ABT_thread_create's and ABT_task_create's fast form, for a caller that checked
-/// fast_paths_open() (no tool to tell) and gives no user stack: weft allocates the descriptor,
+/// fast_paths_open() (no tool to tell) and gives no user stack nor a user pool (whose unit is
+/// made before the submit, create_unit): weft allocates the descriptor,
 /// prepare_unit() fills it, the handle goes to `out` (when given) and the call ends in a tail
 /// call of weft's submit, which queues the unit and returns ABT_SUCCESS (no frame of the layer
 /// to return through). When weft's allocation throws, stores ABT_THREAD_NULL in `out` (Argobots

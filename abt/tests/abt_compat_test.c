@@ -799,26 +799,33 @@ static const char* event_name(uint64_t e) {
   }
 }
 
-/* Checks the events reported for `t` against `expected` (a 0-terminated list). */
-static void check_events_of(ABT_thread t, const uint64_t* expected, int line) {
+/* Checks the events reported for `t` or `u` (the handle a revive gave it, which may differ)
+ * against `expected` (a 0-terminated list). */
+static void check_events_of_either(ABT_thread t, ABT_thread u, const uint64_t* expected, int line) {
   pthread_mutex_lock(&g_log.lock);
   int k = 0, ok = 1;
   for (int i = 0; i < g_log.n; i++) {
-    if (g_log.unit[i] != t) continue;
+    if (g_log.unit[i] != t && g_log.unit[i] != u) continue;
     if (expected[k] != g_log.event[i]) ok = 0;
     if (expected[k]) k++;
   }
   if (expected[k] != 0) ok = 0;
   if (!ok) {
-    fprintf(stderr, "line %d: events of %p:", line, (void*)t);
+    fprintf(stderr, "line %d: events of %p/%p:", line, (void*)t, (void*)u);
     for (int i = 0; i < g_log.n; i++)
-      if (g_log.unit[i] == t) fprintf(stderr, " %s", event_name(g_log.event[i]));
+      if (g_log.unit[i] == t || g_log.unit[i] == u)
+        fprintf(stderr, " %s", event_name(g_log.event[i]));
     fprintf(stderr, "\n  expected:");
     for (int i = 0; expected[i]; i++) fprintf(stderr, " %s", event_name(expected[i]));
     fprintf(stderr, "\n");
   }
   pthread_mutex_unlock(&g_log.lock);
   CHECK(ok);
+}
+
+/* Checks the events reported for `t` against `expected` (a 0-terminated list). */
+static void check_events_of(ABT_thread t, const uint64_t* expected, int line) {
+  check_events_of_either(t, t, expected, line);
 }
 
 /* The position of the n-th (0-based) `event` of `t` in the log, -1 if none. */
@@ -950,6 +957,40 @@ static void test_tool_events(void) {
     while (event_index(g_log.unit[0], EV(FREE), 0) < 0) OK(ABT_self_yield());
     static const uint64_t e[] = {EV(CREATE), EV(RUN), EV(FINISH), EV(FREE), 0};
     check_events_of(g_log.unit[0], e, __LINE__);
+  }
+
+  /* A revive after a join: REVIVE only (Argobots revives the unit in place: no second JOIN,
+   * no FREE or CREATE), then the new run, and JOIN and FREE from the free. A tasklet too, and a
+   * tasklet freed without a join reports its JOIN before its FREE. */
+  for (int kind = 0; kind < 2; kind++) {
+    clear_log();
+    count = 0;
+    if (kind == 0)
+      OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, &t));
+    else
+      OK(ABT_task_create(pool, add_one, &count, &t));
+    OK(ABT_thread_join(t));
+    ABT_thread first = t;
+    if (kind == 0)
+      OK(ABT_thread_revive(pool, add_one, &count, &t));
+    else
+      OK(ABT_task_revive(pool, add_one, &count, &t));
+    ABT_thread revived = t;
+    OK(ABT_thread_free(&t));
+    CHECK(count == 2);
+    static const uint64_t e[] = {EV(CREATE), EV(RUN),    EV(FINISH), EV(JOIN), EV(REVIVE),
+                                 EV(RUN),    EV(FINISH), EV(JOIN),   EV(FREE), 0};
+    check_events_of_either(first, revived, e, __LINE__);
+    /* Freed without a join. */
+    clear_log();
+    if (kind == 0)
+      OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, &t));
+    else
+      OK(ABT_task_create(pool, add_one, &count, &t));
+    handle = t;
+    OK(kind == 0 ? ABT_thread_free(&t) : ABT_task_free(&t));
+    static const uint64_t f[] = {EV(CREATE), EV(RUN), EV(FINISH), EV(JOIN), EV(FREE), 0};
+    check_events_of(handle, f, __LINE__);
   }
 
   /* A ULT cancelled before it ran: CANCEL, no RUN or FINISH. */

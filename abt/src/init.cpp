@@ -94,6 +94,13 @@ void apply_abt_environment(weft::config& cfg, layer_state& st) {
     else
       report_ignored("MAX_NUM_XSTREAMS", v, "not a positive number");
   }
+  // Argobots: "mprotect" and "mprotect_strict" turn the guard on, anything else leaves it off.
+  {
+    const char* v = abt_env("STACK_OVERFLOW_CHECK");
+    const std::string s = v ? lower(v) : std::string();
+    st.guard_user_stacks.store(s == "mprotect" || s == "mprotect_strict",
+                               std::memory_order_relaxed);
+  }
   if (const char* v = abt_env("PRINT_CONFIG")) {
     const std::string s = lower(v);
     cfg.print = s == "1" || s == "true" || s == "yes" || s == "on";

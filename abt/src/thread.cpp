@@ -76,15 +76,17 @@ void unguard_user_stack(weft::work_unit* u) {
   e->flags.fetch_and(~std::uint32_t{flag_user_guard}, std::memory_order_relaxed);
 }
 
-/// Runs the ULT on the user's stack. As Argobots does with its mprotect overflow check, the
-/// lowest whole page of that memory becomes a PROT_NONE guard (weft's fault handler reports an
-/// overflow into it), unless the stack is too small to spare it; the ULT uses what lies above.
-/// Returns true when the guard is in place.
+/// Runs the ULT on the user's stack. With Argobots' mprotect overflow check
+/// (ABT_STACK_OVERFLOW_CHECK=mprotect), the lowest whole page of that memory becomes a PROT_NONE
+/// guard (weft's fault handler reports an overflow into it), unless the stack is too small to
+/// spare it; the ULT uses what lies above. Without it, as in Argobots by default, the ULT has the
+/// whole memory. Returns true when the guard is in place.
 bool use_user_stack(weft::work_unit* u, void* stack, std::size_t size) noexcept {
   const std::size_t page = page_bytes();
   char* const top = static_cast<char*>(stack) + size;
   char* const guard = user_guard_page(stack);
-  if (guard + 3 * page <= top && mprotect(guard, page, PROT_NONE) == 0) {
+  if (state().guard_user_stacks.load(std::memory_order_relaxed) && guard + 3 * page <= top &&
+      mprotect(guard, page, PROT_NONE) == 0) {
     weft::detail::set_user_stack(u, guard + page, static_cast<std::size_t>(top - (guard + page)));
     return true;
   }

@@ -541,6 +541,30 @@ static int readable(void* p) {
   return ok;
 }
 
+/* Runs a ULT on a malloc'd stack of 16 pages and a bit: reported as given; with `guarded`
+ * (ABT_STACK_OVERFLOW_CHECK=mprotect) its lowest whole page is a guard while the ULT lives. */
+static void run_on_user_stack(size_t page, int guarded) {
+  const size_t size = 16 * page + 100;
+  char* mem = malloc(size);
+  CHECK(mem != NULL);
+  ABT_thread_attr attr;
+  OK(ABT_thread_attr_create(&attr));
+  OK(ABT_thread_attr_set_stack(attr, mem, size));
+  struct stack_view u = {NULL, 0, 0, -1, -1, NULL};
+  u.guard = (void*)(((uintptr_t)mem + page - 1) / page * page);
+  ABT_thread t;
+  OK(ABT_thread_create(abt_test_pools[0], view_own_stack, &u, attr, &t));
+  OK(ABT_thread_attr_free(&attr));
+  OK(ABT_thread_free(&t));
+  OK(u.attr_code);
+  CHECK(u.stack == mem);
+  CHECK(u.size == size);
+  CHECK((uintptr_t)mem <= u.local && u.local < (uintptr_t)mem + size);
+  CHECK(u.guard_readable == !guarded);
+  CHECK(readable(u.guard)); /* the user's memory again once the ULT ended */
+  free(mem);
+}
+
 static void test_stack_bounds(void) {
   abt_test_start();
   const size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -553,25 +577,10 @@ static void test_stack_bounds(void) {
   OK(v.attr_code);
   CHECK(v.stack != NULL);
   CHECK((uintptr_t)v.stack <= v.local && v.local < (uintptr_t)v.stack + v.size);
-  /* A user stack: reported as given, and its lowest whole page guards it while the ULT lives. */
-  const size_t size = 16 * page + 100;
-  char* mem = malloc(size);
-  CHECK(mem != NULL);
+  /* A user stack: reported as given, and the ULT has all of it (no guard page by default, as
+   * Argobots). */
+  run_on_user_stack(page, 0);
   ABT_thread_attr attr;
-  OK(ABT_thread_attr_create(&attr));
-  OK(ABT_thread_attr_set_stack(attr, mem, size));
-  struct stack_view u = {NULL, 0, 0, -1, -1, NULL};
-  u.guard = (void*)(((uintptr_t)mem + page - 1) / page * page);
-  OK(ABT_thread_create(abt_test_pools[0], view_own_stack, &u, attr, &t));
-  OK(ABT_thread_attr_free(&attr));
-  OK(ABT_thread_free(&t));
-  OK(u.attr_code);
-  CHECK(u.stack == mem);
-  CHECK(u.size == size);
-  CHECK((uintptr_t)mem <= u.local && u.local < (uintptr_t)mem + size);
-  CHECK(u.guard_readable == 0);
-  CHECK(readable(u.guard)); /* the user's memory again once the ULT ended */
-  free(mem);
   /* A ULT that has not run has no stack yet (lazy allocation). */
   ABT_pool idle;
   OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_FALSE, &idle));
@@ -599,6 +608,15 @@ static void test_stack_bounds(void) {
   CHECK_RET(ABT_thread_get_attr(k, &attr), ABT_ERR_INV_THREAD);
   OK(ABT_task_free(&k));
   abt_test_stop();
+}
+
+/* ABT_STACK_OVERFLOW_CHECK=mprotect guards user stacks, as Argobots' setting does. */
+static void test_user_stack_guard(void) {
+  CHECK(setenv("ABT_STACK_OVERFLOW_CHECK", "mprotect", 1) == 0);
+  abt_test_start();
+  run_on_user_stack((size_t)sysconf(_SC_PAGESIZE), 1);
+  abt_test_stop();
+  CHECK(unsetenv("ABT_STACK_OVERFLOW_CHECK") == 0);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1549,6 +1567,7 @@ int main(int argc, char** argv) {
       {"prio_default_pools", test_prio_default_pools},
       {"version", test_version},
       {"stack_bounds", test_stack_bounds},
+      {"user_stack_guard", test_user_stack_guard},
       {"trigger_stack_dump", test_trigger_stack_dump},
       {"set_specific_race", test_set_specific_race},
       {"tool_events", test_tool_events},

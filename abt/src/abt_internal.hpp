@@ -180,7 +180,10 @@ struct thread_ext {
   // next), `key_setter` by the other thread, under the unit's key lock.
   std::atomic<std::uint8_t> ending;
   std::atomic<std::uint8_t> key_setter;
-  std::uint8_t unused[3];  // zeroed with its neighbours: the word is written whole
+  std::uint8_t unused;  // zeroed with its neighbours: the word is written whole
+  // The bytes weft added to the requested stack size to make it whole pages (0 for the default
+  // size): ABT_thread_get_stacksize reports the size asked for, as Argobots does.
+  std::uint16_t stack_short;
   void (*migration_cb)(ABT_thread, void*);
   void* migration_arg;
   void* user_stack;  // the stack ABT_thread_attr_set_stack gave (its size is u->stack_size)

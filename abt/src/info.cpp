@@ -265,11 +265,7 @@ int ABT_info_print_thread(FILE* fp, ABT_thread thread) {
                unit_view::kind(u) == weft::unit_kind::ult ? "ULT" : "tasklet",
                static_cast<void*>(u), static_cast<unsigned long long>(unit_view::id(u)),
                state_name(state_of(u)), s ? s->rank() : -1, u == primary_unit() ? "yes" : "no",
-               static_cast<size_t>(unit_view::kind(u) == weft::unit_kind::ult
-                                       ? (unit_view::requested_stack_size(u)
-                                              ? unit_view::requested_stack_size(u)
-                                              : state().default_stack_size)
-                                       : 0));
+               stack_size_of(u));
   return ABT_SUCCESS;
 }
 
@@ -277,9 +273,7 @@ int ABT_info_print_thread_attr(FILE* fp, ABT_thread_attr attr) {
   if (!fp) return ABT_ERR_INV_ARG;
   if (!attr) return ABT_ERR_INV_THREAD_ATTR;
   std::fprintf(fp, "== ULT attr (%p) ==\nstacksize : %zu\nmigratable: %s\n",
-               static_cast<void*>(attr),
-               attr->stack_size ? attr->stack_size : state().default_stack_size,
-               attr->migratable ? "yes" : "no");
+               static_cast<void*>(attr), attr_stack_size(attr), attr->migratable ? "yes" : "no");
   return ABT_SUCCESS;
 }
 

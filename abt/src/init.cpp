@@ -94,6 +94,13 @@ void apply_abt_environment(weft::config& cfg, layer_state& st) {
     else
       report_ignored("MAX_NUM_XSTREAMS", v, "not a positive number");
   }
+  // Argobots: "mprotect" and "mprotect_strict" turn the guard on, anything else leaves it off.
+  {
+    const char* v = abt_env("STACK_OVERFLOW_CHECK");
+    const std::string s = v ? lower(v) : std::string();
+    st.guard_user_stacks.store(s == "mprotect" || s == "mprotect_strict",
+                               std::memory_order_relaxed);
+  }
   if (const char* v = abt_env("PRINT_CONFIG")) {
     const std::string s = lower(v);
     cfg.print = s == "1" || s == "true" || s == "yes" || s == "on";
@@ -116,6 +123,13 @@ void apply_abt_environment(weft::config& cfg, layer_state& st) {
 }
 
 }  // namespace
+
+void close_layer() noexcept {
+  // A nested ABT_init made by a unit while the streams drained is dropped with the rest: the
+  // last ABT_finalize ends the layer (Argobots would deadlock on its init lock there).
+  state().init_count.store(0, std::memory_order_release);
+  g_slow_paths.fetch_or(slow_uninitialized, std::memory_order_acq_rel);
+}
 
 }  // namespace abt
 
@@ -151,6 +165,7 @@ int ABT_init(int, char**) {
     st.default_stack_size = cfg.stack_size;
     st.event_freq = cfg.event_freq;
     st.primary_unit.store(weft::this_unit::current(), std::memory_order_release);
+    st.primary_arg.store(nullptr, std::memory_order_relaxed);
     init_asymmetric_fence();  // before the first unit of the layer exists
     // No unit of this initialisation has been asked to cancel yet.
     g_slow_paths.fetch_and(~std::uint32_t{slow_cancel}, std::memory_order_relaxed);
@@ -189,9 +204,17 @@ int ABT_finalize(void) {
     return c == context::external || c == context::scheduler ? ABT_ERR_INV_XSTREAM
                                                              : ABT_ERR_INV_THREAD;
   }
-  if (st.init_count.fetch_sub(1, std::memory_order_acq_rel) > 1) return ABT_SUCCESS;
-  // The entry points' fast forms close before anything is released.
-  g_slow_paths.fetch_or(slow_uninitialized, std::memory_order_acq_rel);
+  // A nested ABT_init may have come in since the count was read.
+  count = st.init_count.load(std::memory_order_acquire);
+  while (count > 1) {
+    if (st.init_count.compare_exchange_weak(count, count - 1, std::memory_order_acq_rel))
+      return ABT_SUCCESS;
+  }
+  // The layer stays initialised while weft drains the streams, as Argobots stays until its
+  // schedulers have finished: a user scheduler still runs its units and polls
+  // ABT_xstream_check_events/ABT_sched_has_to_stop until its pools are empty, and the units
+  // it runs may call the whole API. release_all_objects() closes the layer (close_layer) once
+  // the streams have ended, before it frees any handle.
   const int rc = guarded(ABT_ERR_OTHER, [&] {
     release_all_objects(st.owns_runtime);
     st.primary_unit.store(nullptr, std::memory_order_release);
@@ -199,10 +222,6 @@ int ABT_finalize(void) {
   });
   // release_all_objects fails (out of memory) only before it has released anything: the layer
   // is still initialised, and a later ABT_finalize can succeed.
-  if (rc != ABT_SUCCESS) {
-    st.init_count.fetch_add(1, std::memory_order_acq_rel);
-    g_slow_paths.fetch_and(~std::uint32_t{slow_uninitialized}, std::memory_order_release);
-  }
   return rc;
 }
 

@@ -29,7 +29,9 @@ ABT_pool find_pool(const weft::pool* p) noexcept;
 int create_basic_pool(int kind, int access, bool automatic, ABT_pool* out);
 /// Unregisters and deletes a pool handle (drops its share of the weft pool).
 void delete_pool_handle(ABT_pool p) noexcept;
-/// The work unit an ABT_unit of `pool` stands for (user pools keep their own units), or nullptr.
+/// The work unit an ABT_unit stands for, for running or queueing it in `pool` (of any kind): a
+/// user pool's unit is taken out of its pool's registry (and freed by it), a built-in pool's unit
+/// is the work unit itself; nullptr when it is neither.
 weft::work_unit* unit_to_thread(ABT_unit unit, ABT_pool pool) noexcept;
 
 // --- user-defined pools (user_pool.cpp) ------------------------------------------------------
@@ -45,13 +47,24 @@ void user_pool_retire(ABT_pool p) noexcept;
 /// Pops from a user pool with the pool context `ctx` (waiting up to `wait_secs` when `wait`).
 weft::work_unit* user_pool_pop_thread(ABT_pool p, ABT_pool_context ctx, bool wait,
                                       double wait_secs);
-/// Pushes a work unit into a user pool with the pool context `ctx`.
-void user_pool_push_thread(ABT_pool p, weft::work_unit* u, ABT_pool_context ctx);
+/// Makes a user pool's unit for the new, not yet submitted work unit `u` (the pool's push then
+/// queues that one); ABT_ERR_OTHER when the definition makes none.
+int user_pool_reserve_unit(ABT_pool p, weft::work_unit* u) noexcept;
+/// Pushes a work unit into a user pool with the pool context `ctx`; ABT_ERR_OTHER when the
+/// definition makes no unit for it.
+int user_pool_push_thread(ABT_pool p, weft::work_unit* u, ABT_pool_context ctx);
+/// ABT_pool_pop_threads on a user pool: the definition's pop_many when it has one, else pops one
+/// by one; returns how many of `out[0..len)` it filled.
+std::size_t user_pool_pop_many(ABT_pool p, ABT_thread* out, std::size_t len, ABT_pool_context ctx);
+/// ABT_pool_push_threads on a user pool: the definition's push_many when it has one, else pushes
+/// one by one; ABT_ERR_OTHER (nothing queued) when the definition makes no unit for one.
+int user_pool_push_many(ABT_pool p, weft::work_unit* const* us, std::size_t n,
+                        ABT_pool_context ctx);
 /// Old interface: pops the pool's own unit (it stays registered until taken).
 ABT_unit user_pool_pop_unit(ABT_pool p, bool wait, double wait_secs);
 /// ABT_pool_push into a user pool: a unit the pool made goes back as it is, a unit of another
 /// pool (built-in or user) is converted into one of this pool; ABT_ERR_INV_UNIT if the value is
-/// no unit at all.
+/// no unit at all, ABT_ERR_OTHER (the unit left as it was) when the definition makes no unit.
 int user_pool_push_unit(ABT_pool p, ABT_unit unit);
 /// ABT_pool_is_empty of a user pool: its is_empty callback (get_size for the old interface).
 bool user_pool_is_empty(ABT_pool p) noexcept;
@@ -98,8 +111,11 @@ int yield_from_scheduler(weft::work_unit* s) noexcept;
 
 /// Registers handles for the streams that exist at ABT_init (the primary, and any weft made).
 void register_existing_streams();
-/// The last ABT_finalize: frees every handle and, when ABT_init initialised weft, finalizes it.
+/// The last ABT_finalize: finalizes weft when ABT_init initialised it (its streams drain while
+/// the layer is still initialised), closes the layer (close_layer), then frees every handle.
 void release_all_objects(bool finalize_runtime);
+/// Marks the layer uninitialised (count 0, the entry points' fast forms closed); init.cpp.
+void close_layer() noexcept;
 /// The handle of stream `s`, or nullptr.
 ABT_xstream xstream_handle(const weft::execution_stream* s) noexcept;
 
@@ -129,8 +145,11 @@ struct ABT_pool_config_opaque {
 
 /// A ULT attribute set.
 struct ABT_thread_attr_opaque {
-  std::size_t stack_size = 0;  // 0: the default
-  void* stack = nullptr;       // a user stack (recorded; weft allocates its own, see docs)
+  std::size_t stack_size = 0;  // 0: the default, unless `unsized`
+  // Read from the primary ULT, which runs on the process's stack: size 0, as Argobots reports
+  // it (a ULT created with these attributes gets the default size).
+  bool unsized = false;
+  void* stack = nullptr;  // a user stack (recorded; weft allocates its own, see docs)
   bool migratable = true;
   void (*migration_cb)(ABT_thread, void*) = nullptr;
   void* migration_arg = nullptr;

@@ -121,9 +121,13 @@ void delete_pool_handle(ABT_pool p) noexcept {
 
 weft::work_unit* unit_to_thread(ABT_unit unit, ABT_pool pool) noexcept {
   if (!unit) return nullptr;
-  if (pool && pool->user_defined) return user_unit_thread(unit, true);
+  // A user pool's unit leaves its pool here (that pool frees it).
   if (weft::work_unit* u = user_unit_thread(unit, true)) return u;
-  return reinterpret_cast<weft::work_unit*>(unit);
+  // Otherwise it is a built-in pool's unit, its work unit, whatever the target pool: Argobots
+  // converts a unit between pool kinds. A user pool takes only this layer's work units.
+  auto* u = reinterpret_cast<weft::work_unit*>(unit);
+  if (pool && pool->user_defined && !ext_of(u) && u != primary_unit()) return nullptr;
+  return u;
 }
 
 }  // namespace abt
@@ -178,12 +182,11 @@ int push_thread(ABT_pool pool, ABT_thread thread, ABT_pool_context ctx) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_POOL, [&] {
+    // A user pool sets the unit's pool once it has made its unit (a refused one stays as it was).
+    if (pool->user_defined) return user_pool_push_thread(pool, u, ctx);
     weft::detail::set_home(u, *pool->pool);
     if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
-    if (pool->user_defined)
-      user_pool_push_thread(pool, u, ctx);
-    else
-      pool->pool->push(u);
+    pool->pool->push(u);
     return ABT_SUCCESS;
   });
 }
@@ -245,8 +248,9 @@ int ABT_pool_get_total_size(ABT_pool pool, size_t* size) {
   return ABT_pool_get_size(pool, size);
 }
 
+// The forms without a context pass ABT_POOL_CONTEXT_OP_POOL_OTHER to a user pool, as Argobots.
 int ABT_pool_pop_thread(ABT_pool pool, ABT_thread* thread) {
-  return pop_thread(pool, thread, ABT_POOL_CONTEXT_OWNER_PRIMARY, false, 0);
+  return pop_thread(pool, thread, ABT_POOL_CONTEXT_OP_POOL_OTHER, false, 0);
 }
 
 int ABT_pool_pop_thread_ex(ABT_pool pool, ABT_thread* thread, ABT_pool_context pool_ctx) {
@@ -254,13 +258,19 @@ int ABT_pool_pop_thread_ex(ABT_pool pool, ABT_thread* thread, ABT_pool_context p
 }
 
 int ABT_pool_pop_threads(ABT_pool pool, ABT_thread* threads, size_t len, size_t* num) {
-  return ABT_pool_pop_threads_ex(pool, threads, len, num, ABT_POOL_CONTEXT_OWNER_PRIMARY);
+  return ABT_pool_pop_threads_ex(pool, threads, len, num, ABT_POOL_CONTEXT_OP_POOL_OTHER);
 }
 
 int ABT_pool_pop_threads_ex(ABT_pool pool, ABT_thread* threads, size_t len, size_t* num,
                             ABT_pool_context pool_ctx) {
   if (!pool) return ABT_ERR_INV_POOL;
   if ((!threads && len) || !num) return ABT_ERR_INV_ARG;
+  if (pool->user_defined) {
+    return guarded(ABT_ERR_POOL, [&] {
+      *num = user_pool_pop_many(pool, threads, len, pool_ctx);
+      return ABT_SUCCESS;
+    });
+  }
   size_t n = 0;
   while (n < len) {
     ABT_thread t = ABT_THREAD_NULL;
@@ -288,13 +298,24 @@ int ABT_pool_push_threads_ex(ABT_pool pool, const ABT_thread* threads, size_t nu
                              ABT_pool_context pool_ctx) {
   if (!pool) return ABT_ERR_INV_POOL;
   if (!threads && num) return ABT_ERR_INV_ARG;
+  // Null handles are skipped, as Argobots skips them.
+  if (pool->user_defined) {
+    return guarded(ABT_ERR_POOL, [&] {
+      std::vector<weft::work_unit*> units;
+      units.reserve(num);
+      for (size_t i = 0; i < num; ++i)
+        if (weft::work_unit* u = unit_of(threads[i])) units.push_back(u);
+      return user_pool_push_many(pool, units.data(), units.size(), pool_ctx);
+    });
+  }
   for (size_t i = 0; i < num; ++i)
-    if (int rc = push_thread(pool, threads[i], pool_ctx)) return rc;
+    if (threads[i])
+      if (int rc = push_thread(pool, threads[i], pool_ctx)) return rc;
   return ABT_SUCCESS;
 }
 
 int ABT_pool_pop_wait_thread(ABT_pool pool, ABT_thread* thread, double time_secs) {
-  return pop_thread(pool, thread, ABT_POOL_CONTEXT_OWNER_PRIMARY, true, time_secs);
+  return pop_thread(pool, thread, ABT_POOL_CONTEXT_OP_POOL_OTHER, true, time_secs);
 }
 
 int ABT_pool_pop_wait_thread_ex(ABT_pool pool, ABT_thread* thread, double time_secs,

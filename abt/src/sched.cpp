@@ -78,11 +78,15 @@ class user_scheduler final : public weft::loop_scheduler {
     weft::work_unit* prev_unit = tl_loop_unit;
     tl_running = this;
     tl_loop_unit = weft::this_unit::current();
-    // Argobots' main scheduler is a ULT its stream's root runs: a tool sees it start (RUN). A
-    // stacked one runs in a weft ULT, which the runtime reports.
+    // Argobots' main scheduler is a ULT its stream's root runs: a tool sees it made (CREATE,
+    // which a tool that tracks each ULT's state needs first) and start (RUN). A stacked one runs
+    // in a weft ULT, which the runtime reports.
     if (!tl_loop_unit && tool_active()) {
       try {
-        scheduler_tool_event(self_unit(), ABT_TOOL_EVENT_THREAD_RUN);
+        const bool fresh = !self_unit_;  // on_stop() dropped the previous loop's
+        weft::work_unit* s = self_unit();
+        if (fresh) scheduler_tool_event(s, ABT_TOOL_EVENT_THREAD_CREATE);
+        scheduler_tool_event(s, ABT_TOOL_EVENT_THREAD_RUN);
       } catch (...) {
         // Out of memory for the stand-in: nothing to report on.
       }
@@ -90,6 +94,22 @@ class user_scheduler final : public weft::loop_scheduler {
     h_->def.run(h_);
     tl_running = prev;
     tl_loop_unit = prev_unit;
+  }
+  void on_stop() noexcept override {
+    // The stand-in goes with the loop it stands for (a loop that runs again makes a new one):
+    // the primary stream's scheduler is destroyed after weft's runtime, which the descriptor
+    // goes back to, has ended.
+    if (self_unit_) {
+      // Argobots' scheduler ULT returns (FINISH), is joined by its stream's end or its
+      // replacement (JOIN) and freed (FREE, which weft reports as it discards the descriptor):
+      // a tool that tracks ULTs by handle forgets it.
+      if (tool_active()) {
+        scheduler_tool_event(self_unit_, ABT_TOOL_EVENT_THREAD_FINISH);
+        scheduler_tool_event(self_unit_, ABT_TOOL_EVENT_THREAD_JOIN);
+      }
+      weft::detail::discard_unit(self_unit_);
+      self_unit_ = nullptr;
+    }
   }
   weft::pool& migration_pool() noexcept override {
     if (h_->def.get_migr_pool) {
@@ -477,6 +497,7 @@ int ABT_sched_has_to_stop(ABT_sched sched, ABT_bool* stop) {
 
 int ABT_xstream_run_unit(ABT_unit unit, ABT_pool pool) {
   if (int rc = ensure_initialized()) return rc;
+  if (!pool) return ABT_ERR_INV_POOL;  // Argobots checks the pool first
   if (!in_scheduler_loop()) {
     // Argobots runs the unit from any ULT (as ABT_self_schedule does); a tasklet or an external
     // thread cannot.
@@ -488,16 +509,21 @@ int ABT_xstream_run_unit(ABT_unit unit, ABT_pool pool) {
   weft::work_unit* u = unit_to_thread(unit, pool);
   if (!u) return ABT_ERR_INV_UNIT;
   if (!in_scheduler_loop()) return ABT_self_schedule(handle_of(u), pool);
+  // The unit now belongs to `pool`, as Argobots associates it: a yield puts it back there.
+  weft::detail::set_home(u, *pool->pool);
+  if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
   return run_from_scheduler(u);
 }
 
 int ABT_xstream_check_events(ABT_sched sched) {
   if (int rc = ensure_initialized()) return rc;
+  if (!weft::this_unit::stream()) return ABT_ERR_INV_XSTREAM;  // an external thread
   if (!sched) return ABT_ERR_INV_SCHED;
+  // As Argobots: only the scheduler's own ULT (its loop) may check its events.
   weft::scheduler* s = sched->sched;
-  if (!s || s != tl_running || !on_loop()) return ABT_ERR_INV_XSTREAM;
+  if (!s || s != tl_running || !on_loop()) return ABT_ERR_INV_THREAD;
   auto* us = dynamic_cast<user_scheduler*>(s);
-  if (!us) return ABT_ERR_INV_XSTREAM;
+  if (!us) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_XSTREAM, [&] {
     if (us->check_events_from_callback()) {
       us->stop_seen = true;

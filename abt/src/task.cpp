@@ -24,7 +24,7 @@ namespace {
 extern "C" {
 
 int ABT_task_create(ABT_pool pool, void (*task_func)(void*), void* arg, ABT_task* newtask) {
-  if (fast_paths_open() && pool && task_func) [[likely]]
+  if (fast_paths_open() && pool && task_func && !pool->user_defined) [[likely]]
     return create_fast(weft::unit_kind::tasklet, pool, task_func, arg, nullptr, newtask);
   return create_task(pool, task_func, arg, newtask);
 }

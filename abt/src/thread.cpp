@@ -76,15 +76,17 @@ void unguard_user_stack(weft::work_unit* u) {
   e->flags.fetch_and(~std::uint32_t{flag_user_guard}, std::memory_order_relaxed);
 }
 
-/// Runs the ULT on the user's stack. As Argobots does with its mprotect overflow check, the
-/// lowest whole page of that memory becomes a PROT_NONE guard (weft's fault handler reports an
-/// overflow into it), unless the stack is too small to spare it; the ULT uses what lies above.
-/// Returns true when the guard is in place.
+/// Runs the ULT on the user's stack. With Argobots' mprotect overflow check
+/// (ABT_STACK_OVERFLOW_CHECK=mprotect), the lowest whole page of that memory becomes a PROT_NONE
+/// guard (weft's fault handler reports an overflow into it), unless the stack is too small to
+/// spare it; the ULT uses what lies above. Without it, as in Argobots by default, the ULT has the
+/// whole memory. Returns true when the guard is in place.
 bool use_user_stack(weft::work_unit* u, void* stack, std::size_t size) noexcept {
   const std::size_t page = page_bytes();
   char* const top = static_cast<char*>(stack) + size;
   char* const guard = user_guard_page(stack);
-  if (guard + 3 * page <= top && mprotect(guard, page, PROT_NONE) == 0) {
+  if (state().guard_user_stacks.load(std::memory_order_relaxed) && guard + 3 * page <= top &&
+      mprotect(guard, page, PROT_NONE) == 0) {
     weft::detail::set_user_stack(u, guard + page, static_cast<std::size_t>(top - (guard + page)));
     return true;
   }
@@ -134,13 +136,23 @@ void entry_ended(weft::work_unit* u) noexcept {
 
 namespace {
 
-/// create_unit() for a unit on a user's stack, or while a tool is told about creations: the
-/// descriptor is allocated, set up and then submitted, in three steps.
+/// create_unit() for a unit on a user's stack, in a user pool, or while a tool is told about
+/// creations: the descriptor is allocated, set up and then submitted, in three steps.
+/// `report_create` false: the unit replaces a revived one, whose events go on (REVIVE, not
+/// CREATE).
 int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
-                     const ABT_thread_attr_opaque* attr, ABT_thread* out) {
+                     const ABT_thread_attr_opaque* attr, ABT_thread* out,
+                     bool report_create = true) {
   const std::size_t stack =
       kind == weft::unit_kind::ult && attr && attr->stack_size ? attr->stack_size : 0;
   weft::work_unit* u = weft::detail::allocate_unit(kind, stack);
+  if (ph && ph->user_defined) {
+    // The user pool makes the unit's ABT_unit now, so that a refusal fails the create.
+    if (int rc = user_pool_reserve_unit(ph, u)) {
+      weft::detail::discard_unit(u);
+      return rc;
+    }
+  }
   std::uint32_t flags = out ? 0u : std::uint32_t{flag_unnamed};
   void* user_stack = nullptr;
   if (kind == weft::unit_kind::ult && attr && attr->stack) {
@@ -149,12 +161,13 @@ int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn
   }
   if (attr && !attr->migratable) flags |= flag_not_migratable;
   weft::detail::unit_callable& c = callable_of(u);
-  construct_ext(c.storage, flags, attr, ph, user_stack);
+  construct_ext(c.storage, flags, attr, ph, user_stack,
+                kind == weft::unit_kind::ult ? stack_short_of(u, attr) : 0);
   c.invoke = &invoke_entry;
   c.destroy = (flags & flag_user_guard) ? &unguard_user_stack : &entry_ended;
   c.entry_fn = fn;
   c.entry_arg = arg;
-  if (tool_active()) {
+  if (report_create && tool_active()) {
     weft::detail::set_home(u, p);  // what a tool's POOL query reports
     tool_event(u, ABT_TOOL_EVENT_THREAD_CREATE);
   }
@@ -170,7 +183,8 @@ int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn
 
 int create_unit(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
                 const ABT_thread_attr_opaque* attr, ABT_thread* out) {
-  if ((kind == weft::unit_kind::ult && attr && attr->stack) || tool_active())
+  if ((kind == weft::unit_kind::ult && attr && attr->stack) || tool_active() ||
+      (ph && ph->user_defined))
     return create_unit_slow(kind, p, ph, fn, arg, attr, out);
   weft::work_unit* const u = weft::detail::allocate_unit(
       kind, kind == weft::unit_kind::ult && attr ? attr->stack_size : 0);
@@ -329,6 +343,20 @@ ABT_pool last_pool_of(weft::work_unit* u) {
   return h;
 }
 
+std::size_t attr_stack_size(const ABT_thread_attr_opaque* attr) noexcept {
+  if (attr->unsized) return 0;
+  return attr->stack_size ? attr->stack_size : state().default_stack_size;
+}
+
+std::size_t stack_size_of(weft::work_unit* u) noexcept {
+  // Argobots' primary ULT runs on the process's stack, which it does not size: 0, as a tasklet.
+  if (unit_view::kind(u) == weft::unit_kind::tasklet || u == primary_unit()) return 0;
+  const std::size_t requested = unit_view::requested_stack_size(u);
+  if (!requested) return state().default_stack_size;
+  const thread_ext* e = ext_of(u);
+  return e ? requested - e->stack_short : requested;
+}
+
 ABT_thread_state state_of(const weft::work_unit* u) noexcept {
   switch (unit_view::state(u)) {
     case weft::unit_state::ready:
@@ -449,7 +477,8 @@ extern "C" {
 
 int ABT_thread_create(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread_attr attr,
                       ABT_thread* newthread) {
-  if (fast_paths_open() && pool && thread_func && (!attr || !attr->stack)) [[likely]]
+  if (fast_paths_open() && pool && thread_func && (!attr || !attr->stack) && !pool->user_defined)
+      [[likely]]
     return create_fast(weft::unit_kind::ult, pool, thread_func, arg, attr, newthread);
   return create_thread(pool, thread_func, arg, attr, newthread);
 }
@@ -459,9 +488,12 @@ int ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
   if (int rc = ensure_initialized()) return rc;
   if (!caller_can_block()) return not_a_ult_code();
   ABT_thread t = ABT_THREAD_NULL;
-  // The unit is named here so that yield_to may use it; unnamed ones are detached after.
+  // The unit is created with a handle so that it stays alive for yield_to; an unnamed one is
+  // marked so before it first runs (it sees itself unnamed, and its end reports FREE), and
+  // detached once the caller is back.
   if (int rc = create_thread(pool, thread_func, arg, attr, &t)) return rc;
   weft::work_unit* u = unit_of(t);
+  if (!newthread) ext_of(u)->flags.fetch_or(flag_unnamed, std::memory_order_acq_rel);
   int rc = guarded(ABT_ERR_THREAD, [&] {
     if (tool_active())
       tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
@@ -469,12 +501,10 @@ int ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void*), void* arg, A
     tool_running_again();
     return ABT_SUCCESS;
   });
-  if (newthread) {
+  if (newthread)
     *newthread = t;
-  } else {
-    ext_of(u)->flags.fetch_or(flag_unnamed, std::memory_order_acq_rel);
+  else
     weft::detail::detach_unit(u);
-  }
   return rc;
 }
 
@@ -515,17 +545,25 @@ int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_
   // A revived unit is a fresh descriptor of the same kind, stack size and attributes: weft
   // recycles descriptors through its caches, so this costs what the first create did.
   ABT_thread_attr_opaque attr;
-  attr.stack_size = unit_view::requested_stack_size(u);
+  attr.stack_size = unit_view::requested_stack_size(u) ? stack_size_of(u) : 0;
   attr.migratable = !(e->flags.load(std::memory_order_relaxed) & flag_not_migratable);
   attr.migration_cb = e->migration_cb;
   attr.migration_arg = e->migration_arg;
   const weft::unit_kind kind = unit_view::kind(u);
-  if (int rc = join_unit(u, true, ABT_ERR_INV_THREAD)) return rc;
+  // Argobots revives the unit in place: a tool sees REVIVE only, no JOIN, FREE or CREATE for
+  // the descriptor weft swaps. The old one is freed first, so that weft's descriptor cache
+  // hands the same one back and the handle stays as Argobots keeps it.
+  if (unit_view::join_of(u) != unit_view::join_state::done) {
+    // Terminated, but weft may not have finished ending it yet.
+    if (int rc = wait_for_end(u, weft::this_unit::current(), e)) return rc;
+  }
+  (void)free_terminated(u);
+  *thread = ABT_THREAD_NULL;  // the unit is gone even if its successor cannot be made
   return guarded(ABT_ERR_MEM, [&] {
-    int rc = create_unit(kind, *pool->pool, pool, thread_func, arg, &attr, thread);
-    if (rc == ABT_SUCCESS && tool_active())
-      tool_event(unit_of(*thread), ABT_TOOL_EVENT_THREAD_REVIVE);
-    return rc;
+    if (int rc = create_unit_slow(kind, *pool->pool, pool, thread_func, arg, &attr, thread, false))
+      return rc;
+    if (tool_active()) tool_event(unit_of(*thread), ABT_TOOL_EVENT_THREAD_REVIVE);
+    return ABT_SUCCESS;
   });
 }
 
@@ -810,11 +848,7 @@ int ABT_thread_get_stacksize(ABT_thread thread, size_t* stacksize) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!stacksize) return ABT_ERR_INV_ARG;
-  if (unit_view::kind(u) == weft::unit_kind::tasklet)
-    *stacksize = 0;
-  else
-    *stacksize = unit_view::requested_stack_size(u) ? unit_view::requested_stack_size(u)
-                                                    : state().default_stack_size;
+  *stacksize = stack_size_of(u);
   return ABT_SUCCESS;
 }
 
@@ -829,6 +863,12 @@ int ABT_thread_get_id(ABT_thread thread, ABT_unit_id* thread_id) {
 int ABT_thread_set_arg(ABT_thread thread, void* arg) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
+  if (u == primary_unit()) {
+    // The primary ULT has no entry: its argument is the layer's (BOLT keeps its per-thread
+    // record there).
+    state().primary_arg.store(arg, std::memory_order_release);
+    return ABT_SUCCESS;
+  }
   if (!ext_of(u)) return ABT_ERR_INV_THREAD;  // weft's own units keep their callable there
   callable_of(u).entry_arg = arg;
   return ABT_SUCCESS;
@@ -838,7 +878,10 @@ int ABT_thread_get_arg(ABT_thread thread, void** arg) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!arg) return ABT_ERR_INV_ARG;
-  *arg = ext_of(u) ? callable_of(u).entry_arg : nullptr;
+  if (u == primary_unit())
+    *arg = state().primary_arg.load(std::memory_order_acquire);
+  else
+    *arg = ext_of(u) ? callable_of(u).entry_arg : nullptr;
   return ABT_SUCCESS;
 }
 
@@ -859,25 +902,20 @@ int ABT_thread_get_attr(ABT_thread thread, ABT_thread_attr* attr) {
   auto* a = new (std::nothrow) ABT_thread_attr_opaque;
   if (!a) return ABT_ERR_MEM;
   thread_ext* e = ext_of(u);
-  a->stack_size = unit_view::requested_stack_size(u) ? unit_view::requested_stack_size(u)
-                                                     : state().default_stack_size;
+  // The size asked for, as ABT_thread_get_stacksize reports it (Argobots' attribute and query
+  // agree; weft may map more).
+  a->stack_size = stack_size_of(u);
+  a->unsized = u == primary_unit();
   if (e && e->user_stack) {
-    // The memory the user gave, guard page included (as Argobots reports it); its top is the
-    // top of the region weft runs the ULT in (u->stack_size may be rounded up).
+    // The memory the user gave, guard page included (as Argobots reports it).
     a->stack = e->user_stack;
-    const weft::detail::stack_region st = unit_view::stack(u);
-    if (st.lo)
-      a->stack_size = static_cast<std::size_t>(static_cast<char*>(st.lo) + st.size -
-                                               static_cast<char*>(e->user_stack));
-  } else if (!e || e->started.load(std::memory_order_acquire)) {
+  } else if (e ? e->started.load(std::memory_order_acquire) : u != primary_unit()) {
     // weft's own stack, taken at the first run and given back at the end (lazy allocation, as
-    // Argobots' lazy stacks: NULL before and after): the bytes the ULT may use,
-    // [stack, stack + size), with the guard page just below.
+    // Argobots' lazy stacks: NULL before and after): [stack, stack + size) is the top of the
+    // usable bytes, where the ULT runs, as in Argobots (stack = top - size).
     const weft::detail::stack_region st = unit_view::stack(u);
-    if (st.lo) {
-      a->stack = st.lo;
-      a->stack_size = st.size;
-    }
+    if (st.lo && st.size >= a->stack_size)
+      a->stack = static_cast<char*>(st.lo) + (st.size - a->stack_size);
   }
   if (e) {
     a->migratable = !(e->flags.load(std::memory_order_relaxed) & flag_not_migratable);
@@ -913,6 +951,7 @@ int ABT_thread_attr_set_stack(ABT_thread_attr attr, void* stackaddr, size_t stac
   if (stacksize > weft::detail::max_stack_size) return ABT_ERR_INV_ARG;  // weft's limit: 2 GiB
   attr->stack = stackaddr;  // the ULT runs on it (no guard page); NULL: weft maps one
   attr->stack_size = stacksize;
+  attr->unsized = false;
   return ABT_SUCCESS;
 }
 
@@ -920,7 +959,7 @@ int ABT_thread_attr_get_stack(ABT_thread_attr attr, void** stackaddr, size_t* st
   if (!attr) return ABT_ERR_INV_THREAD_ATTR;
   if (!stackaddr || !stacksize) return ABT_ERR_INV_ARG;
   *stackaddr = attr->stack;
-  *stacksize = attr->stack_size ? attr->stack_size : state().default_stack_size;
+  *stacksize = attr_stack_size(attr);
   return ABT_SUCCESS;
 }
 
@@ -929,13 +968,14 @@ int ABT_thread_attr_set_stacksize(ABT_thread_attr attr, size_t stacksize) {
   if (stacksize > weft::detail::max_stack_size) return ABT_ERR_INV_ARG;  // weft's limit: 2 GiB
   attr->stack_size = stacksize;
   attr->stack = nullptr;
+  attr->unsized = false;
   return ABT_SUCCESS;
 }
 
 int ABT_thread_attr_get_stacksize(ABT_thread_attr attr, size_t* stacksize) {
   if (!attr) return ABT_ERR_INV_THREAD_ATTR;
   if (!stacksize) return ABT_ERR_INV_ARG;
-  *stacksize = attr->stack_size ? attr->stack_size : state().default_stack_size;
+  *stacksize = attr_stack_size(attr);
   return ABT_SUCCESS;
 }
 

@@ -66,11 +66,19 @@ inline int free_unit_of(ABT_thread* slot) noexcept {
   }
   return free_full(slot, Invalid);
 }
+/// What weft added to the stack size `attr` asks for when it allocated `u` (thread_ext::
+/// stack_short): weft keeps whole pages only.
+inline std::uint16_t stack_short_of(const weft::work_unit* u,
+                                    const ABT_thread_attr_opaque* attr) noexcept {
+  if (!attr || !attr->stack_size) return 0;
+  const std::size_t got = unit_view::requested_stack_size(u);
+  return got > attr->stack_size ? static_cast<std::uint16_t>(got - attr->stack_size) : 0;
+}
 /// Constructs the ABT extension of a new unit in `storage`, its descriptor's callable storage.
 /// One initialisation, not a store per atomic field: the compiler merges the stores.
 inline void construct_ext(unsigned char* storage, std::uint32_t flags,
-                          const ABT_thread_attr_opaque* attr, ABT_pool ph,
-                          void* user_stack) noexcept {
+                          const ABT_thread_attr_opaque* attr, ABT_pool ph, void* user_stack,
+                          std::uint16_t stack_short) noexcept {
   ::new (static_cast<void*>(storage)) thread_ext{thread_ext::magic_value,
                                                  {flags},
                                                  {ph},
@@ -79,7 +87,8 @@ inline void construct_ext(unsigned char* storage, std::uint32_t flags,
                                                  {false},
                                                  {0},
                                                  {0},
-                                                 {},
+                                                 0,
+                                                 stack_short,
                                                  attr ? attr->migration_cb : nullptr,
                                                  attr ? attr->migration_arg : nullptr,
                                                  user_stack};
@@ -92,14 +101,15 @@ inline void prepare_unit(weft::work_unit* u, ABT_pool ph, void (*fn)(void*), voi
   std::uint32_t flags = named ? 0u : std::uint32_t{flag_unnamed};
   if (attr && !attr->migratable) flags |= flag_not_migratable;
   weft::detail::unit_callable& c = callable_of(u);
-  construct_ext(c.storage, flags, attr, ph, nullptr);
+  construct_ext(c.storage, flags, attr, ph, nullptr, stack_short_of(u, attr));
   c.invoke = &invoke_entry;
   c.destroy = &entry_ended;
   c.entry_fn = fn;
   c.entry_arg = arg;
 }
 /// ABT_thread_create's and ABT_task_create's fast form, for a caller that checked
-/// fast_paths_open() (no tool to tell) and gives no user stack: weft allocates the descriptor,
+/// fast_paths_open() (no tool to tell) and gives no user stack nor a user pool (whose unit is
+/// made before the submit, create_unit): weft allocates the descriptor,
 /// prepare_unit() fills it, the handle goes to `out` (when given) and the call ends in a tail
 /// call of weft's submit, which queues the unit and returns ABT_SUCCESS (no frame of the layer
 /// to return through). When weft's allocation throws, stores ABT_THREAD_NULL in `out` (Argobots
@@ -137,6 +147,11 @@ inline void honour_cancel() noexcept(false) {
 int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle);
 /// The handle of the pool `u` is associated with.
 ABT_pool last_pool_of(weft::work_unit* u);
+/// The stack size Argobots reports for `u` (ABT_thread_get_stacksize, ABT_thread_get_attr): the
+/// size asked for at creation or the default; 0 for a tasklet and for the primary ULT.
+std::size_t stack_size_of(weft::work_unit* u) noexcept;
+/// The stack size the attribute getters report for `attr` (0 stands for the default there).
+std::size_t attr_stack_size(const ABT_thread_attr_opaque* attr) noexcept;
 /// The ABT_thread_state of `u`.
 ABT_thread_state state_of(const weft::work_unit* u) noexcept;
 /// Error code for a caller that is not a ULT (tasklet: INV_THREAD, elsewhere: INV_XSTREAM).

@@ -12,6 +12,7 @@
 #include <shared_mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "objects.hpp"
 
@@ -101,17 +102,39 @@ class user_pool final : public weft::pool {
     return rc;
   }
 
-  /// Makes the pool's unit for `u` and remembers the pair.
+  /// Makes the pool's unit for `u` and remembers the pair; nullptr when the definition made no
+  /// unit or the pair could not be recorded (out of memory: the unit is freed again).
   ABT_unit make_unit(weft::work_unit* u) noexcept {
     ABT_unit unit =
         is_new_ ? new_.create_unit(handle_, handle_of(u)) : old_.u_create_from_thread(handle_of(u));
     if (!unit) return nullptr;
-    unit_registry& r = units();
-    std::lock_guard lock(r.mutex);
-    r.to_thread[unit] = u;
-    r.to_unit[u] = unit;
-    unit_owner()[unit] = this;
-    return unit;
+    {
+      unit_registry& r = units();
+      std::lock_guard lock(r.mutex);
+      try {
+        r.to_thread[unit] = u;
+        r.to_unit[u] = unit;
+        unit_owner()[unit] = this;
+        return unit;
+      } catch (...) {
+        r.to_thread.erase(unit);
+        r.to_unit.erase(u);
+        unit_owner().erase(unit);
+      }
+    }
+    // Freed outside the registry's lock: the callback may call back into the layer.
+    free_unit(unit);
+    return nullptr;
+  }
+
+  /// Frees `unit` with the definition's callback.
+  void free_unit(ABT_unit unit) noexcept {
+    if (is_new_) {
+      new_.free_unit(handle_, unit);
+    } else {
+      ABT_unit tmp = unit;
+      old_.u_free(&tmp);
+    }
   }
 
   /// Forgets `unit` and frees it with the pool's callback; returns its work unit.
@@ -124,31 +147,132 @@ class user_pool final : public weft::pool {
       if (it == r.to_thread.end()) return nullptr;
       u = it->second;
       r.to_thread.erase(it);
-      r.to_unit.erase(u);
+      // The work unit may already stand for a unit of another pool (ABT_pool_push made that
+      // one first): only this pairing goes.
+      auto tu = r.to_unit.find(u);
+      if (tu != r.to_unit.end() && tu->second == unit) r.to_unit.erase(tu);
       unit_owner().erase(unit);
     }
-    if (is_new_) {
-      new_.free_unit(handle_, unit);
-    } else {
-      ABT_unit tmp = unit;
-      old_.u_free(&tmp);
-    }
+    free_unit(unit);
     return u;
   }
 
+  /// The runtime's push (a yield, a resume, a create): the work unit must not be lost, so a unit
+  /// the definition cannot make is waited for (Argobots has no error to report there either).
   void push_ctx(weft::work_unit* u, ABT_pool_context ctx) noexcept {
     if (!handle_) return;  // retired: nothing can be queued any more
-    ABT_unit unit = make_unit(u);
+    bool made = false;
+    ABT_unit unit = unit_for(u, &made);
     if (!unit) {
-      // The callback could not make a unit: the work unit must not be lost, so it waits here
-      // until it can (Argobots would abort the push with an error it cannot report either).
       while (!(unit = make_unit(u))) std::this_thread::yield();
     }
+    push_made(unit, ctx);
+  }
+
+  /// The unit to queue for `u`: the one this pool still has registered for it, else a new one
+  /// (`*made` set), else nullptr.
+  ABT_unit unit_for(weft::work_unit* u, bool* made) noexcept {
+    if (ABT_unit unit = own_unit_of(u)) return unit;
+    ABT_unit unit = make_unit(u);
+    *made = unit != nullptr;
+    return unit;
+  }
+
+  /// The unit this pool made for `u` and still has registered (reserved at its creation, or
+  /// popped through the old interface's ABT_pool_pop), or nullptr: the runtime's push queues
+  /// that one rather than a second unit.
+  ABT_unit own_unit_of(const weft::work_unit* u) const noexcept {
+    unit_registry& r = units();
+    std::lock_guard lock(r.mutex);
+    auto it = r.to_unit.find(u);
+    if (it == r.to_unit.end()) return nullptr;
+    auto o = unit_owner().find(it->second);
+    return o != unit_owner().end() && o->second == this ? it->second : nullptr;
+  }
+
+  /// A new work unit's unit, made before the unit is submitted so that a definition that makes
+  /// none fails the create (ABT_ERR_OTHER, as Argobots) instead of the runtime's push.
+  int reserve(weft::work_unit* u) noexcept {
+    if (!handle_) return ABT_ERR_INV_POOL;
+    return make_unit(u) ? ABT_SUCCESS : ABT_ERR_OTHER;
+  }
+
+  /// ABT_pool_push_thread: as push_ctx, but a unit the definition cannot make is the caller's
+  /// error (ABT_ERR_OTHER, as Argobots returns when create_unit gives ABT_UNIT_NULL).
+  int try_push_ctx(weft::work_unit* u, ABT_pool_context ctx) noexcept {
+    if (!handle_) return ABT_ERR_INV_POOL;
+    bool made = false;
+    ABT_unit unit = unit_for(u, &made);
+    if (!unit) return ABT_ERR_OTHER;
+    adopt(u);
+    push_made(unit, ctx);
+    return ABT_SUCCESS;
+  }
+
+  /// ABT_pool_push_threads: a unit per work unit, then one call of the definition's push_many
+  /// when it has one (Argobots calls it, never push, for this operation); otherwise push per
+  /// unit (the old interface's p_push, as Argobots' wrapper does). A unit the definition cannot
+  /// make fails the whole call before anything is queued.
+  int push_many_ctx(weft::work_unit* const* us, std::size_t n, ABT_pool_context ctx) noexcept {
+    if (!handle_) return ABT_ERR_INV_POOL;
+    std::vector<ABT_unit> queued, made;
+    try {
+      queued.reserve(n);
+      made.reserve(n);
+    } catch (...) {
+      return ABT_ERR_MEM;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      bool fresh = false;
+      ABT_unit unit = unit_for(us[i], &fresh);
+      if (!unit) {
+        for (ABT_unit m : made) take(m);  // the units made here go again
+        return ABT_ERR_OTHER;
+      }
+      queued.push_back(unit);
+      if (fresh) made.push_back(unit);
+    }
+    for (std::size_t i = 0; i < n; ++i) adopt(us[i]);
+    if (is_new_ && new_.push_many) {
+      if (!queued.empty()) new_.push_many(handle_, queued.data(), queued.size(), ctx);
+    } else {
+      for (ABT_unit unit : queued) push_made(unit, ctx);
+    }
+    return ABT_SUCCESS;
+  }
+
+  /// ABT_pool_pop_threads: one call of the definition's pop_many when it has one (its units are
+  /// then freed as pop's are), otherwise pop until `len` or the pool is empty. Returns the count.
+  std::size_t pop_many_ctx(ABT_thread* out, std::size_t len, ABT_pool_context ctx) noexcept {
+    if (!handle_ || len == 0) return 0;
+    if (is_new_ && new_.pop_many) {
+      std::size_t num = 0;
+      new_.pop_many(handle_, out, len, &num, ctx);
+      if (num > len) num = len;  // a definition that claims more than it may write
+      for (std::size_t i = 0; i < num; ++i) forget_thread(unit_of(out[i]));
+      return num;
+    }
+    std::size_t n = 0;
+    while (n < len) {
+      weft::work_unit* u = pop_ctx(ctx);
+      if (!u) break;
+      out[n++] = handle_of(u);
+    }
+    return n;
+  }
+
+  /// Makes this pool `u`'s pool (where the runtime puts it back), before its unit is queued.
+  void adopt(weft::work_unit* u) noexcept {
+    weft::detail::set_home(u, *this);
+    if (thread_ext* e = ext_of(u)) e->last_pool.store(handle_, std::memory_order_relaxed);
+  }
+
+  /// Queues a unit this pool made with the definition's push.
+  void push_made(ABT_unit unit, ABT_pool_context ctx) noexcept {
     if (is_new_)
       new_.push(handle_, unit, ctx);
     else
       old_.p_push(handle_, unit);
-    (void)ctx;
   }
 
   weft::work_unit* pop_ctx(ABT_pool_context ctx) noexcept {
@@ -195,8 +319,10 @@ class user_pool final : public weft::pool {
 
   /// ABT_pool_push: a unit this pool made goes back as it is; any other unit is converted, as
   /// Argobots converts it (a built-in pool's unit is its work unit, another user pool's unit is
-  /// freed by that pool) and pushed as a new unit of this pool. nullptr: not a unit.
-  weft::work_unit* push_unit(ABT_unit unit) noexcept {
+  /// freed by that pool once this pool made its own) and pushed as a new unit of this pool.
+  /// ABT_ERR_INV_UNIT: the value is no unit; ABT_ERR_OTHER: the definition made no unit for it
+  /// (the unit stays as it was, as Argobots leaves it).
+  int push_unit(ABT_unit unit) noexcept {
     weft::work_unit* u = nullptr;
     user_pool* owner = nullptr;
     {
@@ -209,22 +335,22 @@ class user_pool final : public weft::pool {
         owner = o == unit_owner().end() ? nullptr : o->second;
       }
     }
-    if (u && owner == this) {
-      if (is_new_)
-        new_.push(handle_, unit, ABT_POOL_CONTEXT_OP_POOL_OTHER);
-      else
-        old_.p_push(handle_, unit);
-      return u;
-    }
-    if (u) {
-      u = owner ? owner->take(unit) : nullptr;
-    } else {
+    if (!u) {
       u = reinterpret_cast<weft::work_unit*>(unit);
-      if (!ext_of(u) && u != primary_unit()) return nullptr;  // not a work unit of this layer
+      if (!ext_of(u) && u != primary_unit()) return ABT_ERR_INV_UNIT;  // not this layer's
+    } else if (!owner) {
+      return ABT_ERR_INV_UNIT;
     }
-    if (!u) return nullptr;
-    push_ctx(u, ABT_POOL_CONTEXT_OP_POOL_OTHER);
-    return u;
+    if (!handle_) return ABT_ERR_INV_POOL;
+    ABT_unit mine = unit;
+    if (owner != this) {
+      mine = make_unit(u);
+      if (!mine) return ABT_ERR_OTHER;
+      if (owner) owner->take(unit);
+    }
+    adopt(u);
+    push_made(mine, ABT_POOL_CONTEXT_OP_POOL_OTHER);
+    return ABT_SUCCESS;
   }
 
   /// ABT_pool_is_empty: the definition's is_empty (new interface) or get_size (old one).
@@ -380,8 +506,21 @@ void user_pool_retire(ABT_pool p) noexcept {
   as_user(p).retire();
 }
 
-void user_pool_push_thread(ABT_pool p, weft::work_unit* u, ABT_pool_context ctx) {
-  as_user(p).push_ctx(u, ctx);
+int user_pool_reserve_unit(ABT_pool p, weft::work_unit* u) noexcept {
+  return as_user(p).reserve(u);
+}
+
+int user_pool_push_thread(ABT_pool p, weft::work_unit* u, ABT_pool_context ctx) {
+  return as_user(p).try_push_ctx(u, ctx);
+}
+
+std::size_t user_pool_pop_many(ABT_pool p, ABT_thread* out, std::size_t len, ABT_pool_context ctx) {
+  return as_user(p).pop_many_ctx(out, len, ctx);
+}
+
+int user_pool_push_many(ABT_pool p, weft::work_unit* const* us, std::size_t n,
+                        ABT_pool_context ctx) {
+  return as_user(p).push_many_ctx(us, n, ctx);
 }
 
 ABT_unit user_pool_pop_unit(ABT_pool p, bool wait, double wait_secs) {
@@ -389,11 +528,7 @@ ABT_unit user_pool_pop_unit(ABT_pool p, bool wait, double wait_secs) {
 }
 
 int user_pool_push_unit(ABT_pool p, ABT_unit unit) {
-  weft::work_unit* u = as_user(p).push_unit(unit);
-  if (!u) return ABT_ERR_INV_UNIT;
-  weft::detail::set_home(u, *p->pool);
-  if (thread_ext* e = ext_of(u)) e->last_pool.store(p, std::memory_order_relaxed);
-  return ABT_SUCCESS;
+  return as_user(p).push_unit(unit);
 }
 
 bool user_pool_is_empty(ABT_pool p) noexcept {

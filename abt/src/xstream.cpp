@@ -8,6 +8,7 @@
 #include <new>
 
 #include "objects.hpp"
+#include "units.hpp"
 #include "weft/runtime.hpp"
 #include "weft/this_unit.hpp"
 #include "weft/ult.hpp"
@@ -135,6 +136,8 @@ void release_all_objects(bool finalize_runtime) {
     if (auto sp = s->stacked.lock()) sp->finish();
   }
   if (finalize_runtime) weft::finalize();
+  // Every stream has ended: the entry points refuse from here on, before any handle goes.
+  close_layer();
   // From here on nothing allocates (the lists are swapped out, not copied), so that the
   // layer is either left as it was (the copy above failed) or released entirely.
   std::vector<ABT_xstream> xs;
@@ -361,7 +364,11 @@ int ABT_xstream_set_main_sched(ABT_xstream xstream, ABT_sched sched) {
       ABT_pool first = sched->pools.front();
       weft::detail::set_home(self, *first->pool);
       if (thread_ext* e = ext_of(self)) e->last_pool.store(first, std::memory_order_relaxed);
-      weft::this_unit::yield();  // back once the new scheduler runs it
+      // Back once the new scheduler runs it, maybe on another stream that shares the pool: a
+      // tool sees the yield and the run there, as for any ABT yield.
+      if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
+      weft::this_unit::yield();
+      tool_running_again();
     }
     return ABT_SUCCESS;
   });

@@ -541,6 +541,30 @@ static int readable(void* p) {
   return ok;
 }
 
+/* Runs a ULT on a malloc'd stack of 16 pages and a bit: reported as given; with `guarded`
+ * (ABT_STACK_OVERFLOW_CHECK=mprotect) its lowest whole page is a guard while the ULT lives. */
+static void run_on_user_stack(size_t page, int guarded) {
+  const size_t size = 16 * page + 100;
+  char* mem = malloc(size);
+  CHECK(mem != NULL);
+  ABT_thread_attr attr;
+  OK(ABT_thread_attr_create(&attr));
+  OK(ABT_thread_attr_set_stack(attr, mem, size));
+  struct stack_view u = {NULL, 0, 0, -1, -1, NULL};
+  u.guard = (void*)(((uintptr_t)mem + page - 1) / page * page);
+  ABT_thread t;
+  OK(ABT_thread_create(abt_test_pools[0], view_own_stack, &u, attr, &t));
+  OK(ABT_thread_attr_free(&attr));
+  OK(ABT_thread_free(&t));
+  OK(u.attr_code);
+  CHECK(u.stack == mem);
+  CHECK(u.size == size);
+  CHECK((uintptr_t)mem <= u.local && u.local < (uintptr_t)mem + size);
+  CHECK(u.guard_readable == !guarded);
+  CHECK(readable(u.guard)); /* the user's memory again once the ULT ended */
+  free(mem);
+}
+
 static void test_stack_bounds(void) {
   abt_test_start();
   const size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -553,25 +577,10 @@ static void test_stack_bounds(void) {
   OK(v.attr_code);
   CHECK(v.stack != NULL);
   CHECK((uintptr_t)v.stack <= v.local && v.local < (uintptr_t)v.stack + v.size);
-  /* A user stack: reported as given, and its lowest whole page guards it while the ULT lives. */
-  const size_t size = 16 * page + 100;
-  char* mem = malloc(size);
-  CHECK(mem != NULL);
+  /* A user stack: reported as given, and the ULT has all of it (no guard page by default, as
+   * Argobots). */
+  run_on_user_stack(page, 0);
   ABT_thread_attr attr;
-  OK(ABT_thread_attr_create(&attr));
-  OK(ABT_thread_attr_set_stack(attr, mem, size));
-  struct stack_view u = {NULL, 0, 0, -1, -1, NULL};
-  u.guard = (void*)(((uintptr_t)mem + page - 1) / page * page);
-  OK(ABT_thread_create(abt_test_pools[0], view_own_stack, &u, attr, &t));
-  OK(ABT_thread_attr_free(&attr));
-  OK(ABT_thread_free(&t));
-  OK(u.attr_code);
-  CHECK(u.stack == mem);
-  CHECK(u.size == size);
-  CHECK((uintptr_t)mem <= u.local && u.local < (uintptr_t)mem + size);
-  CHECK(u.guard_readable == 0);
-  CHECK(readable(u.guard)); /* the user's memory again once the ULT ended */
-  free(mem);
   /* A ULT that has not run has no stack yet (lazy allocation). */
   ABT_pool idle;
   OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_FALSE, &idle));
@@ -599,6 +608,15 @@ static void test_stack_bounds(void) {
   CHECK_RET(ABT_thread_get_attr(k, &attr), ABT_ERR_INV_THREAD);
   OK(ABT_task_free(&k));
   abt_test_stop();
+}
+
+/* ABT_STACK_OVERFLOW_CHECK=mprotect guards user stacks, as Argobots' setting does. */
+static void test_user_stack_guard(void) {
+  CHECK(setenv("ABT_STACK_OVERFLOW_CHECK", "mprotect", 1) == 0);
+  abt_test_start();
+  run_on_user_stack((size_t)sysconf(_SC_PAGESIZE), 1);
+  abt_test_stop();
+  CHECK(unsetenv("ABT_STACK_OVERFLOW_CHECK") == 0);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -799,26 +817,33 @@ static const char* event_name(uint64_t e) {
   }
 }
 
-/* Checks the events reported for `t` against `expected` (a 0-terminated list). */
-static void check_events_of(ABT_thread t, const uint64_t* expected, int line) {
+/* Checks the events reported for `t` or `u` (the handle a revive gave it, which may differ)
+ * against `expected` (a 0-terminated list). */
+static void check_events_of_either(ABT_thread t, ABT_thread u, const uint64_t* expected, int line) {
   pthread_mutex_lock(&g_log.lock);
   int k = 0, ok = 1;
   for (int i = 0; i < g_log.n; i++) {
-    if (g_log.unit[i] != t) continue;
+    if (g_log.unit[i] != t && g_log.unit[i] != u) continue;
     if (expected[k] != g_log.event[i]) ok = 0;
     if (expected[k]) k++;
   }
   if (expected[k] != 0) ok = 0;
   if (!ok) {
-    fprintf(stderr, "line %d: events of %p:", line, (void*)t);
+    fprintf(stderr, "line %d: events of %p/%p:", line, (void*)t, (void*)u);
     for (int i = 0; i < g_log.n; i++)
-      if (g_log.unit[i] == t) fprintf(stderr, " %s", event_name(g_log.event[i]));
+      if (g_log.unit[i] == t || g_log.unit[i] == u)
+        fprintf(stderr, " %s", event_name(g_log.event[i]));
     fprintf(stderr, "\n  expected:");
     for (int i = 0; expected[i]; i++) fprintf(stderr, " %s", event_name(expected[i]));
     fprintf(stderr, "\n");
   }
   pthread_mutex_unlock(&g_log.lock);
   CHECK(ok);
+}
+
+/* Checks the events reported for `t` against `expected` (a 0-terminated list). */
+static void check_events_of(ABT_thread t, const uint64_t* expected, int line) {
+  check_events_of_either(t, t, expected, line);
 }
 
 /* The position of the n-th (0-based) `event` of `t` in the log, -1 if none. */
@@ -950,6 +975,40 @@ static void test_tool_events(void) {
     while (event_index(g_log.unit[0], EV(FREE), 0) < 0) OK(ABT_self_yield());
     static const uint64_t e[] = {EV(CREATE), EV(RUN), EV(FINISH), EV(FREE), 0};
     check_events_of(g_log.unit[0], e, __LINE__);
+  }
+
+  /* A revive after a join: REVIVE only (Argobots revives the unit in place: no second JOIN,
+   * no FREE or CREATE), then the new run, and JOIN and FREE from the free. A tasklet too, and a
+   * tasklet freed without a join reports its JOIN before its FREE. */
+  for (int kind = 0; kind < 2; kind++) {
+    clear_log();
+    count = 0;
+    if (kind == 0)
+      OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, &t));
+    else
+      OK(ABT_task_create(pool, add_one, &count, &t));
+    OK(ABT_thread_join(t));
+    ABT_thread first = t;
+    if (kind == 0)
+      OK(ABT_thread_revive(pool, add_one, &count, &t));
+    else
+      OK(ABT_task_revive(pool, add_one, &count, &t));
+    ABT_thread revived = t;
+    OK(ABT_thread_free(&t));
+    CHECK(count == 2);
+    static const uint64_t e[] = {EV(CREATE), EV(RUN),    EV(FINISH), EV(JOIN), EV(REVIVE),
+                                 EV(RUN),    EV(FINISH), EV(JOIN),   EV(FREE), 0};
+    check_events_of_either(first, revived, e, __LINE__);
+    /* Freed without a join. */
+    clear_log();
+    if (kind == 0)
+      OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, &t));
+    else
+      OK(ABT_task_create(pool, add_one, &count, &t));
+    handle = t;
+    OK(kind == 0 ? ABT_thread_free(&t) : ABT_task_free(&t));
+    static const uint64_t f[] = {EV(CREATE), EV(RUN), EV(FINISH), EV(JOIN), EV(FREE), 0};
+    check_events_of(handle, f, __LINE__);
   }
 
   /* A ULT cancelled before it ran: CANCEL, no RUN or FINISH. */
@@ -1123,26 +1182,71 @@ static void test_scheduler_yield(void) {
   memset(&g_sched_yield, 0, sizeof g_sched_yield);
   clear_log();
   OK(ABT_thread_self(&g_primary));
-  OK(ABT_tool_register_thread_callback(record_event, EV(RUN) | EV(YIELD), &g_log));
+  OK(ABT_tool_register_thread_callback(
+      record_event, EV(CREATE) | EV(RUN) | EV(YIELD) | EV(FINISH) | EV(JOIN) | EV(FREE), &g_log));
   ABT_pool pool;
   ABT_xstream xs = start_user_sched_stream(yielding_sched_run, &pool);
   abt_test_wait_flag(&g_sched_yield.seen);
   struct sched_yield_view* v = &g_sched_yield;
   OK(v->thread_yield_code);
   OK(v->self_yield_code);
-  /* Started by the stream's root (RUN), then each yield: YIELD (sync type USER), RUN. */
-  const uint64_t expected[] = {EV(RUN), EV(YIELD), EV(RUN), EV(YIELD), EV(RUN), 0};
+  /* Units still run under it after the yields. */
+  int count = 0;
+  OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, NULL));
+  abt_test_wait_count(&count, 1);
+  OK(ABT_xstream_free(&xs));
+  OK(ABT_tool_register_thread_callback(NULL, ABT_TOOL_EVENT_THREAD_NONE, NULL));
+  /* Created, started by the stream's root (RUN), then each yield: YIELD (sync type USER), RUN;
+   * at the stream's end it returns (FINISH), is joined and freed. A tool that tracks each ULT's
+   * state (Argobots' test/util/abttest.c) needs all of them, in this order. */
+  const uint64_t expected[] = {EV(CREATE), EV(RUN),    EV(YIELD), EV(RUN),  EV(YIELD),
+                               EV(RUN),    EV(FINISH), EV(JOIN),  EV(FREE), 0};
   check_events_of(v->thread, expected, __LINE__);
   for (int i = 0; i < 2; i++) {
     const int at = event_index(v->thread, EV(YIELD), i);
     CHECK(at >= 0 && g_log.sync[at] == ABT_SYNC_EVENT_TYPE_USER);
   }
-  /* Units still run under it after the yields. */
-  int count = 0;
-  OK(ABT_thread_create(pool, add_one, &count, ABT_THREAD_ATTR_NULL, NULL));
-  abt_test_wait_count(&count, 1);
+  abt_test_stop();
+}
+
+/* A ULT that replaces its own stream's main scheduler continues in the new scheduler's pool:
+ * a tool sees it yield and run again, as in Argobots, whose ULT yields to the new scheduler. */
+struct replacing_view {
+  ABT_xstream xstream;
+  ABT_pool next_pool;
+  ABT_thread self;
+  int done;
+};
+
+static void replace_own_sched(void* arg) {
+  struct replacing_view* v = arg;
+  OK(ABT_self_get_thread(&v->self));
+  OK(ABT_xstream_set_main_sched_basic(v->xstream, ABT_SCHED_BASIC, 1, &v->next_pool));
+  ABT_pool pool = ABT_POOL_NULL;
+  OK(ABT_self_get_last_pool(&pool));
+  CHECK(pool == v->next_pool);
+  abt_test_store(&v->done, 1);
+}
+
+static void test_replace_sched_events(void) {
+  abt_test_start();
+  clear_log();
+  OK(ABT_thread_self(&g_primary));
+  struct replacing_view v = {ABT_XSTREAM_NULL, ABT_POOL_NULL, ABT_THREAD_NULL, 0};
+  OK(ABT_xstream_create(ABT_SCHED_NULL, &v.xstream));
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_TRUE, &v.next_pool));
+  ABT_pool pool;
+  OK(ABT_xstream_get_main_pools(v.xstream, 1, &pool));
+  OK(ABT_tool_register_thread_callback(record_event, EV(RUN) | EV(YIELD), &g_log));
+  ABT_thread thread;
+  OK(ABT_thread_create(pool, replace_own_sched, &v, ABT_THREAD_ATTR_NULL, &thread));
+  OK(ABT_thread_join(thread));
   OK(ABT_tool_register_thread_callback(NULL, ABT_TOOL_EVENT_THREAD_NONE, NULL));
-  OK(ABT_xstream_free(&xs));
+  CHECK(v.done == 1 && v.self == thread);
+  const uint64_t expected[] = {EV(RUN), EV(YIELD), EV(RUN), 0};
+  check_events_of(thread, expected, __LINE__);
+  OK(ABT_thread_free(&thread));
+  OK(ABT_xstream_free(&v.xstream));
   abt_test_stop();
 }
 
@@ -1463,11 +1567,13 @@ int main(int argc, char** argv) {
       {"prio_default_pools", test_prio_default_pools},
       {"version", test_version},
       {"stack_bounds", test_stack_bounds},
+      {"user_stack_guard", test_user_stack_guard},
       {"trigger_stack_dump", test_trigger_stack_dump},
       {"set_specific_race", test_set_specific_race},
       {"tool_events", test_tool_events},
       {"scheduler_is_a_ult", test_scheduler_is_a_ult},
       {"scheduler_yield", test_scheduler_yield},
+      {"replace_sched_events", test_replace_sched_events},
       {"stacked_scheduler_yield", test_stacked_scheduler_yield},
       {"run_unit_from_ult", test_run_unit_from_ult},
       {"primary_under_user_sched", test_primary_under_user_sched},

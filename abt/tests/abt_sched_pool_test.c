@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------------------------------------ */
 /* Work units that count themselves                                                            */
@@ -668,7 +669,11 @@ static void destroy_user_pool(ABT_pool pool) {
   abt_test_add(&user_pool_frees, 1);
 }
 
+/* Set: the pools of the new interface make no units (their create_unit gives ABT_UNIT_NULL). */
+static int refuse_units;
+
 static ABT_unit new_create_unit(ABT_pool pool, ABT_thread thread) {
+  if (abt_test_load(&refuse_units)) return ABT_UNIT_NULL;
   struct user_unit* u = calloc(1, sizeof *u);
   if (!u) return ABT_UNIT_NULL;
   u->thread = thread;
@@ -715,8 +720,17 @@ static ABT_thread new_pop_wait(ABT_pool pool, double secs, ABT_pool_context cont
   return new_pop(pool, context);
 }
 
+/* What the many-unit callbacks were last called with (the pools that use them run on one
+ * stream when these are read). */
+static int pop_many_calls, push_many_calls;
+static ABT_pool_context pop_many_context, push_many_context;
+static size_t pop_many_max, push_many_num;
+
 static void new_pop_many(ABT_pool pool, ABT_thread* threads, size_t max, size_t* num,
                          ABT_pool_context context) {
+  abt_test_add(&pop_many_calls, 1);
+  pop_many_context = context;
+  pop_many_max = max;
   size_t n = 0;
   while (n < max) {
     ABT_thread t = new_pop(pool, context);
@@ -728,6 +742,9 @@ static void new_pop_many(ABT_pool pool, ABT_thread* threads, size_t max, size_t*
 
 static void new_push_many(ABT_pool pool, const ABT_unit* units, size_t num,
                           ABT_pool_context context) {
+  abt_test_add(&push_many_calls, 1);
+  push_many_context = context;
+  push_many_num = num;
   for (size_t i = 0; i < num; i++) new_push(pool, units[i], context);
 }
 
@@ -807,13 +824,32 @@ static void test_pool_user_def(void) {
   }
   ABT_thread popped[3];
   size_t num = 0;
+  const int pops = pop_many_calls, pushes = push_many_calls;
+  const int units_before = user_units_created - user_units_freed;
   OK(ABT_pool_pop_threads(pool, popped, 3, &num));
   CHECK(num == 3);
+  /* One call of the definition's pop_many, with Argobots' context for this call. */
+  CHECK(pop_many_calls == pops + 1);
+  CHECK(pop_many_context == ABT_POOL_CONTEXT_OP_POOL_OTHER && pop_many_max == 3);
+  CHECK(user_units_created - user_units_freed == units_before - 3); /* popped: units freed */
   for (int i = 0; i < 3; i++) {
     CHECK((popped[i] == threads[0]) + (popped[i] == threads[1]) + (popped[i] == threads[2]) == 1);
     for (int j = 0; j < i; j++) CHECK(popped[j] != popped[i]);
   }
+  /* Null handles are skipped; the rest go to one push_many call. */
+  ABT_thread with_null[4] = {popped[0], ABT_THREAD_NULL, popped[1], popped[2]};
+  OK(ABT_pool_push_threads_ex(pool, with_null, 4, (ABT_pool_context)0x777));
+  CHECK(push_many_calls == pushes + 1);
+  CHECK(push_many_context == (ABT_pool_context)0x777 && push_many_num == 3);
+  CHECK(user_units_created - user_units_freed == units_before);
+  OK(ABT_pool_pop_threads_ex(pool, popped, 3, &num, (ABT_pool_context)0x555));
+  CHECK(num == 3 && pop_many_calls == pops + 2 && pop_many_context == (ABT_pool_context)0x555);
   OK(ABT_pool_push_threads(pool, popped, 3));
+  CHECK(push_many_calls == pushes + 2 && push_many_context == ABT_POOL_CONTEXT_OP_POOL_OTHER);
+  /* No many-unit call when there is nothing to do. */
+  OK(ABT_pool_pop_threads(pool, popped, 0, &num));
+  OK(ABT_pool_push_threads(pool, popped, 0));
+  CHECK(num == 0 && pop_many_calls == pops + 2 && push_many_calls == pushes + 2);
   ABT_xstream xstream;
   OK(ABT_xstream_create_basic(ABT_SCHED_BASIC, 1, &pool, ABT_SCHED_CONFIG_NULL, &xstream));
   OK(ABT_thread_free_many(3, threads));
@@ -825,6 +861,30 @@ static void test_pool_user_def(void) {
   CHECK(user_units_created - created >= 8 + 2 * abt_test_scaled(200));
   OK(ABT_pool_user_def_free(&def));
   CHECK(def == ABT_POOL_USER_DEF_NULL);
+
+  /* Without pop_many and push_many, the many-unit calls pop and push one unit at a time. */
+  OK(ABT_pool_user_def_create(new_create_unit, new_free_unit, new_is_empty, new_pop, new_push,
+                              &def));
+  OK(ABT_pool_user_def_set_init(def, new_init));
+  OK(ABT_pool_user_def_set_free(def, new_free));
+  OK(ABT_pool_create(def, ABT_POOL_CONFIG_NULL, &pool));
+  OK(ABT_pool_user_def_free(&def));
+  three.count = 0;
+  for (int i = 0; i < 3; i++) {
+    OK(ABT_thread_create(pool, counted, &three, ABT_THREAD_ATTR_NULL, &threads[i]));
+  }
+  const int many_pops = pop_many_calls, many_pushes = push_many_calls;
+  OK(ABT_pool_pop_threads(pool, popped, 2, &num));
+  CHECK(num == 2 && list_size(user_pool_of(pool)) == 1);
+  OK(ABT_pool_push_threads(pool, popped, 2));
+  CHECK(list_size(user_pool_of(pool)) == 3);
+  CHECK(pop_many_calls == many_pops && push_many_calls == many_pushes);
+  OK(ABT_xstream_create_basic(ABT_SCHED_BASIC, 1, &pool, ABT_SCHED_CONFIG_NULL, &xstream));
+  OK(ABT_thread_free_many(3, threads));
+  CHECK(three.count == 3);
+  OK(ABT_xstream_free(&xstream));
+  OK(ABT_pool_free(&pool));
+  CHECK(user_units_created - created == user_units_freed - freed);
   CHECK_RET(ABT_pool_create(ABT_POOL_USER_DEF_NULL, ABT_POOL_CONFIG_NULL, &pool),
             ABT_ERR_INV_POOL_USER_DEF);
   CHECK_RET(ABT_pool_config_free(&config), ABT_ERR_INV_POOL_CONFIG);
@@ -888,8 +948,8 @@ static int old_print_all(ABT_pool pool, void* arg, void (*print)(void*, ABT_unit
   return ABT_SUCCESS;
 }
 
-static void test_pool_def_old(void) {
-  abt_test_start();
+/* The old-interface definition of the list pool above. */
+static ABT_pool_def old_pool_def(void) {
   ABT_pool_def def = {0};
   def.access = ABT_POOL_ACCESS_MPMC;
   def.u_get_type = old_get_type;
@@ -903,6 +963,12 @@ static void test_pool_def_old(void) {
   def.p_pop = old_pop;
   def.p_free = old_free_pool;
   def.p_print_all = old_print_all;
+  return def;
+}
+
+static void test_pool_def_old(void) {
+  abt_test_start();
+  ABT_pool_def def = old_pool_def();
   const int inits = user_pool_inits, frees = user_pool_frees;
   const int created = user_units_created, freed = user_units_freed;
   ABT_pool pool;
@@ -985,6 +1051,147 @@ static void test_units(void) {
   abt_test_stop();
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Units run for a pool of another kind (Argobots' tests unit and pool_custom)                 */
+
+/* A scheduler over two pools that pops them in turn and runs each unit for the other pool. */
+static void cross_sched_run(ABT_sched sched) {
+  ABT_pool pools[2];
+  OK(ABT_sched_get_pools(sched, 2, 0, pools));
+  for (unsigned round = 0;; round++) {
+    ABT_unit unit = ABT_UNIT_NULL;
+    OK(ABT_pool_pop(pools[round % 2], &unit));
+    if (unit != ABT_UNIT_NULL) OK(ABT_xstream_run_unit(unit, pools[(round + 1) % 2]));
+    if (round % 8 == 0) {
+      ABT_bool stop = ABT_FALSE;
+      OK(ABT_xstream_check_events(sched));
+      OK(ABT_sched_has_to_stop(sched, &stop));
+      if (stop == ABT_TRUE) break;
+    }
+  }
+}
+
+/* What the hopping ULTs count: how many ended, and how often a yield brought one back from the
+ * other pool than the one it last ran for. */
+struct hops {
+  int ended;
+  int changes;
+};
+
+static void hopping(void* arg) {
+  struct hops* h = arg;
+  ABT_pool before = ABT_POOL_NULL, now = ABT_POOL_NULL;
+  OK(ABT_self_get_last_pool(&before));
+  for (int i = 0; i < 4; i++) {
+    OK(ABT_thread_yield());
+    OK(ABT_self_get_last_pool(&now));
+    if (now != before) abt_test_add(&h->changes, 1);
+    before = now;
+  }
+  abt_test_add(&h->ended, 1);
+}
+
+static void test_run_unit_across_pools(void) {
+  abt_test_start();
+  ABT_pool_def def = old_pool_def();
+  const int created = user_units_created, freed = user_units_freed;
+  ABT_pool pools[2];
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_FALSE, &pools[0]));
+  OK(ABT_pool_create(&def, ABT_POOL_CONFIG_NULL, &pools[1]));
+  ABT_sched_def sched_def = {ABT_SCHED_TYPE_ULT, NULL, cross_sched_run, NULL, NULL};
+  ABT_sched sched;
+  OK(ABT_sched_create(&sched_def, 2, pools, ABT_SCHED_CONFIG_NULL, &sched));
+  struct hops h = {0, 0};
+  struct tally t = {0, ABT_XSTREAM_NULL, 0, 0};
+  ABT_thread threads[8];
+  ABT_task tasks[2];
+  for (int i = 0; i < 8; i++)
+    OK(ABT_thread_create(pools[i % 2], hopping, &h, ABT_THREAD_ATTR_NULL, &threads[i]));
+  for (int i = 0; i < 2; i++) OK(ABT_task_create(pools[i], counted_task, &t, &tasks[i]));
+  ABT_xstream xstream;
+  OK(ABT_xstream_create(sched, &xstream));
+  OK(ABT_thread_free_many(8, threads));
+  for (int i = 0; i < 2; i++) OK(ABT_task_free(&tasks[i]));
+  /* Each run was for the other pool, where each yield then queued the ULT. */
+  CHECK(h.ended == 8 && h.changes == 8 * 4);
+  CHECK(t.count == 2);
+  OK(ABT_xstream_free(&xstream));
+  OK(ABT_sched_free(&sched));
+  for (int i = 0; i < 2; i++) OK(ABT_pool_free(&pools[i]));
+  CHECK(user_units_created - created == user_units_freed - freed);
+  CHECK(user_units_created - created >= 8 * 2);
+  /* Argobots checks the pool first. */
+  CHECK_RET(ABT_xstream_run_unit((ABT_unit)&h, ABT_POOL_NULL), ABT_ERR_INV_POOL);
+  abt_test_stop();
+}
+
+/* A user pool that makes no unit for a work unit refuses it with Argobots' ABT_ERR_OTHER; the
+ * work unit stays its caller's. */
+static void test_push_refused(void) {
+  abt_test_start();
+  ABT_pool_user_def def;
+  OK(ABT_pool_user_def_create(new_create_unit, new_free_unit, new_is_empty, new_pop, new_push,
+                              &def));
+  OK(ABT_pool_user_def_set_init(def, new_init));
+  OK(ABT_pool_user_def_set_free(def, new_free));
+  OK(ABT_pool_user_def_set_push_many(def, new_push_many));
+  ABT_pool user, fifo;
+  OK(ABT_pool_create(def, ABT_POOL_CONFIG_NULL, &user));
+  OK(ABT_pool_user_def_free(&def));
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_FALSE, &fifo));
+  struct tally t = {0, ABT_XSTREAM_NULL, 0, 0};
+  ABT_thread threads[2];
+  for (int i = 0; i < 2; i++)
+    OK(ABT_thread_create(fifo, counted, &t, ABT_THREAD_ATTR_NULL, &threads[i]));
+  ABT_unit unit = ABT_UNIT_NULL;
+  ABT_thread popped = ABT_THREAD_NULL;
+  OK(ABT_pool_pop(fifo, &unit));
+  OK(ABT_pool_pop_thread(fifo, &popped));
+  CHECK(unit != ABT_UNIT_NULL && popped != ABT_THREAD_NULL);
+  const int pushes = push_many_calls;
+  abt_test_store(&refuse_units, 1);
+  CHECK_RET(ABT_pool_push(user, unit), ABT_ERR_OTHER);
+  CHECK_RET(ABT_pool_push_thread(user, popped), ABT_ERR_OTHER);
+  CHECK_RET(ABT_pool_push_threads(user, threads, 2), ABT_ERR_OTHER);
+  /* A create in such a pool fails as well, and leaves nothing behind. */
+  const int created = user_units_created, freed = user_units_freed;
+  ABT_thread refused = (ABT_thread)&t;
+  CHECK_RET(ABT_thread_create(user, counted, &t, ABT_THREAD_ATTR_NULL, &refused), ABT_ERR_OTHER);
+  CHECK(refused == ABT_THREAD_NULL);
+  CHECK_RET(ABT_thread_create(user, counted, &t, ABT_THREAD_ATTR_NULL, NULL), ABT_ERR_OTHER);
+  refused = (ABT_thread)&t;
+  CHECK_RET(ABT_task_create(user, counted_task, &t, &refused), ABT_ERR_OTHER);
+  CHECK(refused == ABT_TASK_NULL);
+  CHECK(user_units_created == created && user_units_freed == freed);
+  abt_test_store(&refuse_units, 0);
+  /* Accepted again: the unit made at the create is the one queued. */
+  ABT_thread later;
+  OK(ABT_thread_create(user, counted, &t, ABT_THREAD_ATTR_NULL, &later));
+  CHECK(user_units_created == created + 1 && list_size(user_pool_of(user)) == 1);
+  ABT_thread got = ABT_THREAD_NULL;
+  OK(ABT_pool_pop_thread(user, &got));
+  CHECK(got == later && user_units_freed == freed + 1);
+  OK(ABT_pool_push_thread(fifo, later));
+  CHECK(list_size(user_pool_of(user)) == 0 && push_many_calls == pushes);
+  ABT_pool last = ABT_POOL_NULL;
+  for (int i = 0; i < 2; i++) {
+    OK(ABT_thread_get_last_pool(threads[i], &last));
+    CHECK(last == fifo);
+  }
+  /* Both are still their caller's: back to their pool, they run. */
+  OK(ABT_pool_push(fifo, unit));
+  OK(ABT_pool_push_thread(fifo, popped));
+  ABT_xstream xstream;
+  OK(ABT_xstream_create_basic(ABT_SCHED_BASIC, 1, &fifo, ABT_SCHED_CONFIG_NULL, &xstream));
+  OK(ABT_thread_free_many(2, threads));
+  OK(ABT_thread_free(&later));
+  CHECK(t.count == 3);
+  OK(ABT_xstream_free(&xstream));
+  OK(ABT_pool_free(&user));
+  OK(ABT_pool_free(&fifo));
+  abt_test_stop();
+}
+
 /* Out-of-range enumeration values get Argobots' error codes. */
 static void test_invalid_enum_values(void) {
   abt_test_start();
@@ -999,6 +1206,159 @@ static void test_invalid_enum_values(void) {
   abt_test_stop();
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* A user scheduler stopped by ABT_finalize and by ABT_xstream_join                           */
+
+/* The loop of Argobots' examples/scheduling/sched_user.c: pop, run, and every few rounds ask
+ * ABT_sched_has_to_stop then ABT_xstream_check_events, with nothing else to end it. In Argobots
+ * both calls succeed until the scheduler returns, also while ABT_finalize drains the stream. */
+struct drain_sched {
+  int runs;
+  int frees;
+  int stopped_with_work; /* has_to_stop said TRUE while a pool still held a unit */
+};
+static struct drain_sched drain_primary, drain_secondary;
+
+static int drain_sched_init(ABT_sched sched, ABT_sched_config config) {
+  (void)config;
+  return ABT_sched_set_data(sched, NULL);
+}
+
+static void drain_sched_run(ABT_sched sched) {
+  void* data = NULL;
+  OK(ABT_sched_get_data(sched, &data));
+  struct drain_sched* d = data;
+  CHECK(d != NULL);
+  ABT_pool pool = ABT_POOL_NULL;
+  OK(ABT_sched_get_pools(sched, 1, 0, &pool));
+  /* As in Argobots' test/basic/main_sched.c, the loop is a ULT that may ask for itself and
+   * yield. */
+  ABT_thread self = ABT_THREAD_NULL;
+  OK(ABT_self_get_thread(&self));
+  CHECK(self != ABT_THREAD_NULL);
+  OK(ABT_thread_yield());
+  for (unsigned work_count = 0;;) {
+    ABT_thread thread = ABT_THREAD_NULL;
+    OK(ABT_pool_pop_thread(pool, &thread));
+    if (thread != ABT_THREAD_NULL) OK(ABT_self_schedule(thread, ABT_POOL_NULL));
+    if (++work_count >= 4) {
+      work_count = 0;
+      ABT_bool stop = ABT_FALSE;
+      OK(ABT_sched_has_to_stop(sched, &stop));
+      if (stop == ABT_TRUE) {
+        size_t left = 0;
+        OK(ABT_pool_get_size(pool, &left));
+        if (left != 0) abt_test_add(&d->stopped_with_work, 1);
+        break;
+      }
+      OK(ABT_xstream_check_events(sched));
+    }
+  }
+  abt_test_add(&d->runs, 1);
+}
+
+static int drain_sched_free(ABT_sched sched) {
+  void* data = NULL;
+  OK(ABT_sched_get_data(sched, &data));
+  abt_test_add(&((struct drain_sched*)data)->frees, 1);
+  return ABT_SUCCESS;
+}
+
+static ABT_sched_def drain_sched_def = {ABT_SCHED_TYPE_ULT, drain_sched_init, drain_sched_run,
+                                        drain_sched_free, NULL};
+
+/* Counts itself; while `more` > 0, first pushes another unnamed ULT into its own pool, so that
+ * the pool fills again while the scheduler drains it. */
+struct drain_unit {
+  int* count;
+  int more;
+};
+static struct drain_unit drain_chain;
+static int drain_count;
+
+static void drain_counted(void* arg) {
+  struct drain_unit* u = arg;
+  if (abt_test_add(&u->more, -1) >= 0) {
+    ABT_pool pool = ABT_POOL_NULL;
+    OK(ABT_self_get_last_pool(&pool));
+    OK(ABT_thread_create(pool, drain_counted, u, ABT_THREAD_ATTR_NULL, NULL));
+  }
+  abt_test_add(u->count, 1);
+}
+
+/* Argobots' codes for a check of events made outside the scheduler's loop. */
+static void* check_events_outside(void* arg) {
+  CHECK_RET(ABT_xstream_check_events((ABT_sched)arg), ABT_ERR_INV_XSTREAM);
+  return NULL;
+}
+
+static void check_events_in_ult(void* arg) {
+  CHECK_RET(ABT_xstream_check_events((ABT_sched)arg), ABT_ERR_INV_THREAD);
+}
+
+static void check_events_misuse(ABT_sched sched) {
+  CHECK_RET(ABT_xstream_check_events(ABT_SCHED_NULL), ABT_ERR_INV_SCHED);
+  CHECK_RET(ABT_xstream_check_events(sched), ABT_ERR_INV_THREAD); /* the primary ULT */
+  ABT_thread thread;
+  OK(ABT_thread_create(abt_test_pools[abt_test_num_xstreams - 1], check_events_in_ult, sched,
+                       ABT_THREAD_ATTR_NULL, &thread));
+  OK(ABT_thread_free(&thread));
+  pthread_t external;
+  CHECK(pthread_create(&external, NULL, check_events_outside, sched) == 0);
+  CHECK(pthread_join(external, NULL) == 0);
+}
+
+static ABT_sched make_drain_sched(ABT_pool* pool, struct drain_sched* d) {
+  OK(ABT_pool_create_basic(ABT_POOL_FIFO, ABT_POOL_ACCESS_MPMC, ABT_TRUE, pool));
+  ABT_sched sched = ABT_SCHED_NULL;
+  OK(ABT_sched_create(&drain_sched_def, 1, pool, ABT_SCHED_CONFIG_NULL, &sched));
+  OK(ABT_sched_set_data(sched, d));
+  return sched;
+}
+
+static void test_user_sched_stopped(void) {
+  abt_test_start();
+  memset(&drain_primary, 0, sizeof drain_primary);
+  memset(&drain_secondary, 0, sizeof drain_secondary);
+
+  /* A secondary stream's user scheduler ends at ABT_xstream_join once its pool is empty. */
+  ABT_pool pool = ABT_POOL_NULL;
+  ABT_sched sched = make_drain_sched(&pool, &drain_secondary);
+  check_events_misuse(sched);
+  int count = 0;
+  struct drain_unit chain = {&count, 10};
+  for (int i = 0; i < 20; i++)
+    OK(ABT_thread_create(pool, drain_counted, &chain, ABT_THREAD_ATTR_NULL, NULL));
+  ABT_xstream xstream = ABT_XSTREAM_NULL;
+  OK(ABT_xstream_create(sched, &xstream));
+  OK(ABT_xstream_join(xstream));
+  check_events_misuse(sched); /* its loop has ended */
+  CHECK(abt_test_load(&count) == 30);
+  CHECK(abt_test_load(&drain_secondary.runs) == 1);
+  CHECK(drain_secondary.stopped_with_work == 0);
+  OK(ABT_xstream_free(&xstream));
+  OK(ABT_sched_free(&sched));
+  CHECK(drain_secondary.frees == 1);
+
+  /* The primary's: the primary ULT moves into the scheduler's pool, and units it leaves there
+   * (and the ones they push) run before ABT_finalize returns. */
+  sched = make_drain_sched(&pool, &drain_primary);
+  OK(ABT_xstream_set_main_sched(abt_test_xstreams[0], sched));
+  ABT_pool main_pool = ABT_POOL_NULL;
+  OK(ABT_xstream_get_main_pools(abt_test_xstreams[0], 1, &main_pool));
+  CHECK(main_pool == pool);
+  drain_count = 0;
+  drain_chain.count = &drain_count;
+  drain_chain.more = 10;
+  for (int i = 0; i < 20; i++)
+    OK(ABT_thread_create(pool, drain_counted, &drain_chain, ABT_THREAD_ATTR_NULL, NULL));
+  abt_test_stop(); /* ABT_finalize */
+  CHECK(abt_test_load(&drain_count) == 30);
+  CHECK(abt_test_load(&drain_primary.runs) == 1);
+  CHECK(drain_primary.stopped_with_work == 0);
+  CHECK(drain_primary.frees == 1);
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"sched_config", test_sched_config},
@@ -1009,6 +1369,9 @@ int main(int argc, char** argv) {
       {"pool_user_def", test_pool_user_def},
       {"pool_def_old", test_pool_def_old},
       {"units", test_units},
+      {"user_sched_stopped", test_user_sched_stopped},
+      {"run_unit_across_pools", test_run_unit_across_pools},
+      {"push_refused", test_push_refused},
       {"invalid_enum_values", test_invalid_enum_values},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));

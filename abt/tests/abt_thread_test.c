@@ -1121,6 +1121,216 @@ static void test_tasklet_self_is_primary(void) {
   abt_test_stop();
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* The primary ULT is a ULT: argument and queries                                              */
+
+/* Reads the primary ULT's argument from another ULT (BOLT's per-thread record). */
+struct primary_view {
+  ABT_thread primary;
+  void* arg;
+  ABT_bool is_primary;
+};
+
+static void view_primary(void* arg) {
+  struct primary_view* v = arg;
+  OK(ABT_thread_get_arg(v->primary, &v->arg));
+  OK(ABT_thread_is_primary(v->primary, &v->is_primary));
+}
+
+static void test_primary_ult(void) {
+  abt_test_start();
+  ABT_thread primary = ABT_THREAD_NULL, self = ABT_THREAD_NULL;
+  OK(ABT_self_get_thread(&primary));
+  OK(ABT_thread_self(&self));
+  ABT_bool flag = ABT_FALSE;
+  OK(ABT_thread_equal(primary, self, &flag));
+  CHECK(flag == ABT_TRUE);
+  OK(ABT_thread_is_primary(primary, &flag));
+  CHECK(flag == ABT_TRUE);
+  /* No argument until one is set; then every way of reading it sees it. */
+  void* arg = &flag;
+  OK(ABT_thread_get_arg(primary, &arg));
+  CHECK(arg == NULL);
+  int record = 0, other_record = 0;
+  OK(ABT_thread_set_arg(primary, &record));
+  OK(ABT_thread_get_arg(primary, &arg));
+  CHECK(arg == &record);
+  OK(ABT_self_get_arg(&arg));
+  CHECK(arg == &record);
+  OK(ABT_self_set_arg(&other_record));
+  OK(ABT_thread_get_arg(self, &arg));
+  CHECK(arg == &other_record);
+  for (int i = 0; i < abt_test_num_xstreams; i++) {
+    struct primary_view v = {primary, NULL, ABT_FALSE};
+    ABT_thread thread;
+    OK(ABT_thread_create(abt_test_pools[i], view_primary, &v, ABT_THREAD_ATTR_NULL, &thread));
+    OK(ABT_thread_free(&thread));
+    CHECK(v.arg == &other_record);
+    CHECK(v.is_primary == ABT_TRUE);
+  }
+  /* Queries. */
+  ABT_unit_id id = 0, self_id = 1;
+  OK(ABT_thread_get_id(primary, &id));
+  OK(ABT_self_get_thread_id(&self_id));
+  CHECK(id == self_id);
+  ABT_thread_state state = ABT_THREAD_STATE_TERMINATED;
+  OK(ABT_thread_get_state(primary, &state));
+  CHECK(state == ABT_THREAD_STATE_RUNNING);
+  ABT_pool pool = ABT_POOL_NULL;
+  OK(ABT_thread_get_last_pool(primary, &pool));
+  CHECK(pool == abt_test_pools[0]);
+  ABT_xstream xstream = ABT_XSTREAM_NULL;
+  OK(ABT_thread_get_last_xstream(primary, &xstream));
+  CHECK(xstream == abt_test_xstreams[0]);
+  /* Argobots' primary ULT runs on the process's stack: no stack, size 0, not migratable. */
+  size_t stacksize = 1, attr_size = 1;
+  OK(ABT_thread_get_stacksize(primary, &stacksize));
+  ABT_thread_attr attr = ABT_THREAD_ATTR_NULL;
+  OK(ABT_thread_get_attr(primary, &attr));
+  void* stack = &flag;
+  OK(ABT_thread_attr_get_stack(attr, &stack, &attr_size));
+  CHECK(stack == NULL);
+  CHECK(attr_size == stacksize);
+  CHECK(stacksize == 0);
+  OK(ABT_thread_attr_free(&attr));
+  OK(ABT_thread_is_migratable(primary, &flag));
+  CHECK(flag == ABT_FALSE);
+  abt_test_stop();
+  /* A new initialisation starts without the old argument. */
+  abt_test_start();
+  OK(ABT_self_get_thread(&primary));
+  OK(ABT_thread_get_arg(primary, &arg));
+  CHECK(arg == NULL);
+  abt_test_stop();
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* A ULT made by ABT_thread_create_to without a handle is unnamed from its start               */
+
+static ABT_thread unnamed_child; /* the child's own handle, as it saw it */
+static int unnamed_finishes, unnamed_frees;
+
+static void count_child_events(ABT_thread thread, ABT_xstream xstream, uint64_t event,
+                               ABT_tool_context context, void* user_arg) {
+  (void)xstream;
+  (void)context;
+  (void)user_arg;
+  if (thread != __atomic_load_n(&unnamed_child, __ATOMIC_SEQ_CST)) return;
+  if (event == ABT_TOOL_EVENT_THREAD_FINISH) abt_test_add(&unnamed_finishes, 1);
+  if (event == ABT_TOOL_EVENT_THREAD_FREE) abt_test_add(&unnamed_frees, 1);
+}
+
+struct unnamed_probe {
+  ABT_bool self_unnamed;
+  ABT_bool thread_unnamed;
+  int done;
+};
+
+static void probe_unnamed(void* arg) {
+  struct unnamed_probe* p = arg;
+  ABT_thread self;
+  OK(ABT_self_get_thread(&self));
+  __atomic_store_n(&unnamed_child, self, __ATOMIC_SEQ_CST);
+  OK(ABT_self_is_unnamed(&p->self_unnamed));
+  OK(ABT_thread_is_unnamed(self, &p->thread_unnamed));
+  abt_test_store(&p->done, 1);
+}
+
+static void create_to_unnamed(void* arg) {
+  struct unnamed_probe* p = arg;
+  ABT_pool pool;
+  OK(ABT_self_get_last_pool(&pool));
+  OK(ABT_thread_create_to(pool, probe_unnamed, p, ABT_THREAD_ATTR_NULL, NULL));
+  /* The child ran first and saw itself unnamed before the creator was back. */
+  CHECK(abt_test_load(&p->done) == 1);
+}
+
+static void test_create_to_unnamed(void) {
+  abt_test_start();
+  ABT_bool tool = ABT_FALSE;
+  OK(ABT_info_query_config(ABT_INFO_QUERY_KIND_ENABLED_TOOL, &tool));
+  for (int i = 0; i < abt_test_num_xstreams; i++) {
+    __atomic_store_n(&unnamed_child, ABT_THREAD_NULL, __ATOMIC_SEQ_CST);
+    abt_test_store(&unnamed_finishes, 0);
+    abt_test_store(&unnamed_frees, 0);
+    if (tool) {
+      OK(ABT_tool_register_thread_callback(
+          count_child_events, ABT_TOOL_EVENT_THREAD_FINISH | ABT_TOOL_EVENT_THREAD_FREE, NULL));
+    }
+    struct unnamed_probe p = {ABT_FALSE, ABT_FALSE, 0};
+    ABT_thread thread;
+    OK(ABT_thread_create(abt_test_pools[i], create_to_unnamed, &p, ABT_THREAD_ATTR_NULL, &thread));
+    OK(ABT_thread_free(&thread));
+    CHECK(p.self_unnamed == ABT_TRUE);
+    CHECK(p.thread_unnamed == ABT_TRUE);
+    if (tool) {
+      /* Its end is reported as an unnamed ULT's: FINISH, then FREE (it frees itself). */
+      abt_test_wait_count(&unnamed_frees, 1);
+      OK(ABT_tool_register_thread_callback(NULL, ABT_TOOL_EVENT_THREAD_NONE, NULL));
+      CHECK(abt_test_load(&unnamed_finishes) == 1);
+      CHECK(abt_test_load(&unnamed_frees) == 1);
+    }
+  }
+  abt_test_stop();
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* ABT_thread_get_attr reports the stack size ABT_thread_get_stacksize does                    */
+
+/* Argobots' test/basic/thread_attr.c: a ULT compares the two from inside. */
+struct attr_sizes {
+  size_t from_attr;
+  size_t from_query;
+};
+
+static void compare_stack_sizes(void* arg) {
+  struct attr_sizes* s = arg;
+  ABT_thread self;
+  OK(ABT_self_get_thread(&self));
+  ABT_thread_attr attr;
+  OK(ABT_thread_get_attr(self, &attr));
+  OK(ABT_thread_attr_get_stacksize(attr, &s->from_attr));
+  OK(ABT_thread_attr_free(&attr));
+  OK(ABT_thread_get_stacksize(self, &s->from_query));
+}
+
+static void test_attr_stack_size(void) {
+  abt_test_start();
+  size_t default_size = 0;
+  OK(ABT_info_query_config(ABT_INFO_QUERY_KIND_DEFAULT_THREAD_STACKSIZE, &default_size));
+  /* The default, whole pages, and sizes that are not (weft maps whole pages). */
+  const size_t sizes[] = {0, 16 * 1024, 64 * 1024, 256 * 1024, 20000, 100 * 1024 + 1};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    ABT_thread_attr attr = ABT_THREAD_ATTR_NULL;
+    if (sizes[k]) {
+      OK(ABT_thread_attr_create(&attr));
+      OK(ABT_thread_attr_set_stacksize(attr, sizes[k]));
+    }
+    const size_t expected = sizes[k] ? sizes[k] : default_size;
+    for (int i = 0; i < abt_test_num_xstreams; i++) {
+      struct attr_sizes s = {0, 0};
+      ABT_thread thread;
+      OK(ABT_thread_create(abt_test_pools[i], compare_stack_sizes, &s, attr, &thread));
+      OK(ABT_thread_join(thread));
+      CHECK(s.from_attr == expected);
+      CHECK(s.from_query == expected);
+      /* And from outside, after it ended. */
+      ABT_thread_attr copy;
+      size_t size = 0;
+      OK(ABT_thread_get_attr(thread, &copy));
+      OK(ABT_thread_attr_get_stacksize(copy, &size));
+      CHECK(size == expected);
+      OK(ABT_thread_attr_free(&copy));
+      /* A revived ULT keeps its size. */
+      OK(ABT_thread_revive(abt_test_pools[i], compare_stack_sizes, &s, &thread));
+      OK(ABT_thread_free(&thread));
+      CHECK(s.from_attr == expected && s.from_query == expected);
+    }
+    if (attr != ABT_THREAD_ATTR_NULL) OK(ABT_thread_attr_free(&attr));
+  }
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"create_join_free", test_create_join_free},
@@ -1144,6 +1354,9 @@ int main(int argc, char** argv) {
       {"keys", test_keys},
       {"calling_contexts", test_calling_contexts},
       {"invalid_handles", test_invalid_handles},
+      {"primary_ult", test_primary_ult},
+      {"create_to_unnamed", test_create_to_unnamed},
+      {"attr_stack_size", test_attr_stack_size},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

@@ -46,12 +46,19 @@ struct globals {
   bool cancellation = false;       ///< OMP_CANCELLATION
   int max_task_priority = 0;       ///< OMP_MAX_TASK_PRIORITY
   std::size_t stack_size = 0;      ///< OMP_STACKSIZE (0: weft's default for ULTs we create)
+  bool proc_bind_false = false;    ///< OMP_PROC_BIND=false: streams are not bound
   wait_policy wait = wait_policy::unset;
   inner_units inner = inner_units::ult;
   int streams = 0;          ///< execution streams weft runs
   long spin = 0;            ///< pause rounds before a waiting member blocks
   bool weft_owned = false;  ///< this library called weft::init()
 };
+
+/// The stack of the ULTs this library creates when OMP_STACKSIZE is not set.
+inline constexpr std::size_t default_stack_size = 256 * 1024;
+
+/// The largest stack weft maps for a ULT (its config's limit).
+inline constexpr std::size_t max_stack_size = std::size_t{1} << 30;
 
 /// The settings, read once (thread-safe).
 globals& settings();

@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string_view>
 
 namespace weft::omp {
@@ -29,74 +32,132 @@ const char* env(const char* name) {
   return v && *v ? v : nullptr;
 }
 
+// Set, even to an empty value (which libgomp reports as invalid).
+const char* env_any(const char* name) {
+  return std::getenv(name);
+}
+
 /// The label of this runtime's waiters, so that a unit dump says what they wait for.
 const weft::wait_kind omp_wait = weft::client_wait_kind("OpenMP barrier, lock or task");
 
-bool parse_bool(const char* name, const char* v) {
-  const std::string s = lower(v);
-  if (s == "true" || s == "1" || s == "yes") return true;
-  if (s == "false" || s == "0" || s == "no") return false;
-  fatal(std::string(name) + "='" + v + "': expected true or false");
+// Malformed or out-of-range OMP_* values are reported as libgomp reports them (one line on
+// stderr) and leave the setting at its default: they do not stop the program.
+void warn_env(const char* what, const char* name) {
+  std::fprintf(stderr, "libweft-omp: %s %s\n", what, name);
 }
 
-long parse_long(const char* name, std::string_view v, long lo, long hi) {
-  const std::string s(v);
+void invalid(const char* name) {
+  warn_env("Invalid value for environment variable", name);
+}
+
+// OMP_DYNAMIC, OMP_NESTED, OMP_CANCELLATION: "true" or "false", in any case (libgomp accepts
+// nothing else).
+std::optional<bool> parse_bool(const char* name, const char* v) {
+  const std::string s = lower(v);
+  if (s == "true") return true;
+  if (s == "false") return false;
+  invalid(name);
+  return std::nullopt;
+}
+
+// A decimal integer with surrounding blanks; nullopt when malformed or outside [lo, hi] (above
+// hi: clamped to hi when `clamp`).
+std::optional<long> parse_long(std::string_view v, long lo, long hi, bool clamp = false) {
+  const std::string s = lower(v);
+  if (s.empty()) return std::nullopt;
+  errno = 0;
   char* end = nullptr;
   const long r = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || r < lo || r > hi) {
-    fatal(std::string(name) + "='" + s + "': expected an integer from " + std::to_string(lo) +
-          " to " + std::to_string(hi));
-  }
+  if (*end != '\0') return std::nullopt;
+  if (clamp && (r > hi || (errno == ERANGE && r > 0))) return hi;
+  if (errno == ERANGE || r < lo || r > hi) return std::nullopt;
   return r;
 }
 
-// OMP_STACKSIZE: a number with an optional B, K, M or G suffix; K when none.
+std::optional<long> parse_env_long(const char* name, const char* v, long lo, long hi,
+                                   bool clamp = false) {
+  std::optional<long> r = parse_long(v, lo, hi, clamp);
+  if (!r) invalid(name);
+  return r;
+}
+
+// OMP_STACKSIZE: a number with an optional B, K, M or G suffix (K when none); 0 when malformed
+// or below the 16 KiB libgomp requires (the default stays), clamped to weft's largest stack.
 std::size_t parse_stack(const char* v) {
   std::string s = lower(v);
-  std::size_t mult = 1024;
+  std::size_t shift = 10;
   if (!s.empty() && std::isalpha(static_cast<unsigned char>(s.back()))) {
     switch (s.back()) {
       case 'b':
-        mult = 1;
+        shift = 0;
         break;
       case 'k':
-        mult = 1024;
+        shift = 10;
         break;
       case 'm':
-        mult = 1024 * 1024;
+        shift = 20;
         break;
       case 'g':
-        mult = 1024ul * 1024 * 1024;
+        shift = 30;
         break;
       default:
-        fatal(std::string("OMP_STACKSIZE='") + v + "': unknown suffix");
+        invalid("OMP_STACKSIZE");
+        return 0;
     }
     s.pop_back();
   }
-  return static_cast<std::size_t>(parse_long("OMP_STACKSIZE", lower(s), 1, 1l << 40)) * mult;
+  const std::optional<long> n = parse_long(s, 0, LONG_MAX);
+  if (!n || static_cast<unsigned long>(*n) > (ULONG_MAX >> shift)) {
+    invalid("OMP_STACKSIZE");
+    return 0;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(*n) << shift;
+  if (bytes < 16 * 1024) {
+    std::fprintf(stderr, "libweft-omp: Stack size less than minimum of 16k\n");
+    return 0;
+  }
+  if (bytes > max_stack_size) {
+    std::fprintf(stderr,
+                 "libweft-omp: OMP_STACKSIZE='%s' is more than the largest stack weft maps "
+                 "(1G); using 1G\n",
+                 v);
+    return max_stack_size;
+  }
+  return bytes;
 }
 
+// OMP_SCHEDULE: [monotonic:|nonmonotonic:]kind[,chunk]. An unknown kind leaves the default; a
+// bad chunk keeps the kind with the default chunk.
 void parse_schedule(const char* v, icvs& icv) {
   std::string s = lower(v);
   for (const char* prefix : {"monotonic:", "nonmonotonic:"}) {
-    if (s.rfind(prefix, 0) == 0) s.erase(0, std::strlen(prefix));
+    if (s.rfind(prefix, 0) == 0) s = lower(s.substr(std::strlen(prefix)));
   }
   const std::size_t comma = s.find(',');
   const std::string kind = lower(s.substr(0, comma));
+  sched_kind k;
   if (kind == "static") {
-    icv.run_sched = sched_kind::static_;
+    k = sched_kind::static_;
   } else if (kind == "dynamic") {
-    icv.run_sched = sched_kind::dynamic;
+    k = sched_kind::dynamic;
   } else if (kind == "guided") {
-    icv.run_sched = sched_kind::guided;
+    k = sched_kind::guided;
   } else if (kind == "auto") {
-    icv.run_sched = sched_kind::auto_;
+    k = sched_kind::auto_;
   } else {
-    fatal(std::string("OMP_SCHEDULE='") + v + "': unknown schedule kind");
+    warn_env("Unknown value for environment variable", "OMP_SCHEDULE");
+    return;
   }
-  icv.run_chunk = comma == std::string::npos
-                      ? 0
-                      : parse_long("OMP_SCHEDULE", lower(s.substr(comma + 1)), 1, 1l << 40);
+  icv.run_sched = k;
+  icv.run_chunk = 0;
+  if (comma == std::string::npos) return;
+  // libgomp takes 0 and negative chunks as given; a positive chunk is what a loop can use.
+  const std::optional<long> chunk = parse_long(s.substr(comma + 1), LONG_MIN, INT_MAX);
+  if (!chunk) {
+    warn_env("Invalid value for chunk size in environment variable", "OMP_SCHEDULE");
+    return;
+  }
+  icv.run_chunk = *chunk > 0 ? *chunk : 0;
 }
 
 int online_cpus() {
@@ -145,17 +206,31 @@ globals read_environment() {
   icvs& icv = g.initial;
   icv.run_sched = sched_kind::dynamic;
   icv.run_chunk = 0;
-  if (const char* v = env("OMP_NUM_THREADS")) {
+  if (const char* v = env_any("OMP_NUM_THREADS")) {
+    // A comma-separated list of positive numbers, one per nesting level; all or nothing.
+    std::vector<int> list;
     std::string_view rest(v);
-    while (!rest.empty()) {
+    bool ok = true;
+    for (;;) {
       const std::size_t comma = rest.find(',');
-      g.nthreads_list.push_back(static_cast<int>(
-          parse_long("OMP_NUM_THREADS", lower(rest.substr(0, comma)), 1, 1 << 20)));
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      const std::optional<long> n = parse_long(rest.substr(0, comma), 1, INT_MAX, true);
+      if (!n) {
+        ok = false;
+        break;
+      }
+      list.push_back(static_cast<int>(*n));
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+    if (ok) {
+      g.nthreads_list = std::move(list);
+    } else {
+      invalid("OMP_NUM_THREADS");
     }
   }
-  if (const char* v = env("OMP_THREAD_LIMIT")) {
-    g.thread_limit = static_cast<int>(parse_long("OMP_THREAD_LIMIT", lower(v), 1, 2147483647));
+  if (const char* v = env_any("OMP_THREAD_LIMIT")) {
+    if (auto n = parse_env_long("OMP_THREAD_LIMIT", v, 1, INT_MAX, true))
+      g.thread_limit = static_cast<int>(*n);
   }
   // Streams: WEFT_OMP_STREAMS, else one per CPU, but no more than the threads the levels of
   // OMP_NUM_THREADS can use together.
@@ -165,45 +240,76 @@ globals read_environment() {
     for (int n : g.nthreads_list) product = std::min<long>(product * n, cpus);
     want = std::max(1l, std::min<long>(want, product));
   }
-  if (const char* v = env("WEFT_OMP_STREAMS"))
-    want = parse_long("WEFT_OMP_STREAMS", lower(v), 1, 4096);
+  if (const char* v = env("WEFT_OMP_STREAMS")) {
+    const std::optional<long> n = parse_long(v, 1, 4096);
+    if (!n) fatal(std::string("WEFT_OMP_STREAMS='") + v + "': expected an integer from 1 to 4096");
+    want = *n;
+  }
   g.streams = static_cast<int>(want);
   icv.nthreads = g.nthreads_list.empty() ? cpus : g.nthreads_list[0];
   icv.nthreads_list = g.nthreads_list.size() > 1 ? &g.nthreads_list : nullptr;
   icv.list_pos = 1;
   icv.max_active_levels = g.nthreads_list.size() > 1 ? 255 : 1;
-  if (const char* v = env("OMP_NESTED"))
-    icv.max_active_levels = parse_bool("OMP_NESTED", v) ? 255 : 1;
-  if (const char* v = env("OMP_MAX_ACTIVE_LEVELS")) {
-    icv.max_active_levels = static_cast<int>(parse_long("OMP_MAX_ACTIVE_LEVELS", lower(v), 0, 255));
+  if (const char* v = env_any("OMP_NESTED")) {
+    if (auto b = parse_bool("OMP_NESTED", v)) icv.max_active_levels = *b ? 255 : 1;
   }
-  if (const char* v = env("OMP_DYNAMIC")) icv.dynamic = parse_bool("OMP_DYNAMIC", v);
+  if (const char* v = env_any("OMP_MAX_ACTIVE_LEVELS")) {
+    if (auto n = parse_env_long("OMP_MAX_ACTIVE_LEVELS", v, 0, 255, true))
+      icv.max_active_levels = static_cast<int>(*n);
+  }
+  if (const char* v = env_any("OMP_DYNAMIC")) {
+    if (auto b = parse_bool("OMP_DYNAMIC", v)) icv.dynamic = *b;
+  }
   if (const char* v = env("OMP_SCHEDULE")) parse_schedule(v, icv);
-  if (const char* v = env("OMP_STACKSIZE")) g.stack_size = parse_stack(v);
-  if (const char* v = env("OMP_WAIT_POLICY")) {
+  if (const char* v = env_any("OMP_STACKSIZE")) g.stack_size = parse_stack(v);
+  if (const char* v = env_any("OMP_WAIT_POLICY")) {
     const std::string s = lower(v);
     if (s == "active") {
       g.wait = wait_policy::active;
     } else if (s == "passive") {
       g.wait = wait_policy::passive;
     } else {
-      fatal(std::string("OMP_WAIT_POLICY='") + v + "': expected active or passive");
+      invalid("OMP_WAIT_POLICY");
     }
   }
-  if (const char* v = env("OMP_PROC_BIND")) {
-    const std::string s = lower(std::string_view(v).substr(0, std::string_view(v).find(',')));
+  if (const char* v = env_any("OMP_PROC_BIND")) {
+    // A binding, or a list of close, spread and primary (master): the first applies here.
     static const char* names[] = {"false", "true", "master", "close", "spread", "primary"};
-    int b = -1;
-    for (int i = 0; i < 6; ++i) {
-      if (s == names[i]) b = i == 5 ? 2 : i;
+    std::string_view rest(v);
+    int first = -1;
+    bool ok = true;
+    for (bool head = true;; head = false) {
+      const std::size_t comma = rest.find(',');
+      const std::string s = lower(rest.substr(0, comma));
+      int b = -1;
+      for (int i = 0; i < 6; ++i) {
+        if (s == names[i]) b = i == 5 ? 2 : i;
+      }
+      if (b < 0 || (!head && b < 2) || (b < 2 && comma != std::string_view::npos)) {
+        ok = false;
+        break;
+      }
+      if (head) first = b;
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
     }
-    if (b < 0) fatal(std::string("OMP_PROC_BIND='") + v + "': unknown binding");
-    icv.bind = b;
+    if (ok) {
+      icv.bind = first;
+      g.proc_bind_false = first == 0;
+      // A list (one binding per level) enables nesting unless the variables for it are set.
+      if (std::string_view(v).find(',') != std::string_view::npos && !env_any("OMP_NESTED") &&
+          !env_any("OMP_MAX_ACTIVE_LEVELS"))
+        icv.max_active_levels = 255;
+    } else {
+      invalid("OMP_PROC_BIND");
+    }
   }
-  if (const char* v = env("OMP_CANCELLATION")) g.cancellation = parse_bool("OMP_CANCELLATION", v);
-  if (const char* v = env("OMP_MAX_TASK_PRIORITY")) {
-    g.max_task_priority =
-        static_cast<int>(parse_long("OMP_MAX_TASK_PRIORITY", lower(v), 0, 1 << 30));
+  if (const char* v = env_any("OMP_CANCELLATION")) {
+    if (auto b = parse_bool("OMP_CANCELLATION", v)) g.cancellation = *b;
+  }
+  if (const char* v = env_any("OMP_MAX_TASK_PRIORITY")) {
+    if (auto n = parse_env_long("OMP_MAX_TASK_PRIORITY", v, 0, INT_MAX, true))
+      g.max_task_priority = static_cast<int>(*n);
   }
   if (const char* v = env("WEFT_OMP_INNER")) {
     const std::string s = lower(v);
@@ -314,7 +420,7 @@ void ensure_runtime() {
   } else if (g.wait == wait_policy::active) {
     cfg.idle_spin = 1u << 24;
   }
-  if (const char* v = env("OMP_PROC_BIND"); v && lower(v) == "false") {
+  if (g.proc_bind_false) {
     cfg.affinity.how = affinity_policy::kind::none;
   }
   if (const char* v = env("OMP_PLACES")) {

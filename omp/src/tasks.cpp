@@ -111,8 +111,10 @@ dep_list read_depend(void** depend) {
 std::vector<task_rec*> link_deps(context& parent, const dep_list& d, task_rec* t) {
   if (!parent.deps) parent.deps = new dep_table;
   std::vector<task_rec*> preds;
+  // `t` itself is skipped: an address named twice (depend(out: x, x), or in and out) finds the
+  // task recorded by its first occurrence.
   auto add = [&](task_rec* p) {
-    if (!p || p->done.load(std::memory_order_acquire)) return;
+    if (!p || p == t || p->done.load(std::memory_order_acquire)) return;
     for (task_rec* q : preds) {
       if (q == p) return;
     }

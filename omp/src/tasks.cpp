@@ -43,6 +43,7 @@ constexpr unsigned flag_grainsize = 1u << 9;
 constexpr unsigned flag_if = 1u << 10;
 constexpr unsigned flag_nogroup = 1u << 11;
 constexpr unsigned flag_reduction = 1u << 12;
+constexpr unsigned flag_strict = 1u << 14;
 constexpr unsigned flag_detach = 1u << 18;
 
 // Deferred tasks created and not finished, process-wide. Past a limit new tasks run undeferred
@@ -339,22 +340,33 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
   const std::uint64_t n = sp.count();
   if (n == 0) return;
   context& c = current();
-  std::uint64_t tasks;
-  if (flags & flag_grainsize) {
-    tasks = num_tasks ? n / num_tasks : n;
+  // Task sizes: `tasks` tasks, the first `r` of them one iteration longer; with a strict
+  // grainsize, tasks of exactly the grainsize and a shorter last one (GOMP_TASK_FLAG_STRICT).
+  std::uint64_t tasks, q, r = 0, last = 0;
+  if ((flags & flag_grainsize) && (flags & flag_strict)) {
+    const std::uint64_t grain = num_tasks ? num_tasks : 1;
+    tasks = n / grain;
+    q = grain;
+    last = n % grain;
+    if (last) ++tasks;
   } else {
-    tasks = num_tasks ? num_tasks : static_cast<std::uint64_t>(c.t ? c.t->nthreads : 1);
+    if (flags & flag_grainsize) {
+      tasks = num_tasks ? n / num_tasks : n;
+    } else {
+      tasks = num_tasks ? num_tasks : static_cast<std::uint64_t>(c.t ? c.t->nthreads : 1);
+    }
+    if (tasks == 0) tasks = 1;
+    if (tasks > n) tasks = n;
+    q = n / tasks;
+    r = n % tasks;
   }
-  if (tasks == 0) tasks = 1;
-  if (tasks > n) tasks = n;
   const bool group = !(flags & flag_nogroup);
   if (group) GOMP_taskgroup_start();
   const bool final_task = c.final_task || (flags & flag_final);
   const bool deferred = (flags & flag_if) && !c.final_task;
-  const std::uint64_t q = n / tasks, r = n % tasks;
   std::uint64_t lo = 0;
   for (std::uint64_t k = 0; k < tasks; ++k) {
-    const std::uint64_t hi = lo + q + (k < r ? 1 : 0);
+    const std::uint64_t hi = last && k + 1 == tasks ? n : lo + q + (k < r ? 1 : 0);
     const I s = sp.at(lo), e = sp.bound(hi, n);
     spawn(fn, data, cpyfn, arg_size, arg_align, deferred, final_task, nullptr, [s, e](void* buf) {
       I* bounds = static_cast<I*>(buf);

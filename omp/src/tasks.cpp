@@ -189,6 +189,8 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
   const std::size_t size = arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0;
   dep_list deps;
   if (depend) deps = read_depend(depend);
+  // Outside any parallel region a task runs at once, as in libgomp (no team to run it later).
+  if (!parent.t) deferred = false;
   if (deferred && g_live_tasks.load(std::memory_order_relaxed) >= live_task_limit()) {
     deferred = false;
   }
@@ -233,6 +235,7 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
   }
   prepare(t->data);
   if (depend) t->preds = link_deps(parent, deps, t);
+  ensure_runtime();
   execution_stream* self = this_unit::stream();
   pool& p = self ? self->main_pool() : execution_stream::primary().main_pool();
   g_live_tasks.fetch_add(1, std::memory_order_relaxed);

@@ -170,6 +170,10 @@ void unit_entry(void* arg) noexcept;
 void run_parallel(void (*fn)(void*), void* data, unsigned nthreads, unsigned flags,
                   work_share* preset);
 
+/// Parallel regions opened and undeferred tasks started outside any region, not yet ended: exit()
+/// finalises weft only when there are none (it is then called at the end of main, not in them).
+extern std::atomic<int> g_outer_busy;
+
 /// sched_yield(), kept out of the header's includes.
 void sched_yield_now() noexcept;
 

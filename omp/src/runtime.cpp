@@ -339,15 +339,21 @@ void stop_hot_team();
 std::once_flag g_init_once;
 std::mutex g_runtime_mutex;
 
+// The primary ULT (the thread that started weft), and whether exit() may finalise weft.
+work_unit* g_primary_unit = nullptr;
+std::atomic<bool> g_abandoned{false};
+
 void finalize_at_exit() {
-  // finalize() must run on the primary ULT; exit() called elsewhere leaves the streams running
-  // until the process ends, which is harmless.
-  execution_stream* s = this_unit::stream();
-  if (settings().weft_owned && s && s->is_primary() && this_unit::is_ult()) {
-    settings().weft_owned = false;
-    stop_hot_team();
-    weft::finalize();
-  }
+  // finalize() waits for the units still queued or running, so it runs only when exit() is
+  // called by the primary ULT outside any parallel region and task (the end of main). exit()
+  // called elsewhere (in a region or a task, on any stream) leaves the streams running until the
+  // process ends, as libgomp leaves its threads. (Thread-local storage is gone by now: the
+  // region and task counts tell.)
+  if (!settings().weft_owned || g_abandoned.load() || !initialized()) return;
+  if (this_unit::current() != g_primary_unit || g_outer_busy.load() != 0) return;
+  settings().weft_owned = false;
+  stop_hot_team();
+  weft::finalize();
 }
 
 // The current-context slot of units and threads the library did not create: ULT-local storage
@@ -397,6 +403,8 @@ context** current_slot() {
 
 }  // namespace
 
+std::atomic<int> g_outer_busy{0};
+
 void sched_yield_now() noexcept {
   sched_yield();
 }
@@ -432,9 +440,15 @@ void ensure_runtime() {
       cfg.affinity = affinity_policy::parse(v, "OMP_PLACES");
     }
   }
-  weft::init(cfg);
+  try {
+    weft::init(cfg);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "libweft-omp: cannot start the runtime: %s\n", e.what());
+    std::exit(EXIT_FAILURE);
+  }
   g.streams = execution_stream::count();
   g.weft_owned = true;
+  g_primary_unit = this_unit::current();
   start_hot_team();
   std::call_once(g_init_once, [] { std::atexit(&finalize_at_exit); });
 }
@@ -725,7 +739,8 @@ struct open_region {
   std::atomic<int>* learned = nullptr;
   bool tasklets = false;
   bool top = false;
-  bool hot = false;  // members run by the hot team
+  bool hot = false;    // members run by the hot team
+  bool outer = false;  // opened outside any region (counted in g_outer_busy)
   std::atomic<bool> blocked{false};
 };
 
@@ -796,6 +811,8 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
       c.ws = &ws;
     }
   }
+  o->outer = enc.level == 0;
+  if (o->outer) g_outer_busy.fetch_add(1, std::memory_order_relaxed);
   o->slot = slot;
   o->r.fn = fn;
   o->r.data = data;
@@ -862,6 +879,12 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
 void close(open_region& o) {
   finish_children(o.t.members[0]);
   *o.slot = o.saved;
+  struct outer_done {
+    bool outer;
+    ~outer_done() {
+      if (outer) g_outer_busy.fetch_sub(1, std::memory_order_relaxed);
+    }
+  } done{o.outer};
   if (o.t.nthreads == 1) return;
   const globals& g = settings();
   wait_region(o.r, o.top && o.t.nthreads <= g.streams ? g.spin : 0);

@@ -213,6 +213,15 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
       }
     }
     prepare(buf);
+    struct outer_task {
+      bool outer;
+      explicit outer_task(bool o) : outer(o) {
+        if (outer) g_outer_busy.fetch_add(1, std::memory_order_relaxed);
+      }
+      ~outer_task() {
+        if (outer) g_outer_busy.fetch_sub(1, std::memory_order_relaxed);
+      }
+    } counted(parent.level == 0);
     context_scope scope(&child);
     if (!skipped(child)) fn(buf);
     finish_children(child);

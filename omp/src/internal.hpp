@@ -228,6 +228,10 @@ bool cancel_group(context& c);
 /// Reports an unsupported construct on stderr and aborts the process.
 [[noreturn]] void unsupported(const char* construct);
 
+/// Reports a resource failure (a team that cannot be made) on stderr and exits with
+/// EXIT_FAILURE, as libgomp does.
+[[noreturn]] void fail_exit(const std::string& message);
+
 /// Reports misuse on stderr and aborts the process.
 [[noreturn]] void fatal(const std::string& message);
 

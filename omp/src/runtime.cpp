@@ -3,6 +3,7 @@
 #include "internal.hpp"
 
 #include <sched.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -421,7 +422,7 @@ void ensure_runtime() {
   globals& g = settings();
   config cfg;
   cfg.num_streams = g.streams;
-  cfg.stack_size = g.stack_size ? g.stack_size : 256 * 1024;
+  cfg.stack_size = g.stack_size ? g.stack_size : default_stack_size;
   if (g.wait == wait_policy::passive) {
     cfg.scheduler = "basic_wait";
     cfg.idle_spin = 64;
@@ -478,6 +479,13 @@ void lock_word(std::atomic<std::uint32_t>& w) noexcept {
     return w.load(std::memory_order_relaxed) == 0 &&
            w.compare_exchange_strong(e, 1, std::memory_order_acquire);
   });
+}
+
+void fail_exit(const std::string& message) {
+  std::fprintf(stderr, "libweft-omp: %s\n", message.c_str());
+  // Members already started wait for the ones that could not be: weft cannot be finalised.
+  g_abandoned.store(true);
+  std::exit(EXIT_FAILURE);
 }
 
 void unsupported(const char* construct) {
@@ -782,6 +790,29 @@ region_ptr take_region(int n, context& enc) {
   return region_ptr(o);
 }
 
+// A ULT takes its stack when it first runs, so a member that cannot get one never runs and its
+// team would wait for it at the first barrier. Before a wide team starts, the address space for
+// all its stacks is reserved once and released: where that fails the program ends with one line,
+// as libgomp's "Thread creation failed" (teams of up to 64 do not pay for the check).
+void check_stacks(int n) {
+  if (n <= 64) return;
+  const globals& g = settings();
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t stack = (g.stack_size ? g.stack_size : default_stack_size) + 64 * 1024 + page;
+  const std::size_t members = static_cast<std::size_t>(n - 1);
+  const std::size_t bytes = members > SIZE_MAX / stack ? SIZE_MAX : members * stack;
+  void* p = bytes == SIZE_MAX ? MAP_FAILED
+                              : mmap(nullptr, bytes, PROT_NONE,
+                                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    const int e = errno;
+    fail_exit("Thread creation failed: no address space for the stacks of a team of " +
+              std::to_string(n) + " threads (" + std::to_string(bytes >> 20) +
+              " MiB): " + std::strerror(e));
+  }
+  munmap(p, bytes);
+}
+
 region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset) {
   ensure_runtime();
   context** slot = current_slot();
@@ -789,10 +820,18 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
   const bool active_allowed = enc.active_level < enc.icv.max_active_levels;
   const int n = team_width(enc, nthreads, active_allowed);
   if (n > 1) note_blocking(enc);
-  region_ptr o = take_region(n, enc);
+  region_ptr o;
+  try {
+    o = take_region(n, enc);
+  } catch (const std::bad_alloc&) {
+    // As libgomp: a team that cannot be allocated ends the program with one line.
+    fail_exit("Out of memory creating a team of " + std::to_string(n) + " threads");
+  }
   team& t = o->t;
   const int active_level = enc.active_level + (n > 1 ? 1 : 0);
-  init_members(t, enc, enc.level + 1, active_level, std::max(1, enc.width_product) * n);
+  init_members(t, enc, enc.level + 1, active_level,
+               static_cast<int>(
+                   std::min<long>(INT_MAX, static_cast<long>(std::max(1, enc.width_product)) * n)));
   if (preset) {
     // A combined parallel loop: every member starts at construct 1, already set up in slot 0.
     work_share& ws = t.ws[0];
@@ -827,6 +866,7 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
       o->tasklets = o->learned && o->learned->load(std::memory_order_relaxed) == 1;
       t.blocking_flag = &o->blocked;
     }
+    if (!o->tasklets) check_stacks(n);
     execution_stream* self = this_unit::stream();
     const int streams = std::max(1, execution_stream::count());
     const int base = self ? self->rank() : 0;
@@ -865,10 +905,16 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
         if (execution_stream* s = execution_stream::by_rank((base + w) % streams))
           p = &s->main_pool();
       }
-      if (o->tasklets) {
-        tasklet::create_detached(*p, &unit_entry, &a);
-      } else {
-        ult::create_detached(*p, &unit_entry, &a);
+      try {
+        if (o->tasklets) {
+          tasklet::create_detached(*p, &unit_entry, &a);
+        } else {
+          ult::create_detached(*p, &unit_entry, &a);
+        }
+      } catch (const std::exception& e) {
+        // As libgomp's "Thread creation failed": the members started cannot be taken back.
+        fail_exit("Thread creation failed for member " + std::to_string(w) + " of a team of " +
+                  std::to_string(n) + ": " + e.what());
       }
     }
   }

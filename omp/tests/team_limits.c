@@ -1,9 +1,9 @@
-/* Teams larger than can be made: omp_set_num_threads(INT_MAX), and num_threads(1000) with 16 MiB
-   stacks under a 2 GiB address-space limit. Either the team is made (as large as asked) or the
-   program ends with EXIT_FAILURE and one line on stderr, as libgomp does ("Out of memory",
-   "Thread creation failed") -- within seconds, never hanging, never one line per member. With
-   dyn-var true the team is made smaller instead. Each case runs in a child process (forked before
-   any OpenMP call) with its stderr in a file. */
+/* Teams larger than can be made: omp_set_num_threads(INT_MAX), num_threads(INT_MAX), and 1000
+   threads with 16 MiB stacks under a 2 GiB address-space limit. Either the team is made (as large
+   as asked) or the program ends with EXIT_FAILURE and one line on stderr, as libgomp does ("Out
+   of memory", "Thread creation failed") -- within seconds, never hanging, never one line per
+   member. With dyn-var true the team is made smaller instead. Each case runs in a child process
+   (forked before any OpenMP call) with its stderr in a file. */
 #include <limits.h>
 #include <omp.h>
 #include <stdio.h>
@@ -45,6 +45,18 @@ static void int_max_threads(void) {
   requested = INT_MAX;
   omp_set_num_threads(INT_MAX);
   big_team();
+}
+
+static void int_max_clause(void) {
+  limit_address_space();
+  int n = 0;
+#pragma omp parallel num_threads(INT_MAX) reduction(+ : n)
+  {
+    n = 1;
+#pragma omp barrier
+  }
+  printf("team of %d\n", n);
+  _exit(n >= 1 ? 0 : 11);
 }
 
 static void thousand_big_stacks(void) {
@@ -102,6 +114,7 @@ static void run(void (*body)(void), int allow_failure, int allow_smaller, const 
 
 int main(void) {
   run(int_max_threads, 1, 0, "omp_set_num_threads(INT_MAX)");
+  run(int_max_clause, 1, 0, "num_threads(INT_MAX)");
   run(thousand_big_stacks, 1, 0, "1000 threads of 16 MiB stacks in 2 GiB");
   run(thousand_big_stacks_dynamic, 0, 1, "the same with dyn-var true");
   return failures;

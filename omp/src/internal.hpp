@@ -46,12 +46,19 @@ struct globals {
   bool cancellation = false;       ///< OMP_CANCELLATION
   int max_task_priority = 0;       ///< OMP_MAX_TASK_PRIORITY
   std::size_t stack_size = 0;      ///< OMP_STACKSIZE (0: weft's default for ULTs we create)
+  bool proc_bind_false = false;    ///< OMP_PROC_BIND=false: streams are not bound
   wait_policy wait = wait_policy::unset;
   inner_units inner = inner_units::ult;
   int streams = 0;          ///< execution streams weft runs
   long spin = 0;            ///< pause rounds before a waiting member blocks
   bool weft_owned = false;  ///< this library called weft::init()
 };
+
+/// The stack of the ULTs this library creates when OMP_STACKSIZE is not set.
+inline constexpr std::size_t default_stack_size = 256 * 1024;
+
+/// The largest stack weft maps for a ULT (its config's limit).
+inline constexpr std::size_t max_stack_size = std::size_t{1} << 30;
 
 /// The settings, read once (thread-safe).
 globals& settings();
@@ -163,6 +170,10 @@ void unit_entry(void* arg) noexcept;
 void run_parallel(void (*fn)(void*), void* data, unsigned nthreads, unsigned flags,
                   work_share* preset);
 
+/// Parallel regions opened and undeferred tasks started outside any region, not yet ended: exit()
+/// finalises weft only when there are none (it is then called at the end of main, not in them).
+extern std::atomic<int> g_outer_busy;
+
 /// sched_yield(), kept out of the header's includes.
 void sched_yield_now() noexcept;
 
@@ -216,6 +227,10 @@ bool cancel_group(context& c);
 
 /// Reports an unsupported construct on stderr and aborts the process.
 [[noreturn]] void unsupported(const char* construct);
+
+/// Reports a resource failure (a team that cannot be made) on stderr and exits with
+/// EXIT_FAILURE, as libgomp does.
+[[noreturn]] void fail_exit(const std::string& message);
 
 /// Reports misuse on stderr and aborts the process.
 [[noreturn]] void fatal(const std::string& message);

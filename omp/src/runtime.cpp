@@ -3,14 +3,18 @@
 #include "internal.hpp"
 
 #include <sched.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string_view>
 
 namespace weft::omp {
@@ -29,74 +33,132 @@ const char* env(const char* name) {
   return v && *v ? v : nullptr;
 }
 
+// Set, even to an empty value (which libgomp reports as invalid).
+const char* env_any(const char* name) {
+  return std::getenv(name);
+}
+
 /// The label of this runtime's waiters, so that a unit dump says what they wait for.
 const weft::wait_kind omp_wait = weft::client_wait_kind("OpenMP barrier, lock or task");
 
-bool parse_bool(const char* name, const char* v) {
-  const std::string s = lower(v);
-  if (s == "true" || s == "1" || s == "yes") return true;
-  if (s == "false" || s == "0" || s == "no") return false;
-  fatal(std::string(name) + "='" + v + "': expected true or false");
+// Malformed or out-of-range OMP_* values are reported as libgomp reports them (one line on
+// stderr) and leave the setting at its default: they do not stop the program.
+void warn_env(const char* what, const char* name) {
+  std::fprintf(stderr, "libweft-omp: %s %s\n", what, name);
 }
 
-long parse_long(const char* name, std::string_view v, long lo, long hi) {
-  const std::string s(v);
+void invalid(const char* name) {
+  warn_env("Invalid value for environment variable", name);
+}
+
+// OMP_DYNAMIC, OMP_NESTED, OMP_CANCELLATION: "true" or "false", in any case (libgomp accepts
+// nothing else).
+std::optional<bool> parse_bool(const char* name, const char* v) {
+  const std::string s = lower(v);
+  if (s == "true") return true;
+  if (s == "false") return false;
+  invalid(name);
+  return std::nullopt;
+}
+
+// A decimal integer with surrounding blanks; nullopt when malformed or outside [lo, hi] (above
+// hi: clamped to hi when `clamp`).
+std::optional<long> parse_long(std::string_view v, long lo, long hi, bool clamp = false) {
+  const std::string s = lower(v);
+  if (s.empty()) return std::nullopt;
+  errno = 0;
   char* end = nullptr;
   const long r = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || r < lo || r > hi) {
-    fatal(std::string(name) + "='" + s + "': expected an integer from " + std::to_string(lo) +
-          " to " + std::to_string(hi));
-  }
+  if (*end != '\0') return std::nullopt;
+  if (clamp && (r > hi || (errno == ERANGE && r > 0))) return hi;
+  if (errno == ERANGE || r < lo || r > hi) return std::nullopt;
   return r;
 }
 
-// OMP_STACKSIZE: a number with an optional B, K, M or G suffix; K when none.
+std::optional<long> parse_env_long(const char* name, const char* v, long lo, long hi,
+                                   bool clamp = false) {
+  std::optional<long> r = parse_long(v, lo, hi, clamp);
+  if (!r) invalid(name);
+  return r;
+}
+
+// OMP_STACKSIZE: a number with an optional B, K, M or G suffix (K when none); 0 when malformed
+// or below the 16 KiB libgomp requires (the default stays), clamped to weft's largest stack.
 std::size_t parse_stack(const char* v) {
   std::string s = lower(v);
-  std::size_t mult = 1024;
+  std::size_t shift = 10;
   if (!s.empty() && std::isalpha(static_cast<unsigned char>(s.back()))) {
     switch (s.back()) {
       case 'b':
-        mult = 1;
+        shift = 0;
         break;
       case 'k':
-        mult = 1024;
+        shift = 10;
         break;
       case 'm':
-        mult = 1024 * 1024;
+        shift = 20;
         break;
       case 'g':
-        mult = 1024ul * 1024 * 1024;
+        shift = 30;
         break;
       default:
-        fatal(std::string("OMP_STACKSIZE='") + v + "': unknown suffix");
+        invalid("OMP_STACKSIZE");
+        return 0;
     }
     s.pop_back();
   }
-  return static_cast<std::size_t>(parse_long("OMP_STACKSIZE", lower(s), 1, 1l << 40)) * mult;
+  const std::optional<long> n = parse_long(s, 0, LONG_MAX);
+  if (!n || static_cast<unsigned long>(*n) > (ULONG_MAX >> shift)) {
+    invalid("OMP_STACKSIZE");
+    return 0;
+  }
+  const std::size_t bytes = static_cast<std::size_t>(*n) << shift;
+  if (bytes < 16 * 1024) {
+    std::fprintf(stderr, "libweft-omp: Stack size less than minimum of 16k\n");
+    return 0;
+  }
+  if (bytes > max_stack_size) {
+    std::fprintf(stderr,
+                 "libweft-omp: OMP_STACKSIZE='%s' is more than the largest stack weft maps "
+                 "(1G); using 1G\n",
+                 v);
+    return max_stack_size;
+  }
+  return bytes;
 }
 
+// OMP_SCHEDULE: [monotonic:|nonmonotonic:]kind[,chunk]. An unknown kind leaves the default; a
+// bad chunk keeps the kind with the default chunk.
 void parse_schedule(const char* v, icvs& icv) {
   std::string s = lower(v);
   for (const char* prefix : {"monotonic:", "nonmonotonic:"}) {
-    if (s.rfind(prefix, 0) == 0) s.erase(0, std::strlen(prefix));
+    if (s.rfind(prefix, 0) == 0) s = lower(s.substr(std::strlen(prefix)));
   }
   const std::size_t comma = s.find(',');
   const std::string kind = lower(s.substr(0, comma));
+  sched_kind k;
   if (kind == "static") {
-    icv.run_sched = sched_kind::static_;
+    k = sched_kind::static_;
   } else if (kind == "dynamic") {
-    icv.run_sched = sched_kind::dynamic;
+    k = sched_kind::dynamic;
   } else if (kind == "guided") {
-    icv.run_sched = sched_kind::guided;
+    k = sched_kind::guided;
   } else if (kind == "auto") {
-    icv.run_sched = sched_kind::auto_;
+    k = sched_kind::auto_;
   } else {
-    fatal(std::string("OMP_SCHEDULE='") + v + "': unknown schedule kind");
+    warn_env("Unknown value for environment variable", "OMP_SCHEDULE");
+    return;
   }
-  icv.run_chunk = comma == std::string::npos
-                      ? 0
-                      : parse_long("OMP_SCHEDULE", lower(s.substr(comma + 1)), 1, 1l << 40);
+  icv.run_sched = k;
+  icv.run_chunk = 0;
+  if (comma == std::string::npos) return;
+  // libgomp takes 0 and negative chunks as given; a positive chunk is what a loop can use.
+  const std::optional<long> chunk = parse_long(s.substr(comma + 1), LONG_MIN, INT_MAX);
+  if (!chunk) {
+    warn_env("Invalid value for chunk size in environment variable", "OMP_SCHEDULE");
+    return;
+  }
+  icv.run_chunk = *chunk > 0 ? *chunk : 0;
 }
 
 int online_cpus() {
@@ -145,17 +207,31 @@ globals read_environment() {
   icvs& icv = g.initial;
   icv.run_sched = sched_kind::dynamic;
   icv.run_chunk = 0;
-  if (const char* v = env("OMP_NUM_THREADS")) {
+  if (const char* v = env_any("OMP_NUM_THREADS")) {
+    // A comma-separated list of positive numbers, one per nesting level; all or nothing.
+    std::vector<int> list;
     std::string_view rest(v);
-    while (!rest.empty()) {
+    bool ok = true;
+    for (;;) {
       const std::size_t comma = rest.find(',');
-      g.nthreads_list.push_back(static_cast<int>(
-          parse_long("OMP_NUM_THREADS", lower(rest.substr(0, comma)), 1, 1 << 20)));
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      const std::optional<long> n = parse_long(rest.substr(0, comma), 1, INT_MAX, true);
+      if (!n) {
+        ok = false;
+        break;
+      }
+      list.push_back(static_cast<int>(*n));
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+    if (ok) {
+      g.nthreads_list = std::move(list);
+    } else {
+      invalid("OMP_NUM_THREADS");
     }
   }
-  if (const char* v = env("OMP_THREAD_LIMIT")) {
-    g.thread_limit = static_cast<int>(parse_long("OMP_THREAD_LIMIT", lower(v), 1, 2147483647));
+  if (const char* v = env_any("OMP_THREAD_LIMIT")) {
+    if (auto n = parse_env_long("OMP_THREAD_LIMIT", v, 1, INT_MAX, true))
+      g.thread_limit = static_cast<int>(*n);
   }
   // Streams: WEFT_OMP_STREAMS, else one per CPU, but no more than the threads the levels of
   // OMP_NUM_THREADS can use together.
@@ -165,45 +241,76 @@ globals read_environment() {
     for (int n : g.nthreads_list) product = std::min<long>(product * n, cpus);
     want = std::max(1l, std::min<long>(want, product));
   }
-  if (const char* v = env("WEFT_OMP_STREAMS"))
-    want = parse_long("WEFT_OMP_STREAMS", lower(v), 1, 4096);
+  if (const char* v = env("WEFT_OMP_STREAMS")) {
+    const std::optional<long> n = parse_long(v, 1, 4096);
+    if (!n) fatal(std::string("WEFT_OMP_STREAMS='") + v + "': expected an integer from 1 to 4096");
+    want = *n;
+  }
   g.streams = static_cast<int>(want);
   icv.nthreads = g.nthreads_list.empty() ? cpus : g.nthreads_list[0];
   icv.nthreads_list = g.nthreads_list.size() > 1 ? &g.nthreads_list : nullptr;
   icv.list_pos = 1;
   icv.max_active_levels = g.nthreads_list.size() > 1 ? 255 : 1;
-  if (const char* v = env("OMP_NESTED"))
-    icv.max_active_levels = parse_bool("OMP_NESTED", v) ? 255 : 1;
-  if (const char* v = env("OMP_MAX_ACTIVE_LEVELS")) {
-    icv.max_active_levels = static_cast<int>(parse_long("OMP_MAX_ACTIVE_LEVELS", lower(v), 0, 255));
+  if (const char* v = env_any("OMP_NESTED")) {
+    if (auto b = parse_bool("OMP_NESTED", v)) icv.max_active_levels = *b ? 255 : 1;
   }
-  if (const char* v = env("OMP_DYNAMIC")) icv.dynamic = parse_bool("OMP_DYNAMIC", v);
+  if (const char* v = env_any("OMP_MAX_ACTIVE_LEVELS")) {
+    if (auto n = parse_env_long("OMP_MAX_ACTIVE_LEVELS", v, 0, 255, true))
+      icv.max_active_levels = static_cast<int>(*n);
+  }
+  if (const char* v = env_any("OMP_DYNAMIC")) {
+    if (auto b = parse_bool("OMP_DYNAMIC", v)) icv.dynamic = *b;
+  }
   if (const char* v = env("OMP_SCHEDULE")) parse_schedule(v, icv);
-  if (const char* v = env("OMP_STACKSIZE")) g.stack_size = parse_stack(v);
-  if (const char* v = env("OMP_WAIT_POLICY")) {
+  if (const char* v = env_any("OMP_STACKSIZE")) g.stack_size = parse_stack(v);
+  if (const char* v = env_any("OMP_WAIT_POLICY")) {
     const std::string s = lower(v);
     if (s == "active") {
       g.wait = wait_policy::active;
     } else if (s == "passive") {
       g.wait = wait_policy::passive;
     } else {
-      fatal(std::string("OMP_WAIT_POLICY='") + v + "': expected active or passive");
+      invalid("OMP_WAIT_POLICY");
     }
   }
-  if (const char* v = env("OMP_PROC_BIND")) {
-    const std::string s = lower(std::string_view(v).substr(0, std::string_view(v).find(',')));
+  if (const char* v = env_any("OMP_PROC_BIND")) {
+    // A binding, or a list of close, spread and primary (master): the first applies here.
     static const char* names[] = {"false", "true", "master", "close", "spread", "primary"};
-    int b = -1;
-    for (int i = 0; i < 6; ++i) {
-      if (s == names[i]) b = i == 5 ? 2 : i;
+    std::string_view rest(v);
+    int first = -1;
+    bool ok = true;
+    for (bool head = true;; head = false) {
+      const std::size_t comma = rest.find(',');
+      const std::string s = lower(rest.substr(0, comma));
+      int b = -1;
+      for (int i = 0; i < 6; ++i) {
+        if (s == names[i]) b = i == 5 ? 2 : i;
+      }
+      if (b < 0 || (!head && b < 2) || (b < 2 && comma != std::string_view::npos)) {
+        ok = false;
+        break;
+      }
+      if (head) first = b;
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
     }
-    if (b < 0) fatal(std::string("OMP_PROC_BIND='") + v + "': unknown binding");
-    icv.bind = b;
+    if (ok) {
+      icv.bind = first;
+      g.proc_bind_false = first == 0;
+      // A list (one binding per level) enables nesting unless the variables for it are set.
+      if (std::string_view(v).find(',') != std::string_view::npos && !env_any("OMP_NESTED") &&
+          !env_any("OMP_MAX_ACTIVE_LEVELS"))
+        icv.max_active_levels = 255;
+    } else {
+      invalid("OMP_PROC_BIND");
+    }
   }
-  if (const char* v = env("OMP_CANCELLATION")) g.cancellation = parse_bool("OMP_CANCELLATION", v);
-  if (const char* v = env("OMP_MAX_TASK_PRIORITY")) {
-    g.max_task_priority =
-        static_cast<int>(parse_long("OMP_MAX_TASK_PRIORITY", lower(v), 0, 1 << 30));
+  if (const char* v = env_any("OMP_CANCELLATION")) {
+    if (auto b = parse_bool("OMP_CANCELLATION", v)) g.cancellation = *b;
+  }
+  if (const char* v = env_any("OMP_MAX_TASK_PRIORITY")) {
+    if (auto n = parse_env_long("OMP_MAX_TASK_PRIORITY", v, 0, INT_MAX, true))
+      g.max_task_priority = static_cast<int>(*n);
   }
   if (const char* v = env("WEFT_OMP_INNER")) {
     const std::string s = lower(v);
@@ -233,15 +340,21 @@ void stop_hot_team();
 std::once_flag g_init_once;
 std::mutex g_runtime_mutex;
 
+// The primary ULT (the thread that started weft), and whether exit() may finalise weft.
+work_unit* g_primary_unit = nullptr;
+std::atomic<bool> g_abandoned{false};
+
 void finalize_at_exit() {
-  // finalize() must run on the primary ULT; exit() called elsewhere leaves the streams running
-  // until the process ends, which is harmless.
-  execution_stream* s = this_unit::stream();
-  if (settings().weft_owned && s && s->is_primary() && this_unit::is_ult()) {
-    settings().weft_owned = false;
-    stop_hot_team();
-    weft::finalize();
-  }
+  // finalize() waits for the units still queued or running, so it runs only when exit() is
+  // called by the primary ULT outside any parallel region and task (the end of main). exit()
+  // called elsewhere (in a region or a task, on any stream) leaves the streams running until the
+  // process ends, as libgomp leaves its threads. (Thread-local storage is gone by now: the
+  // region and task counts tell.)
+  if (!settings().weft_owned || g_abandoned.load() || !initialized()) return;
+  if (this_unit::current() != g_primary_unit || g_outer_busy.load() != 0) return;
+  settings().weft_owned = false;
+  stop_hot_team();
+  weft::finalize();
 }
 
 // The current-context slot of units and threads the library did not create: ULT-local storage
@@ -291,6 +404,8 @@ context** current_slot() {
 
 }  // namespace
 
+std::atomic<int> g_outer_busy{0};
+
 void sched_yield_now() noexcept {
   sched_yield();
 }
@@ -307,14 +422,14 @@ void ensure_runtime() {
   globals& g = settings();
   config cfg;
   cfg.num_streams = g.streams;
-  cfg.stack_size = g.stack_size ? g.stack_size : 256 * 1024;
+  cfg.stack_size = g.stack_size ? g.stack_size : default_stack_size;
   if (g.wait == wait_policy::passive) {
     cfg.scheduler = "basic_wait";
     cfg.idle_spin = 64;
   } else if (g.wait == wait_policy::active) {
     cfg.idle_spin = 1u << 24;
   }
-  if (const char* v = env("OMP_PROC_BIND"); v && lower(v) == "false") {
+  if (g.proc_bind_false) {
     cfg.affinity.how = affinity_policy::kind::none;
   }
   if (const char* v = env("OMP_PLACES")) {
@@ -326,9 +441,15 @@ void ensure_runtime() {
       cfg.affinity = affinity_policy::parse(v, "OMP_PLACES");
     }
   }
-  weft::init(cfg);
+  try {
+    weft::init(cfg);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "libweft-omp: cannot start the runtime: %s\n", e.what());
+    std::exit(EXIT_FAILURE);
+  }
   g.streams = execution_stream::count();
   g.weft_owned = true;
+  g_primary_unit = this_unit::current();
   start_hot_team();
   std::call_once(g_init_once, [] { std::atexit(&finalize_at_exit); });
 }
@@ -358,6 +479,13 @@ void lock_word(std::atomic<std::uint32_t>& w) noexcept {
     return w.load(std::memory_order_relaxed) == 0 &&
            w.compare_exchange_strong(e, 1, std::memory_order_acquire);
   });
+}
+
+void fail_exit(const std::string& message) {
+  std::fprintf(stderr, "libweft-omp: %s\n", message.c_str());
+  // Members already started wait for the ones that could not be: weft cannot be finalised.
+  g_abandoned.store(true);
+  std::exit(EXIT_FAILURE);
 }
 
 void unsupported(const char* construct) {
@@ -619,7 +747,8 @@ struct open_region {
   std::atomic<int>* learned = nullptr;
   bool tasklets = false;
   bool top = false;
-  bool hot = false;  // members run by the hot team
+  bool hot = false;    // members run by the hot team
+  bool outer = false;  // opened outside any region (counted in g_outer_busy)
   std::atomic<bool> blocked{false};
 };
 
@@ -661,6 +790,29 @@ region_ptr take_region(int n, context& enc) {
   return region_ptr(o);
 }
 
+// A ULT takes its stack when it first runs, so a member that cannot get one never runs and its
+// team would wait for it at the first barrier. Before a wide team starts, the address space for
+// all its stacks is reserved once and released: where that fails the program ends with one line,
+// as libgomp's "Thread creation failed" (teams of up to 64 do not pay for the check).
+void check_stacks(int n) {
+  if (n <= 64) return;
+  const globals& g = settings();
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t stack = (g.stack_size ? g.stack_size : default_stack_size) + 64 * 1024 + page;
+  const std::size_t members = static_cast<std::size_t>(n - 1);
+  const std::size_t bytes = members > SIZE_MAX / stack ? SIZE_MAX : members * stack;
+  void* p = bytes == SIZE_MAX ? MAP_FAILED
+                              : mmap(nullptr, bytes, PROT_NONE,
+                                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    const int e = errno;
+    fail_exit("Thread creation failed: no address space for the stacks of a team of " +
+              std::to_string(n) + " threads (" + std::to_string(bytes >> 20) +
+              " MiB): " + std::strerror(e));
+  }
+  munmap(p, bytes);
+}
+
 region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset) {
   ensure_runtime();
   context** slot = current_slot();
@@ -668,10 +820,18 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
   const bool active_allowed = enc.active_level < enc.icv.max_active_levels;
   const int n = team_width(enc, nthreads, active_allowed);
   if (n > 1) note_blocking(enc);
-  region_ptr o = take_region(n, enc);
+  region_ptr o;
+  try {
+    o = take_region(n, enc);
+  } catch (const std::bad_alloc&) {
+    // As libgomp: a team that cannot be allocated ends the program with one line.
+    fail_exit("Out of memory creating a team of " + std::to_string(n) + " threads");
+  }
   team& t = o->t;
   const int active_level = enc.active_level + (n > 1 ? 1 : 0);
-  init_members(t, enc, enc.level + 1, active_level, std::max(1, enc.width_product) * n);
+  init_members(t, enc, enc.level + 1, active_level,
+               static_cast<int>(
+                   std::min<long>(INT_MAX, static_cast<long>(std::max(1, enc.width_product)) * n)));
   if (preset) {
     // A combined parallel loop: every member starts at construct 1, already set up in slot 0.
     work_share& ws = t.ws[0];
@@ -690,6 +850,8 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
       c.ws = &ws;
     }
   }
+  o->outer = enc.level == 0;
+  if (o->outer) g_outer_busy.fetch_add(1, std::memory_order_relaxed);
   o->slot = slot;
   o->r.fn = fn;
   o->r.data = data;
@@ -704,6 +866,7 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
       o->tasklets = o->learned && o->learned->load(std::memory_order_relaxed) == 1;
       t.blocking_flag = &o->blocked;
     }
+    if (!o->tasklets) check_stacks(n);
     execution_stream* self = this_unit::stream();
     const int streams = std::max(1, execution_stream::count());
     const int base = self ? self->rank() : 0;
@@ -742,10 +905,16 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
         if (execution_stream* s = execution_stream::by_rank((base + w) % streams))
           p = &s->main_pool();
       }
-      if (o->tasklets) {
-        tasklet::create_detached(*p, &unit_entry, &a);
-      } else {
-        ult::create_detached(*p, &unit_entry, &a);
+      try {
+        if (o->tasklets) {
+          tasklet::create_detached(*p, &unit_entry, &a);
+        } else {
+          ult::create_detached(*p, &unit_entry, &a);
+        }
+      } catch (const std::exception& e) {
+        // As libgomp's "Thread creation failed": the members started cannot be taken back.
+        fail_exit("Thread creation failed for member " + std::to_string(w) + " of a team of " +
+                  std::to_string(n) + ": " + e.what());
       }
     }
   }
@@ -756,6 +925,12 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
 void close(open_region& o) {
   finish_children(o.t.members[0]);
   *o.slot = o.saved;
+  struct outer_done {
+    bool outer;
+    ~outer_done() {
+      if (outer) g_outer_busy.fetch_sub(1, std::memory_order_relaxed);
+    }
+  } done{o.outer};
   if (o.t.nthreads == 1) return;
   const globals& g = settings();
   wait_region(o.r, o.top && o.t.nthreads <= g.streams ? g.spin : 0);

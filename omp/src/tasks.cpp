@@ -43,6 +43,7 @@ constexpr unsigned flag_grainsize = 1u << 9;
 constexpr unsigned flag_if = 1u << 10;
 constexpr unsigned flag_nogroup = 1u << 11;
 constexpr unsigned flag_reduction = 1u << 12;
+constexpr unsigned flag_strict = 1u << 14;
 constexpr unsigned flag_detach = 1u << 18;
 
 // Deferred tasks created and not finished, process-wide. Past a limit new tasks run undeferred
@@ -111,8 +112,10 @@ dep_list read_depend(void** depend) {
 std::vector<task_rec*> link_deps(context& parent, const dep_list& d, task_rec* t) {
   if (!parent.deps) parent.deps = new dep_table;
   std::vector<task_rec*> preds;
+  // `t` itself is skipped: an address named twice (depend(out: x, x), or in and out) finds the
+  // task recorded by its first occurrence.
   auto add = [&](task_rec* p) {
-    if (!p || p->done.load(std::memory_order_acquire)) return;
+    if (!p || p == t || p->done.load(std::memory_order_acquire)) return;
     for (task_rec* q : preds) {
       if (q == p) return;
     }
@@ -186,6 +189,8 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
   const std::size_t size = arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0;
   dep_list deps;
   if (depend) deps = read_depend(depend);
+  // Outside any parallel region a task runs at once, as in libgomp (no team to run it later).
+  if (!parent.t) deferred = false;
   if (deferred && g_live_tasks.load(std::memory_order_relaxed) >= live_task_limit()) {
     deferred = false;
   }
@@ -208,6 +213,15 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
       }
     }
     prepare(buf);
+    struct outer_task {
+      bool outer;
+      explicit outer_task(bool o) : outer(o) {
+        if (outer) g_outer_busy.fetch_add(1, std::memory_order_relaxed);
+      }
+      ~outer_task() {
+        if (outer) g_outer_busy.fetch_sub(1, std::memory_order_relaxed);
+      }
+    } counted(parent.level == 0);
     context_scope scope(&child);
     if (!skipped(child)) fn(buf);
     finish_children(child);
@@ -230,6 +244,7 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
   }
   prepare(t->data);
   if (depend) t->preds = link_deps(parent, deps, t);
+  ensure_runtime();
   execution_stream* self = this_unit::stream();
   pool& p = self ? self->main_pool() : execution_stream::primary().main_pool();
   g_live_tasks.fetch_add(1, std::memory_order_relaxed);
@@ -337,22 +352,33 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
   const std::uint64_t n = sp.count();
   if (n == 0) return;
   context& c = current();
-  std::uint64_t tasks;
-  if (flags & flag_grainsize) {
-    tasks = num_tasks ? n / num_tasks : n;
+  // Task sizes: `tasks` tasks, the first `r` of them one iteration longer; with a strict
+  // grainsize, tasks of exactly the grainsize and a shorter last one (GOMP_TASK_FLAG_STRICT).
+  std::uint64_t tasks, q, r = 0, last = 0;
+  if ((flags & flag_grainsize) && (flags & flag_strict)) {
+    const std::uint64_t grain = num_tasks ? num_tasks : 1;
+    tasks = n / grain;
+    q = grain;
+    last = n % grain;
+    if (last) ++tasks;
   } else {
-    tasks = num_tasks ? num_tasks : static_cast<std::uint64_t>(c.t ? c.t->nthreads : 1);
+    if (flags & flag_grainsize) {
+      tasks = num_tasks ? n / num_tasks : n;
+    } else {
+      tasks = num_tasks ? num_tasks : static_cast<std::uint64_t>(c.t ? c.t->nthreads : 1);
+    }
+    if (tasks == 0) tasks = 1;
+    if (tasks > n) tasks = n;
+    q = n / tasks;
+    r = n % tasks;
   }
-  if (tasks == 0) tasks = 1;
-  if (tasks > n) tasks = n;
   const bool group = !(flags & flag_nogroup);
   if (group) GOMP_taskgroup_start();
   const bool final_task = c.final_task || (flags & flag_final);
   const bool deferred = (flags & flag_if) && !c.final_task;
-  const std::uint64_t q = n / tasks, r = n % tasks;
   std::uint64_t lo = 0;
   for (std::uint64_t k = 0; k < tasks; ++k) {
-    const std::uint64_t hi = lo + q + (k < r ? 1 : 0);
+    const std::uint64_t hi = last && k + 1 == tasks ? n : lo + q + (k < r ? 1 : 0);
     const I s = sp.at(lo), e = sp.bound(hi, n);
     spawn(fn, data, cpyfn, arg_size, arg_align, deferred, final_task, nullptr, [s, e](void* buf) {
       I* bounds = static_cast<I*>(buf);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -17,6 +18,7 @@
 #include <weft/error.hpp>
 #include <weft/scheduler.hpp>
 
+#include "formats.hpp"
 #include "generator.hpp"
 #include "mapper.hpp"
 #include "output.hpp"
@@ -27,7 +29,7 @@ namespace align {
 namespace {
 
 constexpr const char* kUsage = R"(usage:
-  weft-align map [options] REFERENCES QUERIES    best hit of every query, as TSV
+  weft-align map [options] REFERENCES QUERIES    best hit of every query (TSV, SAM or PAF)
   weft-align gen [options] --ref-out FILE --query-out FILE
   weft-align --help
 
@@ -215,6 +217,10 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
     } else if (a == "--ties") {
       static const std::pair<const char*, ties> t[] = {{"first", ties::first}, {"all", ties::all}};
       opt.tie_mode = w.choice(a, t);
+    } else if (a == "--format") {
+      static const std::pair<const char*, out_format> t[] = {
+          {"tsv", out_format::tsv}, {"sam", out_format::sam}, {"paf", out_format::paf}};
+      opt.format = w.choice(a, t);
     } else if (a == "--cigar") {
       w.no_value(a);
       opt.cigar = true;
@@ -273,6 +279,7 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
                           " has no complement; the reverse strand needs nucleotide codes (use "
                           "--strand forward)");
   }
+  check_alphabet_for_format(alphabet, opt);
   const int rank = peers ? peers->rank() : 0;
   const int ranks = peers ? peers->size() : 1;
   if (ranks > 1 && (positional[0] == "-" || positional[1] == "-"))
@@ -284,6 +291,13 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
   std::vector<record> refs = read_sequences(positional[0], alphabet, /*unique_names=*/true);
   std::size_t longest_ref = 0;
   for (const record& r : refs) longest_ref = std::max(longest_ref, r.seq.size());
+
+  std::string command_line = "weft-align";
+  for (const std::string& a : args) command_line += " " + a;
+  // SAM's @PG CL is one field of a tab-separated line.
+  std::replace_if(
+      command_line.begin(), command_line.end(), [](char c) { return c == '\t' || c == '\n'; }, ' ');
+  std::unique_ptr<hit_formatter> formatter = make_formatter(refs, opt, command_line);
 
   backend_session session(opt);  // one weft runtime for the whole run
   sequence_reader queries(positional[1], alphabet);
@@ -316,7 +330,7 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
   std::uint64_t batches = 0;
   {
     progress_meter meter(show, state.done, total);
-    if (out) out->write(format_header(opt));
+    if (out) out->write(formatter->header());
     std::vector<record> batch;
     std::string text;
     for (; read_batch(queries, batch, batch_size, std::size_t{64} << 20); ++batches) {
@@ -329,7 +343,7 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
         }
       }
       if (owner == rank) {
-        text = format_hits(refs, batch, map_all(refs, batch, opt, &state), opt);
+        text = formatter->hits(batch, map_all(refs, batch, opt, &state));
         if (rank == 0) {
           out->write(text);
         } else {
@@ -391,6 +405,7 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
     j["cpu_seconds"] = cpu;
     j["alignments_per_s"] = seconds > 0 ? static_cast<double>(nq * refs.size()) / seconds : 0.0;
     j["weft_sched"] = opt.how == backend::weft ? nlohmann::ordered_json(state.weft_sched) : nullptr;
+    j["format"] = to_string(opt.format);
     err << j.dump() << "\n";
   }
   return 0;

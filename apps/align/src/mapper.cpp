@@ -53,6 +53,18 @@ const char* to_string(strand s) {
   return "?";
 }
 
+const char* to_string(out_format f) {
+  switch (f) {
+    case out_format::tsv:
+      return "tsv";
+    case out_format::sam:
+      return "sam";
+    case out_format::paf:
+      return "paf";
+  }
+  return "?";
+}
+
 namespace {
 
 EdlibAlignMode edlib_mode(align_mode m) {
@@ -168,13 +180,13 @@ void add_details(const job& j, std::size_t q, query_result& r) {
   r.details.reserve(r.refs.size());
   for (std::size_t i = 0; i < r.refs.size(); ++i) {
     edlib_result res(run_edlib(j.seq(q, r.strands[i]), j.refs[r.refs[i]], j.opt, j.opt.max_dist,
-                               j.eq, j.opt.cigar ? EDLIB_TASK_PATH : EDLIB_TASK_LOC));
+                               j.eq, needs_cigar(j.opt) ? EDLIB_TASK_PATH : EDLIB_TASK_LOC));
     hit_detail h;
     if (res.r.numLocations > 0) {
       h.start = res.r.startLocations ? res.r.startLocations[0] : -1;
       h.end = res.r.endLocations[0];
     }
-    if (j.opt.cigar && res.r.alignment) {
+    if (needs_cigar(j.opt) && res.r.alignment) {
       char* c = edlibAlignmentToCigar(res.r.alignment, res.r.alignmentLength, EDLIB_CIGAR_EXTENDED);
       if (c) {
         h.cigar = c;

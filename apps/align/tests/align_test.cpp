@@ -271,8 +271,12 @@ TEST(AlignCli, GzipFastqAndStdinGiveTheSameOutput) {
             0);
   std::string plain = slurp(dir.file("plain.tsv"));
   EXPECT_EQ(plain, slurp(dir.file("gz.tsv")));
-  EXPECT_EQ(plain.substr(0, plain.find('\n')), "#query\treference\tstrand\tdistance\tstart\tend");
-  EXPECT_EQ(std::count(plain.begin(), plain.end(), '\n'), 13);
+  EXPECT_EQ(plain.substr(0, plain.find('\n')),
+            "#match: iupac (N and the IUPAC ambiguity codes match the bases they stand for)");
+  const std::size_t columns = plain.find('\n') + 1;
+  EXPECT_EQ(plain.substr(columns, plain.find('\n', columns) - columns),
+            "#query\treference\tstrand\tdistance\tstart\tend");
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), '\n'), 14);
   // Lower case and CRLF line ends are accepted.
   std::string crlf;
   for (char c : fa.refs) {
@@ -327,6 +331,7 @@ TEST(AlignCli, NoHitWithinMaxDistIsReported) {
                 .status,
             0);
   EXPECT_EQ(slurp(dir.file("o.tsv")),
+            "#match: iupac (N and the IUPAC ambiguity codes match the bases they stand for)\n"
             "#query\treference\tstrand\tdistance\tstart\tend\tcigar\n"
             "near\tr1\t+\t1\t0\t11\t11=1X\n"
             "far\t*\t*\t-1\t-1\t-1\t*\n");
@@ -680,8 +685,13 @@ TEST(AlignAlphabet, IupacCodesMatchWhatTheyStandForUnlessLiteral) {
                    dir.file("o.tsv"), r, q})
                   .status,
               0);
+    // The header names the matching rule.
+    const std::string rule =
+        std::string(match) == "iupac"
+            ? "#match: iupac (N and the IUPAC ambiguity codes match the bases they stand for)\n"
+            : "#match: literal (every letter matches only itself)\n";
     EXPECT_EQ(slurp(dir.file("o.tsv")),
-              std::string("#query\treference\tstrand\tdistance\tstart\tend\n") + want)
+              rule + "#query\treference\tstrand\tdistance\tstart\tend\n" + want)
         << match;
   }
   EXPECT_EQ(align::reverse_complement("ACGTRYKMBVDHSWNU"), "ANWSDHBVKMRYACGT");

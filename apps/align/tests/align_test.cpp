@@ -502,6 +502,8 @@ TEST(AlignBadInput, BadOptionValues) {
       {{"map", "--progress", "sometimes", r, r},
        "option --progress: expected one of auto, always, never"},
       {{"map", "--alphabet", "AC GT", r, r}, "option --alphabet: 'AC GT' has a character"},
+      {{"map", "--format", "bam", r, r},
+       "option --format: expected one of tsv, sam, paf, got 'bam'"},
       {{"map", "--cigar=yes", r, r}, "option --cigar takes no value"},
       {{"map", "--frobnicate", r, r}, "map: unknown option '--frobnicate'"},
       {{"map", r, r, "--workers"}, "option --workers needs a value"},

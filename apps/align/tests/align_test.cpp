@@ -322,6 +322,30 @@ TEST(AlignCli, CigarMatchesDistanceAndLengths) {
   }
 }
 
+// The command line as CLI11 reads it: options and file names in any order, "--name=value" and
+// "--name value", short and long names, the last of a repeated option winning.
+TEST(AlignCli, OptionsInAnyOrderAndTheLastRepeatWins) {
+  temp_dir dir;
+  std::string refs = dir.write("r.fa", ">r1\nAAAAAAAAAAAA\n>r2\nAAAAAAAAAAAA\n");
+  std::string queries = dir.write("q.fa", ">q\nAAAAAAAAAAAA\n");
+  const std::string header =
+      "#match: literal (every letter matches only itself)\n"
+      "#query\treference\tstrand\tdistance\tstart\tend\n";
+  ASSERT_EQ(
+      cli({"map", refs, "--ties", "first", "--strand=forward", queries, "--ties=all", "--match",
+           "iupac", "--match=literal", "--output", dir.file("a.tsv"), "--streams", "1"})
+          .status,
+      0);
+  EXPECT_EQ(slurp(dir.file("a.tsv")), header + "q\tr1\t+\t0\t0\t11\nq\tr2\t+\t0\t0\t11\n");
+  ASSERT_EQ(cli({"map", "-o", dir.file("f.tsv"), "--ties=all", "--streams=1", "--match=literal",
+                 "--strand", "forward", refs, queries, "--ties", "first"})
+                .status,
+            0);
+  EXPECT_EQ(slurp(dir.file("f.tsv")), header + "q\tr1\t+\t0\t0\t11\n");
+  // --help anywhere in a subcommand prints the usage and succeeds.
+  EXPECT_EQ(cli({"gen", "--seed", "3", "--help"}).status, 0);
+}
+
 TEST(AlignCli, NoHitWithinMaxDistIsReported) {
   temp_dir dir;
   std::string refs = dir.write("r.fa", ">r1\nAAAAAAAAAAAA\n>r2\nCCCCCCCCCCCC\n");

@@ -31,13 +31,16 @@ namespace align {
 namespace {
 
 constexpr const char* kUsage = R"(usage:
-  weft-align map [options] REFERENCES QUERIES    best hit of every query (TSV, SAM or PAF)
+  weft-align map [options] REFERENCES QUERIES    best hit of every query (TSV, SAM, BAM or PAF)
   weft-align gen [options] --ref-out FILE --query-out FILE
   weft-align --help
 
 map: every query (FASTA or FASTQ) is aligned with edlib against every reference (FASTA), both
 strands by default; plain or gzip input, "-" for stdin. Queries are read and hits written chunk by
-chunk. Output columns: query, reference, strand, distance, start, end [, cigar].
+chunk. TSV columns: query, reference, strand, distance, start, end [, cigar].
+  --format F             tsv (default), sam or bam (htslib: =/X CIGAR, NM; a query without a
+                         hit is flagged 4) or paf (12 columns, NM:i:, cg:Z:; queries without a
+                         hit left out)
   -o, --output FILE      write here (a file is replaced atomically, nothing is left on error;
                          a device or FIFO is written in place); default stdout
   --backend B            weft (default), omp (OpenMP, nested teams as in the seed), serial
@@ -273,8 +276,10 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
     opt.tie_mode = to_choice("--ties", v, t);
   });
   p.value("--format", [&](const std::string& v) {
-    static const std::pair<const char*, out_format> t[] = {
-        {"tsv", out_format::tsv}, {"sam", out_format::sam}, {"paf", out_format::paf}};
+    static const std::pair<const char*, out_format> t[] = {{"tsv", out_format::tsv},
+                                                           {"sam", out_format::sam},
+                                                           {"bam", out_format::bam},
+                                                           {"paf", out_format::paf}};
     opt.format = to_choice("--format", v, t);
   });
   p.flag("--cigar", [&] { opt.cigar = true; });
@@ -384,7 +389,20 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
   std::uint64_t batches = 0;
   {
     progress_meter meter(show, state.done, total);
-    if (out) out->write(formatter->header());
+    // BAM: rank 0 encodes the SAM text of every chunk, its own and the other ranks'.
+    std::optional<bam_writer> bam;
+    if (out && opt.format == out_format::bam) {
+      bam.emplace(out->fd(), output == "-" ? "<stdout>" : output, formatter->header());
+    } else if (out) {
+      out->write(formatter->header());
+    }
+    auto emit = [&](const std::string& t) {
+      if (bam) {
+        bam->write(t);
+      } else {
+        out->write(t);
+      }
+    };
     std::vector<record> batch;
     std::string text;
     for (; read_batch(queries, batch, batch_size, std::size_t{64} << 20); ++batches) {
@@ -399,14 +417,14 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
       if (owner == rank) {
         text = formatter->hits(batch, map_all(refs, batch, opt, &state));
         if (rank == 0) {
-          out->write(text);
+          emit(text);
         } else {
           peers->send(peer_group::kind::text, text);
         }
       } else if (rank == 0) {
         if (peers->receive(owner, text) == peer_group::kind::failed) throw error(text);
         state.done.fetch_add(batch.size(), std::memory_order_relaxed);
-        out->write(text);
+        emit(text);
       }
     }
     input_done.store(true, std::memory_order_relaxed);
@@ -420,6 +438,7 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
         peers->send(peer_group::kind::done, {});
       }
     }
+    if (bam) bam->close();
     meter.stop();
   }
   const double seconds =

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "formats.hpp"
 
+#include <htslib/hfile.h>
 #include <htslib/kstring.h>
 #include <htslib/sam.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -186,18 +188,74 @@ class sam_formatter final : public hit_formatter {
 
 }  // namespace
 
+bam_writer::bam_writer(int fd, const std::string& shown, const std::string& header)
+    : shown_(shown) {
+  const int copy = ::dup(fd);
+  if (copy < 0) fail(std::strerror(errno));
+  hFILE* h = hdopen(copy, "w");
+  if (!h) {
+    ::close(copy);
+    fail(std::strerror(errno));
+  }
+  fp_ = hts_hopen(h, shown.c_str(), "wb");
+  if (!fp_) {
+    hclose_abruptly(h);
+    fail("cannot open for BAM");
+  }
+  hdr_ = sam_hdr_parse(header.size(), header.c_str());
+  b_ = bam_init1();
+  if (!hdr_ || !b_) fail("cannot build the BAM header");
+  if (sam_hdr_write(fp_, hdr_) < 0) fail(std::strerror(errno));
+}
+
+bam_writer::~bam_writer() {
+  if (fp_) hts_close(fp_);  // after an error: the output is discarded anyway
+  if (hdr_) sam_hdr_destroy(hdr_);
+  if (b_) bam_destroy1(b_);
+}
+
+void bam_writer::fail(const std::string& what) const {
+  throw error(shown_ + ": cannot write BAM: " + what);
+}
+
+void bam_writer::write(const std::string& sam_lines) {
+  kstring_t line = KS_INITIALIZE;
+  std::size_t from = 0;
+  try {
+    while (from < sam_lines.size()) {
+      std::size_t end = sam_lines.find('\n', from);
+      if (end == std::string::npos) end = sam_lines.size();
+      line.l = 0;
+      if (kputsn(sam_lines.data() + from, end - from, &line) < 0) fail("out of memory");
+      from = end + 1;
+      if (sam_parse1(&line, hdr_, b_) < 0) fail("htslib cannot parse a record");
+      if (sam_write1(fp_, hdr_, b_) < 0) fail(std::strerror(errno));
+    }
+  } catch (...) {
+    std::free(line.s);
+    throw;
+  }
+  std::free(line.s);
+}
+
+void bam_writer::close() {
+  htsFile* fp = fp_;
+  fp_ = nullptr;
+  if (hts_close(fp) != 0) fail(std::strerror(errno));
+}
+
 std::string match_rule_text(const map_options& opt) {
   return opt.iupac ? "match: iupac (N and the IUPAC ambiguity codes match the bases they stand for)"
                    : "match: literal (every letter matches only itself)";
 }
 
 void check_alphabet_for_format(const std::string& alphabet, const map_options& opt) {
-  if (opt.format != out_format::sam) return;
+  if (opt.format != out_format::sam && opt.format != out_format::bam) return;
   for (char c : alphabet) {
     // htslib stores SEQ as 4-bit nucleotide codes: any other letter would be written as N (U is
     // written as T).
     if (!std::strchr(kIupac, c))
-      throw usage_error(std::string("option --format sam: '") + c +
+      throw usage_error(std::string("option --format ") + to_string(opt.format) + ": '" + c +
                         "' of the alphabet is not a SAM nucleotide code (A, C, G, T, U, N or an "
                         "IUPAC ambiguity code)");
   }
@@ -208,6 +266,7 @@ std::unique_ptr<hit_formatter> make_formatter(const std::vector<record>& refs,
                                               const std::string& command_line) {
   switch (opt.format) {
     case out_format::sam:
+    case out_format::bam:  // as SAM text, which bam_writer encodes
       return std::make_unique<sam_formatter>(refs, opt, command_line);
     case out_format::paf:
       return std::make_unique<paf_formatter>(refs);

@@ -11,6 +11,11 @@
 #include "mapper.hpp"
 #include "seqio.hpp"
 
+// htslib's types, declared as htslib declares them (sam.h stays out of this header).
+struct htsFile;
+struct sam_hdr_t;
+struct bam1_t;
+
 namespace align {
 
 /// Formats hits: header() once at the start of the output, then hits() for each chunk of queries
@@ -33,8 +38,31 @@ std::unique_ptr<hit_formatter> make_formatter(const std::vector<record>& refs,
 /// One line naming the matching rule (--match), for the headers of TSV and SAM.
 std::string match_rule_text(const map_options& opt);
 
-/// Throws usage_error when the alphabet cannot be written in opt.format (SAM stores nucleotide
-/// codes only).
+/// BAM through htslib on an output's descriptor: the SAM text of each chunk (as hit_formatter
+/// makes it, on whichever rank) is parsed back into bam1_t records and written BGZF-compressed.
+class bam_writer {
+ public:
+  /// Writes the header (SAM text) to fd, which stays open (a duplicate is written to); shown is
+  /// the destination's name for messages.
+  bam_writer(int fd, const std::string& shown, const std::string& header);
+  ~bam_writer();
+  bam_writer(const bam_writer&) = delete;
+  bam_writer& operator=(const bam_writer&) = delete;
+  /// Writes the records of SAM lines (each ending with '\n').
+  void write(const std::string& sam_lines);
+  /// Flushes the records and BAM's end-of-file block; required before the output is committed.
+  void close();
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const;
+  std::string shown_;
+  ::htsFile* fp_ = nullptr;
+  ::sam_hdr_t* hdr_ = nullptr;
+  ::bam1_t* b_ = nullptr;
+};
+
+/// Throws usage_error when the alphabet cannot be written in opt.format (SAM and BAM store
+/// nucleotide codes only).
 void check_alphabet_for_format(const std::string& alphabet, const map_options& opt);
 
 }  // namespace align

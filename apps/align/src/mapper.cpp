@@ -59,6 +59,8 @@ const char* to_string(out_format f) {
       return "tsv";
     case out_format::sam:
       return "sam";
+    case out_format::bam:
+      return "bam";
     case out_format::paf:
       return "paf";
   }

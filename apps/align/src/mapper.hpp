@@ -27,8 +27,8 @@ enum class unit_kind { ult, tasklet };
 enum class align_mode { nw, shw, hw };
 enum class ties { first, all };
 enum class strand { forward, reverse, both };
-/// What "map" writes: TSV (the default), SAM, or PAF (formats.hpp).
-enum class out_format { tsv, sam, paf };
+/// What "map" writes: TSV (the default), SAM, BAM or PAF (formats.hpp).
+enum class out_format { tsv, sam, bam, paf };
 
 struct map_options {
   backend how = backend::weft;

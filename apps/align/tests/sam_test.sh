@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# weft-align's SAM and PAF output against samtools. Usage: sam_test.sh PATH/TO/weft-align
+# weft-align's SAM, BAM and PAF output against samtools. Usage: sam_test.sh PATH/TO/weft-align
 # PATH/TO/samtools. Reads cut from two seeded references with known edits (a substitution, an
 # insertion, a deletion, reverse-complemented reads with and without an edit, a read that maps
 # nowhere) are mapped under --match literal; the SAM must pass samtools quickcheck, read back
@@ -122,11 +122,30 @@ awk -F'\t' '{ if (NF != 14) { print $1 ": " NF " fields"; bad = 1 }
   if ("NM:i:" (x + i + d) != $13) { print $1 ": " $13 " but the CIGAR has " x + i + d " edits"; bad = 1 } }
   END { exit bad }' out.paf || fail "PAF columns"
 
-# Bad format names are a usage error.
+# BAM: the same header and records as the SAM, to a file and to a pipe.
+"$bin" map --streams 1 --match literal --max-dist 10 --format bam -o out.bam refs.fa q.fa
+"$samtools" quickcheck -v out.bam || fail "samtools quickcheck rejects the BAM"
+[[ $(head -c 4 <(gzip -dc out.bam)) == BAM$'\001' ]] || fail "out.bam is not BGZF-compressed BAM"
+"$samtools" view -h --no-PG out.bam >bam.sam || fail "samtools view cannot read the BAM"
+diff <(grep -v '^@PG' bam.sam) <(grep -v '^@PG' out.sam) >&2 ||
+  fail "the BAM holds other records than the SAM"
+"$bin" map --streams 1 --match literal --max-dist 10 --format bam refs.fa q.fa |
+  "$samtools" view -h --no-PG - >pipe.sam
+diff <(grep -v '^@PG' pipe.sam) <(grep -v '^@PG' out.sam) >/dev/null || fail "BAM on stdout differs"
+# SAM and BAM need nucleotide codes.
 set +e
-"$bin" map --format bam refs.fa q.fa >/dev/null 2>bad.err
+"$bin" map --format bam --alphabet ACGTZ --strand forward refs.fa q.fa >/dev/null 2>alpha.err
 rc=$?
 set -e
-[[ $rc == 2 ]] || fail "--format bam: exit status $rc"
-grep -q "option --format: expected one of tsv, sam, paf, got 'bam'" bad.err || fail "--format bam: $(cat bad.err)"
+[[ $rc == 2 ]] || fail "--format bam with Z in the alphabet: exit status $rc"
+grep -q "option --format bam: 'Z' of the alphabet is not a SAM nucleotide code" alpha.err ||
+  fail "--format bam with Z in the alphabet: $(cat alpha.err)"
+
+# Bad format names are a usage error.
+set +e
+"$bin" map --format cram refs.fa q.fa >/dev/null 2>bad.err
+rc=$?
+set -e
+[[ $rc == 2 ]] || fail "--format cram: exit status $rc"
+grep -q "option --format: expected one of tsv, sam, bam, paf, got 'cram'" bad.err || fail "--format cram: $(cat bad.err)"
 echo "weft-align SAM/PAF: all checks passed"

@@ -127,8 +127,7 @@ class option_parser {
   }
   /// An option with a value, handed to `set` as text.
   void value(const std::string& names, std::function<void(const std::string&)> set) {
-    const std::string name = long_name(names);
-    app_.add_option_function<std::string>(names, [name, set](const std::string& v) { set(v); });
+    app_.add_option_function<std::string>(names, std::move(set));
   }
   /// An option without a value ("--name=value" is refused).
   void flag(const std::string& names, std::function<void()> set) {
@@ -166,21 +165,6 @@ class option_parser {
   }
 
  private:
-  /// The name messages use: the first long name ("-o,--output" -> "--output").
-  static std::string long_name(const std::string& names) {
-    std::string name;
-    std::size_t from = 0;
-    while (from <= names.size()) {
-      std::size_t comma = names.find(',', from);
-      std::string n =
-          names.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
-      if (name.empty() || n.rfind("--", 0) == 0) name = n;
-      if (n.rfind("--", 0) == 0 || comma == std::string::npos) break;
-      from = comma + 1;
-    }
-    return name;
-  }
-
   std::string command_;
   CLI::App app_;
 };

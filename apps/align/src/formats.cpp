@@ -78,11 +78,17 @@ class paf_formatter final : public hit_formatter {
         }
         // edlib aligns the whole query in every mode: it spans 0 .. length on either strand.
         const std::string qlen = std::to_string(query.seq.size());
-        out += query.name + '\t' + qlen + "\t0\t" + qlen + (r.strands[i] ? "\t-\t" : "\t+\t");
-        out += ref.name + '\t' + std::to_string(ref.seq.size()) + '\t' + std::to_string(h.start) +
-               '\t' + std::to_string(h.end + 1) + '\t' + std::to_string(matches) + '\t' +
-               std::to_string(block) + "\t255\tNM:i:" + std::to_string(r.dist) +
-               "\tcg:Z:" + h.cigar + '\n';
+        for (const std::string& field :
+             {query.name, qlen, std::string("0"), qlen, std::string(r.strands[i] ? "-" : "+"),
+              ref.name, std::to_string(ref.seq.size()), std::to_string(h.start),
+              std::to_string(h.end + 1), std::to_string(matches), std::to_string(block),
+              std::string("255"), "NM:i:" + std::to_string(r.dist)}) {
+          out += field;
+          out += '\t';
+        }
+        out += "cg:Z:";
+        out += h.cigar;
+        out += '\n';
       }
     }
     return out;

@@ -135,16 +135,16 @@ int distance(const record& query, const record& ref, const map_options& opt) {
   return res.r.editDistance;
 }
 
-void partial::add(int d, std::uint32_t ref, ties t) {
+void partial::add(int d, std::uint32_t id, ties t) {
   if (d < 0) return;
   if (dist < 0 || d < dist) {
     dist = d;
-    refs.assign(1, ref);
+    refs.assign(1, id);
   } else if (d == dist) {
     if (t == ties::all) {
-      refs.push_back(ref);
-    } else if (ref < refs[0]) {
-      refs[0] = ref;
+      refs.push_back(id);
+    } else if (id < refs[0]) {
+      refs[0] = id;
     }
   }
 }
@@ -221,18 +221,18 @@ std::vector<query_result> map_serial(const job& j, run_state* progress) {
 
 std::vector<query_result> map_all(const std::vector<record>& refs,
                                   const std::vector<record>& queries, const map_options& opt,
-                                  run_state* progress) {
+                                  run_state* state) {
   if (refs.size() > (std::size_t{1} << 31)) throw error("more than 2^31 references");
   detail::job j(refs, queries, opt);
   switch (opt.how) {
     case backend::serial:
-      return detail::map_serial(j, progress);
+      return detail::map_serial(j, state);
     case backend::omp:
-      return detail::map_omp(j, progress);
+      return detail::map_omp(j, state);
     case backend::weft:
       break;
   }
-  return detail::map_weft(j, progress);
+  return detail::map_weft(j, state);
 }
 
 weft::config weft_config(const map_options& opt) {

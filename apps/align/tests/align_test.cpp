@@ -244,7 +244,7 @@ struct cli_result {
   std::string err;
 };
 
-cli_result cli(std::vector<std::string> args) {
+cli_result cli(const std::vector<std::string>& args) {
   std::ostringstream err;
   int status = align::run_cli(args, err, false);
   return {status, err.str()};

@@ -126,8 +126,8 @@ class option_parser {
     app_.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
   /// An option with a value, handed to `set` as text.
-  void value(const std::string& names, std::function<void(const std::string&)> set) {
-    app_.add_option_function<std::string>(names, std::move(set));
+  void value(const std::string& names, const std::function<void(const std::string&)>& set) {
+    app_.add_option_function<std::string>(names, set);
   }
   /// An option without a value ("--name=value" is refused).
   void flag(const std::string& names, std::function<void()> set) {

@@ -5,3 +5,6 @@ find_package(Boost 1.71 REQUIRED COMPONENTS context)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
 pkg_check_modules(NUMA REQUIRED IMPORTED_TARGET numa)
+# apps/align: SAM output (htslib) and command-line parsing (CLI11, header-only).
+pkg_check_modules(HTSLIB REQUIRED IMPORTED_TARGET htslib)
+find_package(CLI11 2.1 REQUIRED CONFIG)

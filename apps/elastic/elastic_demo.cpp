@@ -10,6 +10,7 @@
 #include <weft/events.hpp>
 #include <weft/weft.hpp>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -30,9 +31,21 @@ std::uint64_t work(std::uint64_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int seconds = argc > 1 ? std::atoi(argv[1]) : 20;
-  if (seconds <= 0) {
-    std::fprintf(stderr, "usage: weft-elastic-demo [SECONDS > 0]\n");
+  int seconds = 20;
+  CLI::App app(
+      "Keeps every execution stream busy and prints the stream count and throughput "
+      "once a second; start it with WEFT_RM=<address> and resize it with weft-rm.",
+      "weft-elastic-demo");
+  app.add_option("SECONDS", seconds, "how long to run (default 20)")
+      ->check(CLI::TypeValidator<int>("SECONDS"))
+      ->check(CLI::Range(1, 1'000'000'000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "weft-elastic-demo: %s\nusage: weft-elastic-demo [SECONDS > 0]\n",
+                 e.what());
     return 2;
   }
   weft::runtime rt;

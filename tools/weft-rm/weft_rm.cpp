@@ -35,6 +35,8 @@
 
 #include "client_session.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -380,10 +382,10 @@ void usage(int code) {
   std::exit(code);
 }
 
-int number_arg(const char* flag, const char* v) {
+int number_arg(const std::string& flag, const std::string& v) {
   char* end = nullptr;
-  const long n = v ? std::strtol(v, &end, 10) : -1;
-  if (!v || !*v || *end || n < 0 || n > 1000000) die(std::string(flag) + " needs a number", 2);
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || n < 0 || n > 1000000) die(flag + " needs a number", 2);
   return static_cast<int>(n);
 }
 
@@ -395,24 +397,35 @@ int run(int argc, char** argv) {
   int timeout_s = 30;
   long only_pid = 0;
   std::vector<std::string> words;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help") usage(0);
-    if (a == "--socket") {
-      if (++i >= argc) usage(2);
-      addr = argv[i];
-    } else if (a == "--wait") {
-      wait_for = number_arg("--wait", i + 1 < argc ? argv[++i] : nullptr);
-    } else if (a == "--timeout") {
-      timeout_s = number_arg("--timeout", i + 1 < argc ? argv[++i] : nullptr);
-    } else if (a == "--pid") {
-      only_pid = number_arg("--pid", i + 1 < argc ? argv[++i] : nullptr);
-    } else if (!a.empty() && a[0] == '-' && words.empty()) {
-      die("unknown option " + a, 2);
-    } else {
-      words.push_back(a);
-    }
+  // CLI11 walks the arguments ("--name value" or "--name=value", options before or after the
+  // command); each value is checked here so that the messages stay weft-rm's own.
+  CLI::App app("weft-rm", "weft-rm");
+  app.set_help_flag();  // usage() is the help, as before
+  app.allow_extras();
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  bool help = false;
+  app.add_flag("-h,--help", help);
+  app.add_option("--socket", addr);
+  app.add_option_function<std::string>(
+      "--wait", [&](const std::string& v) { wait_for = number_arg("--wait", v); });
+  app.add_option_function<std::string>(
+      "--timeout", [&](const std::string& v) { timeout_s = number_arg("--timeout", v); });
+  app.add_option_function<std::string>(
+      "--pid", [&](const std::string& v) { only_pid = number_arg("--pid", v); });
+  app.add_option("COMMAND", words);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ArgumentMismatch& e) {
+    // "--wait: 1 required TEXT missing": an option at the end without its value.
+    const std::string what = e.what();
+    const std::string name = what.substr(0, what.find(':'));
+    if (name == "--socket") usage(2);
+    die(name + " needs a number", 2);
+  } catch (const CLI::ParseError& e) {
+    die(e.what(), 2);
   }
+  if (help) usage(0);
+  if (!app.remaining().empty()) die("unknown option " + app.remaining().front(), 2);
   rm::address address;
   try {
     address = rm::parse_address(addr, "--socket");

@@ -4,12 +4,15 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -17,6 +20,7 @@
 #include <weft/error.hpp>
 #include <weft/scheduler.hpp>
 
+#include "formats.hpp"
 #include "generator.hpp"
 #include "mapper.hpp"
 #include "output.hpp"
@@ -27,13 +31,16 @@ namespace align {
 namespace {
 
 constexpr const char* kUsage = R"(usage:
-  weft-align map [options] REFERENCES QUERIES    best hit of every query, as TSV
+  weft-align map [options] REFERENCES QUERIES    best hit of every query (TSV, SAM, BAM or PAF)
   weft-align gen [options] --ref-out FILE --query-out FILE
   weft-align --help
 
 map: every query (FASTA or FASTQ) is aligned with edlib against every reference (FASTA), both
 strands by default; plain or gzip input, "-" for stdin. Queries are read and hits written chunk by
-chunk. Output columns: query, reference, strand, distance, start, end [, cigar].
+chunk. TSV columns: query, reference, strand, distance, start, end [, cigar].
+  --format F             tsv (default), sam or bam (htslib: =/X CIGAR, NM; a query without a
+                         hit is flagged 4) or paf (12 columns, NM:i:, cg:Z:; queries without a
+                         hit left out)
   -o, --output FILE      write here (a file is replaced atomically, nothing is left on error;
                          a device or FIFO is written in place); default stdout
   --backend B            weft (default), omp (OpenMP, nested teams as in the seed), serial
@@ -70,72 +77,96 @@ gen: random references and queries (mutated substrings, true origin in the heade
   --fastq                            queries as FASTQ
 )";
 
-/// Walks the arguments of one subcommand, "--name value" or "--name=value".
-class arg_walker {
+/// "--help" given to a subcommand: the usage is printed and the run ends with status 0.
+struct help_requested {};
+
+/// Integer value of option `name` in [lo, hi]; the whole text must be the number.
+long long to_integer(const std::string& name, const std::string& v, long long lo, long long hi) {
+  long long x = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (v.empty() || ec != std::errc() || p != v.data() + v.size() || x < lo || x > hi) {
+    throw usage_error("option " + name + ": expected an integer from " + std::to_string(lo) +
+                      " to " + std::to_string(hi) + ", got " + quote_text(v));
+  }
+  return x;
+}
+
+double to_real(const std::string& name, const std::string& v, double lo, double hi) {
+  double x = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (v.empty() || ec != std::errc() || p != v.data() + v.size() || !(x >= lo && x <= hi)) {
+    throw usage_error("option " + name + ": expected a number from " + std::to_string(lo) + " to " +
+                      std::to_string(hi) + ", got " + quote_text(v));
+  }
+  return x;
+}
+
+template <class E, std::size_t N>
+E to_choice(const std::string& name, const std::string& v,
+            const std::pair<const char*, E> (&table)[N]) {
+  std::string names;
+  for (auto& [text, e] : table) {
+    if (v == text) return e;
+    names += names.empty() ? "" : ", ";
+    names += text;
+  }
+  throw usage_error("option " + name + ": expected one of " + names + ", got " + quote_text(v));
+}
+
+/// One subcommand's options on CLI11. CLI11 walks the arguments ("--name value", "--name=value",
+/// "-o value", options and file names in any order, the last of a repeated option winning); each
+/// option's callback converts and checks its value itself, so that a message names the option
+/// and what it accepts, and CLI11's own errors are reworded the same way.
+class option_parser {
  public:
-  explicit arg_walker(const std::vector<std::string>& args, std::size_t first)
-      : args_(args), i_(first) {}
-  bool done() const { return i_ >= args_.size(); }
-  /// The next argument; if it is an option, its name is returned and an inline "=value" kept.
-  std::string next() {
-    std::string a = args_[i_++];
-    inline_.reset();
-    if (a.size() > 2 && a.compare(0, 2, "--") == 0) {
-      if (auto eq = a.find('='); eq != std::string::npos) {
-        inline_ = a.substr(eq + 1);
-        a.resize(eq);
+  explicit option_parser(std::string command) : command_(std::move(command)) {
+    app_.set_help_flag("-h,--help");
+    // Unknown arguments are collected and reported below, in weft-align's words.
+    app_.allow_extras();
+    app_.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  /// An option with a value, handed to `set` as text.
+  void value(const std::string& names, const std::function<void(const std::string&)>& set) {
+    app_.add_option_function<std::string>(names, set);
+  }
+  /// An option without a value ("--name=value" is refused).
+  void flag(const std::string& names, std::function<void()> set) {
+    app_.add_flag_callback(names, std::move(set))->disable_flag_override();
+  }
+  /// Where the file names go (none accepted when not called).
+  void positional(std::vector<std::string>& files) {
+    app_.add_option("files", files)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  }
+  /// Parses args (args[0] is the subcommand). Throws usage_error or help_requested.
+  void parse(const std::vector<std::string>& args) {
+    std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11 pops the back
+    try {
+      app_.parse(reversed);
+    } catch (const CLI::CallForHelp&) {
+      throw help_requested{};
+    } catch (const CLI::ArgumentMismatch& e) {
+      // "--name: 1 required TEXT missing" or "name was given a disallowed flag override".
+      const std::string what = e.what();
+      std::string name = what.substr(0, what.find_first_of(": "));
+      if (name.rfind('-', 0) != 0) name = (name.size() == 1 ? "-" : "--") + name;
+      if (what.find("flag override") != std::string::npos)
+        throw usage_error("option " + name + " takes no value");
+      throw usage_error("option " + name + " needs a value");
+    } catch (const CLI::ParseError& e) {
+      throw usage_error(command_ + ": " + e.what());
+    }
+    for (std::string a : app_.remaining()) {
+      if (command_ == "map" && a.size() > 1 && a[0] == '-') {
+        if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) a.resize(eq);
+        throw usage_error("map: unknown option " + quote_text(a));
       }
+      throw usage_error(command_ + ": unexpected argument " + quote_text(a));
     }
-    return a;
-  }
-  std::string value(const std::string& name) {
-    if (inline_) {
-      std::string v = *inline_;
-      inline_.reset();
-      return v;
-    }
-    if (i_ >= args_.size()) throw usage_error("option " + name + " needs a value");
-    return args_[i_++];
-  }
-  void no_value(const std::string& name) {
-    if (inline_) throw usage_error("option " + name + " takes no value");
-  }
-  long long integer(const std::string& name, long long lo, long long hi) {
-    std::string v = value(name);
-    long long x = 0;
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || x < lo || x > hi) {
-      throw usage_error("option " + name + ": expected an integer from " + std::to_string(lo) +
-                        " to " + std::to_string(hi) + ", got " + quote_text(v));
-    }
-    return x;
-  }
-  double real(const std::string& name, double lo, double hi) {
-    std::string v = value(name);
-    double x = 0;
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || !(x >= lo && x <= hi)) {
-      throw usage_error("option " + name + ": expected a number from " + std::to_string(lo) +
-                        " to " + std::to_string(hi) + ", got " + quote_text(v));
-    }
-    return x;
-  }
-  template <class E, std::size_t N>
-  E choice(const std::string& name, const std::pair<const char*, E> (&table)[N]) {
-    std::string v = value(name);
-    std::string names;
-    for (auto& [text, e] : table) {
-      if (v == text) return e;
-      names += names.empty() ? "" : ", ";
-      names += text;
-    }
-    throw usage_error("option " + name + ": expected one of " + names + ", got " + quote_text(v));
   }
 
  private:
-  const std::vector<std::string>& args_;
-  std::size_t i_;
-  std::optional<std::string> inline_;
+  std::string command_;
+  CLI::App app_;
 };
 
 enum class progress_when { auto_, always, never };
@@ -166,100 +197,118 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
   progress_when progress = progress_when::auto_;
   bool stats = false;
   std::vector<std::string> positional;
-  arg_walker w(args, 1);
-  while (!w.done()) {
-    std::string a = w.next();
-    if (a == "-o" || a == "--output") {
-      output = w.value(a);
-      if (output.empty()) throw usage_error("option " + a + ": empty file name");
-    } else if (a == "--backend") {
-      static const std::pair<const char*, backend> t[] = {
-          {"weft", backend::weft}, {"omp", backend::omp}, {"serial", backend::serial}};
-      opt.how = w.choice(a, t);
-    } else if (a == "--workers") {
-      opt.workers = static_cast<int>(w.integer(a, 1, 65536));
-    } else if (a == "--threads") {
-      opt.threads = static_cast<int>(w.integer(a, 1, 1024));
-    } else if (a == "--chunk") {
-      opt.chunk = static_cast<int>(w.integer(a, 1, std::numeric_limits<int>::max()));
-    } else if (a == "--ref-chunk") {
-      opt.ref_chunk = static_cast<int>(w.integer(a, 1, std::numeric_limits<int>::max()));
-    } else if (a == "--schedule") {
-      static const std::pair<const char*, schedule> t[] = {{"static", schedule::static_},
-                                                           {"dynamic", schedule::dynamic}};
-      opt.sched = w.choice(a, t);
-    } else if (a == "--unit") {
-      static const std::pair<const char*, unit_kind> t[] = {{"ult", unit_kind::ult},
-                                                            {"tasklet", unit_kind::tasklet}};
-      opt.unit = w.choice(a, t);
-    } else if (a == "--streams") {
-      opt.streams = static_cast<int>(w.integer(a, 1, 1024));
-    } else if (a == "--affinity") {
-      opt.affinity = w.value(a);
-      if (opt.affinity.empty()) throw usage_error("option --affinity: empty value");
-    } else if (a == "--weft-sched") {
-      opt.weft_sched = w.value(a);
-      std::vector<std::string> known = weft::scheduler_names();
-      if (std::find(known.begin(), known.end(), opt.weft_sched) == known.end()) {
-        std::string names;
-        for (auto& n : known) names += (names.empty() ? "" : ", ") + n;
-        throw usage_error("option --weft-sched: expected one of " + names + ", got " +
-                          quote_text(opt.weft_sched));
-      }
-    } else if (a == "--mode") {
-      static const std::pair<const char*, align_mode> t[] = {
-          {"hw", align_mode::hw}, {"shw", align_mode::shw}, {"nw", align_mode::nw}};
-      opt.mode = w.choice(a, t);
-    } else if (a == "--max-dist") {
-      opt.max_dist = static_cast<int>(w.integer(a, -1, std::numeric_limits<int>::max()));
-    } else if (a == "--ties") {
-      static const std::pair<const char*, ties> t[] = {{"first", ties::first}, {"all", ties::all}};
-      opt.tie_mode = w.choice(a, t);
-    } else if (a == "--cigar") {
-      w.no_value(a);
-      opt.cigar = true;
-    } else if (a == "--strand") {
-      static const std::pair<const char*, strand> t[] = {
-          {"both", strand::both}, {"forward", strand::forward}, {"reverse", strand::reverse}};
-      opt.strands = w.choice(a, t);
-    } else if (a == "--match") {
-      static const std::pair<const char*, bool> t[] = {{"iupac", true}, {"literal", false}};
-      opt.iupac = w.choice(a, t);
-    } else if (a == "--no-prune") {
-      w.no_value(a);
-      opt.prune = false;
-    } else if (a == "--batch") {
-      batch_size = static_cast<std::size_t>(w.integer(a, 1, 100'000'000));
-    } else if (a == "--alphabet") {
-      alphabet = w.value(a);
-      alphabet_given = true;
-      if (alphabet.empty()) throw usage_error("option --alphabet: empty value");
-      for (char& c : alphabet) {
-        if (c <= ' ' || c >= 127 || c == '>' || c == '@')
-          throw usage_error("option --alphabet: " + quote_text(alphabet) +
-                            " has a character that cannot be a residue");
-        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-      }
-    } else if (a == "--progress") {
-      static const std::pair<const char*, progress_when> t[] = {{"auto", progress_when::auto_},
-                                                                {"always", progress_when::always},
-                                                                {"never", progress_when::never}};
-      progress = w.choice(a, t);
-    } else if (a == "-q" || a == "--quiet") {
-      w.no_value(a);
-      progress = progress_when::never;
-    } else if (a == "--stats") {
-      w.no_value(a);
-      stats = true;
-    } else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a.size() > 1 && a[0] == '-') {
-      throw usage_error("map: unknown option " + quote_text(a));
-    } else {
-      positional.push_back(a);
+  option_parser p("map");
+  p.value("-o,--output", [&](const std::string& v) {
+    if (v.empty()) throw usage_error("option --output: empty file name");
+    output = v;
+  });
+  p.value("--backend", [&](const std::string& v) {
+    static const std::pair<const char*, backend> t[] = {
+        {"weft", backend::weft}, {"omp", backend::omp}, {"serial", backend::serial}};
+    opt.how = to_choice("--backend", v, t);
+  });
+  p.value("--workers", [&](const std::string& v) {
+    opt.workers = static_cast<int>(to_integer("--workers", v, 1, 65536));
+  });
+  p.value("--threads", [&](const std::string& v) {
+    opt.threads = static_cast<int>(to_integer("--threads", v, 1, 1024));
+  });
+  p.value("--chunk", [&](const std::string& v) {
+    opt.chunk = static_cast<int>(to_integer("--chunk", v, 1, std::numeric_limits<int>::max()));
+  });
+  p.value("--ref-chunk", [&](const std::string& v) {
+    opt.ref_chunk =
+        static_cast<int>(to_integer("--ref-chunk", v, 1, std::numeric_limits<int>::max()));
+  });
+  p.value("--schedule", [&](const std::string& v) {
+    static const std::pair<const char*, schedule> t[] = {{"static", schedule::static_},
+                                                         {"dynamic", schedule::dynamic}};
+    opt.sched = to_choice("--schedule", v, t);
+  });
+  p.value("--unit", [&](const std::string& v) {
+    static const std::pair<const char*, unit_kind> t[] = {{"ult", unit_kind::ult},
+                                                          {"tasklet", unit_kind::tasklet}};
+    opt.unit = to_choice("--unit", v, t);
+  });
+  p.value("--streams", [&](const std::string& v) {
+    opt.streams = static_cast<int>(to_integer("--streams", v, 1, 1024));
+  });
+  p.value("--affinity", [&](const std::string& v) {
+    if (v.empty()) throw usage_error("option --affinity: empty value");
+    opt.affinity = v;
+  });
+  p.value("--weft-sched", [&](const std::string& v) {
+    std::vector<std::string> known = weft::scheduler_names();
+    if (std::find(known.begin(), known.end(), v) == known.end()) {
+      std::string names;
+      for (auto& n : known) names += (names.empty() ? "" : ", ") + n;
+      throw usage_error("option --weft-sched: expected one of " + names + ", got " + quote_text(v));
     }
+    opt.weft_sched = v;
+  });
+  p.value("--mode", [&](const std::string& v) {
+    static const std::pair<const char*, align_mode> t[] = {
+        {"hw", align_mode::hw}, {"shw", align_mode::shw}, {"nw", align_mode::nw}};
+    opt.mode = to_choice("--mode", v, t);
+  });
+  p.value("--max-dist", [&](const std::string& v) {
+    opt.max_dist =
+        static_cast<int>(to_integer("--max-dist", v, -1, std::numeric_limits<int>::max()));
+  });
+  p.value("--ties", [&](const std::string& v) {
+    static const std::pair<const char*, ties> t[] = {{"first", ties::first}, {"all", ties::all}};
+    opt.tie_mode = to_choice("--ties", v, t);
+  });
+  p.value("--format", [&](const std::string& v) {
+    static const std::pair<const char*, out_format> t[] = {{"tsv", out_format::tsv},
+                                                           {"sam", out_format::sam},
+                                                           {"bam", out_format::bam},
+                                                           {"paf", out_format::paf}};
+    opt.format = to_choice("--format", v, t);
+  });
+  p.flag("--cigar", [&] { opt.cigar = true; });
+  p.value("--strand", [&](const std::string& v) {
+    static const std::pair<const char*, strand> t[] = {
+        {"both", strand::both}, {"forward", strand::forward}, {"reverse", strand::reverse}};
+    opt.strands = to_choice("--strand", v, t);
+  });
+  p.value("--match", [&](const std::string& v) {
+    static const std::pair<const char*, bool> t[] = {{"iupac", true}, {"literal", false}};
+    opt.iupac = to_choice("--match", v, t);
+  });
+  p.flag("--no-prune", [&] { opt.prune = false; });
+  p.value("--batch", [&](const std::string& v) {
+    batch_size = static_cast<std::size_t>(to_integer("--batch", v, 1, 100'000'000));
+  });
+  p.value("--alphabet", [&](const std::string& v) {
+    alphabet = v;
+    alphabet_given = true;
+    if (alphabet.empty()) throw usage_error("option --alphabet: empty value");
+    for (char& c : alphabet) {
+      if (c <= ' ' || c >= 127 || c == '>' || c == '@')
+        throw usage_error("option --alphabet: " + quote_text(alphabet) +
+                          " has a character that cannot be a residue");
+      if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    }
+  });
+  p.value("--progress", [&](const std::string& v) {
+    static const std::pair<const char*, progress_when> t[] = {{"auto", progress_when::auto_},
+                                                              {"always", progress_when::always},
+                                                              {"never", progress_when::never}};
+    progress = to_choice("--progress", v, t);
+  });
+  // Whatever their order on the command line, --quiet wins over --progress.
+  bool quiet = false;
+  p.flag("-q,--quiet", [&] { quiet = true; });
+  p.flag("--stats", [&] { stats = true; });
+  p.positional(positional);
+  try {
+    p.parse(args);
+  } catch (const help_requested&) {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
+  if (quiet) progress = progress_when::never;
   if (positional.size() != 2)
     throw usage_error("map: expected REFERENCES and QUERIES, got " +
                       std::to_string(positional.size()) + " file name(s)");
@@ -273,6 +322,7 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
                           " has no complement; the reverse strand needs nucleotide codes (use "
                           "--strand forward)");
   }
+  check_alphabet_for_format(alphabet, opt);
   const int rank = peers ? peers->rank() : 0;
   const int ranks = peers ? peers->size() : 1;
   if (ranks > 1 && (positional[0] == "-" || positional[1] == "-"))
@@ -284,6 +334,13 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
   std::vector<record> refs = read_sequences(positional[0], alphabet, /*unique_names=*/true);
   std::size_t longest_ref = 0;
   for (const record& r : refs) longest_ref = std::max(longest_ref, r.seq.size());
+
+  std::string command_line = "weft-align";
+  for (const std::string& a : args) command_line += " " + a;
+  // SAM's @PG CL is one field of a tab-separated line.
+  std::replace_if(
+      command_line.begin(), command_line.end(), [](char c) { return c == '\t' || c == '\n'; }, ' ');
+  std::unique_ptr<hit_formatter> formatter = make_formatter(refs, opt, command_line);
 
   backend_session session(opt);  // one weft runtime for the whole run
   sequence_reader queries(positional[1], alphabet);
@@ -316,7 +373,20 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
   std::uint64_t batches = 0;
   {
     progress_meter meter(show, state.done, total);
-    if (out) out->write(format_header(opt));
+    // BAM: rank 0 encodes the SAM text of every chunk, its own and the other ranks'.
+    std::optional<bam_writer> bam;
+    if (out && opt.format == out_format::bam) {
+      bam.emplace(out->fd(), output == "-" ? "<stdout>" : output, formatter->header());
+    } else if (out) {
+      out->write(formatter->header());
+    }
+    auto emit = [&](const std::string& t) {
+      if (bam) {
+        bam->write(t);
+      } else {
+        out->write(t);
+      }
+    };
     std::vector<record> batch;
     std::string text;
     for (; read_batch(queries, batch, batch_size, std::size_t{64} << 20); ++batches) {
@@ -329,16 +399,16 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
         }
       }
       if (owner == rank) {
-        text = format_hits(refs, batch, map_all(refs, batch, opt, &state), opt);
+        text = formatter->hits(batch, map_all(refs, batch, opt, &state));
         if (rank == 0) {
-          out->write(text);
+          emit(text);
         } else {
           peers->send(peer_group::kind::text, text);
         }
       } else if (rank == 0) {
         if (peers->receive(owner, text) == peer_group::kind::failed) throw error(text);
         state.done.fetch_add(batch.size(), std::memory_order_relaxed);
-        out->write(text);
+        emit(text);
       }
     }
     input_done.store(true, std::memory_order_relaxed);
@@ -352,6 +422,7 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
         peers->send(peer_group::kind::done, {});
       }
     }
+    if (bam) bam->close();
     meter.stop();
   }
   const double seconds =
@@ -391,6 +462,7 @@ int run_map(const std::vector<std::string>& args, std::ostream& err, bool stderr
     j["cpu_seconds"] = cpu;
     j["alignments_per_s"] = seconds > 0 ? static_cast<double>(nq * refs.size()) / seconds : 0.0;
     j["weft_sched"] = opt.how == backend::weft ? nlohmann::ordered_json(state.weft_sched) : nullptr;
+    j["format"] = to_string(opt.format);
     err << j.dump() << "\n";
   }
   return 0;
@@ -404,38 +476,39 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 int run_gen(const std::vector<std::string>& args) {
   gen_options o;
   std::string ref_out, query_out;
-  arg_walker w(args, 1);
-  while (!w.done()) {
-    std::string a = w.next();
-    if (a == "--ref-out") {
-      ref_out = w.value(a);
-    } else if (a == "--query-out") {
-      query_out = w.value(a);
-    } else if (a == "--seed") {
-      o.seed = static_cast<std::uint64_t>(w.integer(a, 0, std::numeric_limits<long long>::max()));
-    } else if (a == "--refs") {
-      o.refs = static_cast<int>(w.integer(a, 1, 100'000'000));
-    } else if (a == "--ref-min") {
-      o.ref_min = static_cast<int>(w.integer(a, 1, 1'000'000'000));
-    } else if (a == "--ref-max") {
-      o.ref_max = static_cast<int>(w.integer(a, 1, 1'000'000'000));
-    } else if (a == "--queries") {
-      o.queries = static_cast<int>(w.integer(a, 0, 100'000'000));
-    } else if (a == "--qlen-min") {
-      o.qlen_min = static_cast<int>(w.integer(a, 1, 1'000'000'000));
-    } else if (a == "--qlen-max") {
-      o.qlen_max = static_cast<int>(w.integer(a, 1, 1'000'000'000));
-    } else if (a == "--error-rate") {
-      o.error_rate = w.real(a, 0.0, 0.5);
-    } else if (a == "--fastq") {
-      w.no_value(a);
-      o.fastq = true;
-    } else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else {
-      throw usage_error("gen: unexpected argument " + quote_text(a));
-    }
+  option_parser p("gen");
+  p.value("--ref-out", [&](const std::string& v) { ref_out = v; });
+  p.value("--query-out", [&](const std::string& v) { query_out = v; });
+  p.value("--seed", [&](const std::string& v) {
+    o.seed = static_cast<std::uint64_t>(
+        to_integer("--seed", v, 0, std::numeric_limits<long long>::max()));
+  });
+  p.value("--refs", [&](const std::string& v) {
+    o.refs = static_cast<int>(to_integer("--refs", v, 1, 100'000'000));
+  });
+  p.value("--ref-min", [&](const std::string& v) {
+    o.ref_min = static_cast<int>(to_integer("--ref-min", v, 1, 1'000'000'000));
+  });
+  p.value("--ref-max", [&](const std::string& v) {
+    o.ref_max = static_cast<int>(to_integer("--ref-max", v, 1, 1'000'000'000));
+  });
+  p.value("--queries", [&](const std::string& v) {
+    o.queries = static_cast<int>(to_integer("--queries", v, 0, 100'000'000));
+  });
+  p.value("--qlen-min", [&](const std::string& v) {
+    o.qlen_min = static_cast<int>(to_integer("--qlen-min", v, 1, 1'000'000'000));
+  });
+  p.value("--qlen-max", [&](const std::string& v) {
+    o.qlen_max = static_cast<int>(to_integer("--qlen-max", v, 1, 1'000'000'000));
+  });
+  p.value("--error-rate",
+          [&](const std::string& v) { o.error_rate = to_real("--error-rate", v, 0.0, 0.5); });
+  p.flag("--fastq", [&] { o.fastq = true; });
+  try {
+    p.parse(args);
+  } catch (const help_requested&) {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
   if (ref_out.empty() || query_out.empty())
     throw usage_error("gen: both --ref-out and --query-out are needed");

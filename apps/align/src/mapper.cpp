@@ -53,6 +53,20 @@ const char* to_string(strand s) {
   return "?";
 }
 
+const char* to_string(out_format f) {
+  switch (f) {
+    case out_format::tsv:
+      return "tsv";
+    case out_format::sam:
+      return "sam";
+    case out_format::bam:
+      return "bam";
+    case out_format::paf:
+      return "paf";
+  }
+  return "?";
+}
+
 namespace {
 
 EdlibAlignMode edlib_mode(align_mode m) {
@@ -121,16 +135,16 @@ int distance(const record& query, const record& ref, const map_options& opt) {
   return res.r.editDistance;
 }
 
-void partial::add(int d, std::uint32_t ref, ties t) {
+void partial::add(int d, std::uint32_t id, ties t) {
   if (d < 0) return;
   if (dist < 0 || d < dist) {
     dist = d;
-    refs.assign(1, ref);
+    refs.assign(1, id);
   } else if (d == dist) {
     if (t == ties::all) {
-      refs.push_back(ref);
-    } else if (ref < refs[0]) {
-      refs[0] = ref;
+      refs.push_back(id);
+    } else if (id < refs[0]) {
+      refs[0] = id;
     }
   }
 }
@@ -168,13 +182,13 @@ void add_details(const job& j, std::size_t q, query_result& r) {
   r.details.reserve(r.refs.size());
   for (std::size_t i = 0; i < r.refs.size(); ++i) {
     edlib_result res(run_edlib(j.seq(q, r.strands[i]), j.refs[r.refs[i]], j.opt, j.opt.max_dist,
-                               j.eq, j.opt.cigar ? EDLIB_TASK_PATH : EDLIB_TASK_LOC));
+                               j.eq, needs_cigar(j.opt) ? EDLIB_TASK_PATH : EDLIB_TASK_LOC));
     hit_detail h;
     if (res.r.numLocations > 0) {
       h.start = res.r.startLocations ? res.r.startLocations[0] : -1;
       h.end = res.r.endLocations[0];
     }
-    if (j.opt.cigar && res.r.alignment) {
+    if (needs_cigar(j.opt) && res.r.alignment) {
       char* c = edlibAlignmentToCigar(res.r.alignment, res.r.alignmentLength, EDLIB_CIGAR_EXTENDED);
       if (c) {
         h.cigar = c;
@@ -207,18 +221,18 @@ std::vector<query_result> map_serial(const job& j, run_state* progress) {
 
 std::vector<query_result> map_all(const std::vector<record>& refs,
                                   const std::vector<record>& queries, const map_options& opt,
-                                  run_state* progress) {
+                                  run_state* state) {
   if (refs.size() > (std::size_t{1} << 31)) throw error("more than 2^31 references");
   detail::job j(refs, queries, opt);
   switch (opt.how) {
     case backend::serial:
-      return detail::map_serial(j, progress);
+      return detail::map_serial(j, state);
     case backend::omp:
-      return detail::map_omp(j, progress);
+      return detail::map_omp(j, state);
     case backend::weft:
       break;
   }
-  return detail::map_weft(j, progress);
+  return detail::map_weft(j, state);
 }
 
 weft::config weft_config(const map_options& opt) {

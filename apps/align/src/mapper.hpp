@@ -27,6 +27,8 @@ enum class unit_kind { ult, tasklet };
 enum class align_mode { nw, shw, hw };
 enum class ties { first, all };
 enum class strand { forward, reverse, both };
+/// What "map" writes: TSV (the default), SAM, BAM or PAF (formats.hpp).
+enum class out_format { tsv, sam, bam, paf };
 
 struct map_options {
   backend how = backend::weft;
@@ -42,17 +44,23 @@ struct map_options {
   align_mode mode = align_mode::hw;
   int max_dist = -1;  ///< edlib's k; -1 = no limit
   ties tie_mode = ties::first;
-  bool cigar = false;
-  strand strands = strand::both;  ///< which strands of each query are aligned
-  bool iupac = true;              ///< ambiguity codes match the bases they stand for
+  bool cigar = false;                   ///< TSV: add the CIGAR column
+  out_format format = out_format::tsv;  ///< SAM and PAF need every hit's CIGAR whatever cigar says
+  strand strands = strand::both;        ///< which strands of each query are aligned
+  bool iupac = true;                    ///< ambiguity codes match the bases they stand for
   bool prune = true;  ///< per query, align each further reference with k = best distance so far
 };
 
 /// Where one hit lies in its reference, and its alignment (filled in by locate()).
 struct hit_detail {
   int start = -1, end = -1;  ///< 0-based, end inclusive, as edlib reports them
-  std::string cigar;         ///< extended CIGAR (=, X, I, D), only when asked for
+  std::string cigar;         ///< extended CIGAR (=, X, I, D), only when needs_cigar()
 };
+
+/// Whether hits need their alignment path (a CIGAR): TSV with --cigar, and SAM and PAF always.
+inline bool needs_cigar(const map_options& opt) {
+  return opt.cigar || opt.format != out_format::tsv;
+}
 
 /// The best hits of one query: the smallest distance over the strands searched and the
 /// (reference, strand) pairs that reach it (just the lowest reference index, forward before
@@ -161,5 +169,6 @@ const char* to_string(unit_kind u);
 const char* to_string(align_mode m);
 const char* to_string(ties t);
 const char* to_string(strand s);
+const char* to_string(out_format f);
 
 }  // namespace align

@@ -35,6 +35,9 @@ class output_file {
   void commit();
   /// True when the output is written in place (stdout, a device, a FIFO) rather than renamed.
   bool in_place() const { return tmp_.empty(); }
+  /// The descriptor written to, for a writer of its own (BAM through htslib); whatever is
+  /// written to it must be complete before commit(), and nothing may be buffered by write().
+  int fd() const { return fd_; }
 
  private:
   void flush();

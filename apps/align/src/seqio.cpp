@@ -311,6 +311,7 @@ struct sequence_reader::impl {
     if (!have_line) return false;
     header = in.line_no();
     rec.seq.clear();
+    rec.qual.clear();
     split_header(std::string_view(line).substr(1), rec);
     have_line = false;
     while (in.next(line, ">;")) {
@@ -360,6 +361,7 @@ struct sequence_reader::impl {
         in.fail("quality " + describe_char(c) + " (column " + std::to_string(i + 1) +
                 ") is outside the FASTQ range '!'..'~'");
     }
+    rec.qual.assign(line);
     check_length(rec);
     return true;
   }

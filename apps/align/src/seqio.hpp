@@ -30,6 +30,7 @@ struct record {
   std::string name;  ///< first word of the header
   std::string desc;  ///< the rest of the header line (may be empty)
   std::string seq;   ///< residues, upper-cased, all in the alphabet
+  std::string qual;  ///< FASTQ qualities as read (one per residue); empty for FASTA
 };
 
 /// `text` in single quotes for a message; past 80 bytes, its first 80 then "...' (N bytes)", so

@@ -244,7 +244,7 @@ struct cli_result {
   std::string err;
 };
 
-cli_result cli(std::vector<std::string> args) {
+cli_result cli(const std::vector<std::string>& args) {
   std::ostringstream err;
   int status = align::run_cli(args, err, false);
   return {status, err.str()};
@@ -271,8 +271,12 @@ TEST(AlignCli, GzipFastqAndStdinGiveTheSameOutput) {
             0);
   std::string plain = slurp(dir.file("plain.tsv"));
   EXPECT_EQ(plain, slurp(dir.file("gz.tsv")));
-  EXPECT_EQ(plain.substr(0, plain.find('\n')), "#query\treference\tstrand\tdistance\tstart\tend");
-  EXPECT_EQ(std::count(plain.begin(), plain.end(), '\n'), 13);
+  EXPECT_EQ(plain.substr(0, plain.find('\n')),
+            "#match: iupac (N and the IUPAC ambiguity codes match the bases they stand for)");
+  const std::size_t columns = plain.find('\n') + 1;
+  EXPECT_EQ(plain.substr(columns, plain.find('\n', columns) - columns),
+            "#query\treference\tstrand\tdistance\tstart\tend");
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), '\n'), 14);
   // Lower case and CRLF line ends are accepted.
   std::string crlf;
   for (char c : fa.refs) {
@@ -318,6 +322,30 @@ TEST(AlignCli, CigarMatchesDistanceAndLengths) {
   }
 }
 
+// The command line as CLI11 reads it: options and file names in any order, "--name=value" and
+// "--name value", short and long names, the last of a repeated option winning.
+TEST(AlignCli, OptionsInAnyOrderAndTheLastRepeatWins) {
+  temp_dir dir;
+  std::string refs = dir.write("r.fa", ">r1\nAAAAAAAAAAAA\n>r2\nAAAAAAAAAAAA\n");
+  std::string queries = dir.write("q.fa", ">q\nAAAAAAAAAAAA\n");
+  const std::string header =
+      "#match: literal (every letter matches only itself)\n"
+      "#query\treference\tstrand\tdistance\tstart\tend\n";
+  ASSERT_EQ(
+      cli({"map", refs, "--ties", "first", "--strand=forward", queries, "--ties=all", "--match",
+           "iupac", "--match=literal", "--output", dir.file("a.tsv"), "--streams", "1"})
+          .status,
+      0);
+  EXPECT_EQ(slurp(dir.file("a.tsv")), header + "q\tr1\t+\t0\t0\t11\nq\tr2\t+\t0\t0\t11\n");
+  ASSERT_EQ(cli({"map", "-o", dir.file("f.tsv"), "--ties=all", "--streams=1", "--match=literal",
+                 "--strand", "forward", refs, queries, "--ties", "first"})
+                .status,
+            0);
+  EXPECT_EQ(slurp(dir.file("f.tsv")), header + "q\tr1\t+\t0\t0\t11\n");
+  // --help anywhere in a subcommand prints the usage and succeeds.
+  EXPECT_EQ(cli({"gen", "--seed", "3", "--help"}).status, 0);
+}
+
 TEST(AlignCli, NoHitWithinMaxDistIsReported) {
   temp_dir dir;
   std::string refs = dir.write("r.fa", ">r1\nAAAAAAAAAAAA\n>r2\nCCCCCCCCCCCC\n");
@@ -327,6 +355,7 @@ TEST(AlignCli, NoHitWithinMaxDistIsReported) {
                 .status,
             0);
   EXPECT_EQ(slurp(dir.file("o.tsv")),
+            "#match: iupac (N and the IUPAC ambiguity codes match the bases they stand for)\n"
             "#query\treference\tstrand\tdistance\tstart\tend\tcigar\n"
             "near\tr1\t+\t1\t0\t11\t11=1X\n"
             "far\t*\t*\t-1\t-1\t-1\t*\n");
@@ -497,6 +526,8 @@ TEST(AlignBadInput, BadOptionValues) {
       {{"map", "--progress", "sometimes", r, r},
        "option --progress: expected one of auto, always, never"},
       {{"map", "--alphabet", "AC GT", r, r}, "option --alphabet: 'AC GT' has a character"},
+      {{"map", "--format", "cram", r, r},
+       "option --format: expected one of tsv, sam, bam, paf, got 'cram'"},
       {{"map", "--cigar=yes", r, r}, "option --cigar takes no value"},
       {{"map", "--frobnicate", r, r}, "map: unknown option '--frobnicate'"},
       {{"map", r, r, "--workers"}, "option --workers needs a value"},
@@ -680,8 +711,13 @@ TEST(AlignAlphabet, IupacCodesMatchWhatTheyStandForUnlessLiteral) {
                    dir.file("o.tsv"), r, q})
                   .status,
               0);
+    // The header names the matching rule.
+    const std::string rule =
+        std::string(match) == "iupac"
+            ? "#match: iupac (N and the IUPAC ambiguity codes match the bases they stand for)\n"
+            : "#match: literal (every letter matches only itself)\n";
     EXPECT_EQ(slurp(dir.file("o.tsv")),
-              std::string("#query\treference\tstrand\tdistance\tstart\tend\n") + want)
+              rule + "#query\treference\tstrand\tdistance\tstart\tend\n" + want)
         << match;
   }
   EXPECT_EQ(align::reverse_complement("ACGTRYKMBVDHSWNU"), "ANWSDHBVKMRYACGT");

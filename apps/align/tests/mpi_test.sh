@@ -20,6 +20,19 @@ for batch in 1 37; do
   cmp one.tsv four.tsv || fail "4 ranks, --batch $batch: output differs from one process"
 done
 [[ $(wc -l <one.tsv) -gt 300 ]] || fail "too few hits"
+# SAM and BAM: the other ranks send SAM text, rank 0 writes it (BAM: encodes it) in order. Only
+# the @PG line differs (its command line names the output file). BAM is read with samtools, when
+# installed.
+formats=(sam)
+command -v samtools >/dev/null && formats+=(bam)
+for format in "${formats[@]}"; do
+  "$bin" map --streams 1 --batch 37 --ties all --format $format -o one.$format refs.fa q.fq
+  run4 map --streams 1 --batch 37 --ties all --format $format -o four.$format refs.fa q.fq
+  text() { if [[ $1 == *.bam ]]; then samtools view -h --no-PG "$1"; else cat "$1"; fi | grep -v '^@PG'; }
+  [[ $(text one.$format | wc -l) -gt 300 ]] || fail "--format $format: too few records"
+  cmp <(text one.$format) <(text four.$format) ||
+    fail "4 ranks, --format $format: output differs from one process"
+done
 
 (cat q.fq; printf '@bad\nACXT\n+\nIIII\n') >bad.fq
 set +e

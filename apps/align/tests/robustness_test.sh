@@ -60,7 +60,7 @@ start_blocked nohup.tsv --ignore-signal=HUP
 kill -s HUP "$pid"
 finish
 [[ $rc == 0 ]] || fail "ignored SIGHUP: exit status $rc"
-[[ $(wc -l <nohup.tsv) == 21 ]] || fail "ignored SIGHUP: incomplete output"
+[[ $(wc -l <nohup.tsv) == 22 ]] || fail "ignored SIGHUP: incomplete output"
 no_temporary "ignored SIGHUP"
 
 # A symlink placed at the output path during the run is not replaced, nor its target written.

@@ -139,13 +139,13 @@ template <bool inline_requeued, bool holds_no_eh_state>
   eh_globals* const eh = switching_.eh_globals_of_thread();
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, target->stack.lo, target->stack.size);
-  tsan_switch(tsan_fiber(target->stack));
   transfer t;
   assert_invariant([eh] { return !holds_no_eh_state || !eh_held(eh); },
                    "a jump told the leaver holds no exception state finds none");
   if (!holds_no_eh_state && eh_held(eh)) [[unlikely]] {
-    t = jump_to_peer_stowing(target->context, &rec, eh);
+    t = jump_to_peer_stowing(target->context, &rec, eh, tsan_fiber(target->stack));
   } else {
+    tsan_switch(tsan_fiber(target->stack));
     t = jump_to_peer(target->context, &rec);
   }
   asan_finish_switch(fake_stack);
@@ -183,11 +183,11 @@ void stream::resume_unit(work_unit* w) {
   eh_globals* const eh = switching_.eh_globals_of_thread();
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, u->stack.lo, u->stack.size);
-  tsan_switch(tsan_fiber(u->stack));
   transfer t;
   if (eh_held(eh)) [[unlikely]] {
-    t = jump_stowing(u->context, &rec, eh);
+    t = jump_stowing(u->context, &rec, eh, tsan_fiber(u->stack));
   } else {
+    tsan_switch(tsan_fiber(u->stack));
     t = jump(u->context, &rec);
   }
   asan_finish_switch(fake_stack);
@@ -295,11 +295,11 @@ void stream::switch_to_scheduler(switch_record& rec) {
   void* fake_stack = nullptr;
   const stack_region& sched_stack = switching_.scheduler_stack();
   asan_start_switch(&fake_stack, sched_stack.lo, sched_stack.size);
-  tsan_switch(tsan_fiber(sched_stack));
   transfer t;
   if (eh_held(eh)) [[unlikely]] {
-    t = jump_stowing(switching_.scheduler_context(), &rec, eh);
+    t = jump_stowing(switching_.scheduler_context(), &rec, eh, tsan_fiber(sched_stack));
   } else {
+    tsan_switch(tsan_fiber(sched_stack));
     t = jump(switching_.scheduler_context(), &rec);
   }
   // `this` may be another stream's object now: the ULT can have been resumed elsewhere.

@@ -2,6 +2,8 @@
 // Keeping a context's C++ exception state across its switches (see eh_state.hpp).
 #include "core/eh_state.hpp"
 
+#include "platform/sanitizer.hpp"
+
 namespace weft::detail {
 
 eh_globals* thread_eh_globals() noexcept {
@@ -15,9 +17,13 @@ eh_globals* thread_eh_globals() noexcept {
 namespace {
 
 template <auto& Jump>
-transfer jump_keeping(fcontext to, void* data, eh_globals* g) noexcept {
+transfer jump_keeping(fcontext to, void* data, eh_globals* g, void* tsan_target) noexcept {
   const eh_globals mine = *g;
   *g = eh_globals{};
+  // ThreadSanitizer's fiber switch comes here, inside this (instrumented) call: made by the
+  // caller, this call's entry would be recorded on the target's shadow stack and its exit on the
+  // leaver's, unbalancing both.
+  tsan_switch(tsan_target);
   const transfer t = Jump(to, data);
   // Asked afresh: the context may have resumed on another thread. The context that jumped here
   // left that thread's state empty.
@@ -27,12 +33,12 @@ transfer jump_keeping(fcontext to, void* data, eh_globals* g) noexcept {
 
 }  // namespace
 
-transfer jump_stowing(fcontext to, void* data, eh_globals* g) noexcept {
-  return jump_keeping<jump>(to, data, g);
+transfer jump_stowing(fcontext to, void* data, eh_globals* g, void* tsan_target) noexcept {
+  return jump_keeping<jump>(to, data, g, tsan_target);
 }
 
-transfer jump_to_peer_stowing(fcontext to, void* data, eh_globals* g) noexcept {
-  return jump_keeping<jump_to_peer>(to, data, g);
+transfer jump_to_peer_stowing(fcontext to, void* data, eh_globals* g, void* tsan_target) noexcept {
+  return jump_keeping<jump_to_peer>(to, data, g, tsan_target);
 }
 
 }  // namespace weft::detail

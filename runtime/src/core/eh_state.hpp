@@ -60,10 +60,12 @@ eh_globals* thread_eh_globals() noexcept;
 
 /// jump(to, data) for a leaver whose thread's state `g` is held (eh_held()): keeps the state in
 /// this call's frame while the leaver is switched out, and puts it back into the state of the
-/// thread the jump returns on.
-[[gnu::cold, gnu::noinline]] transfer jump_stowing(fcontext to, void* data, eh_globals* g) noexcept;
+/// thread the jump returns on. `tsan_target`: the target's ThreadSanitizer fiber, switched to
+/// inside the call (the caller makes no tsan_switch of its own on this path).
+[[gnu::cold, gnu::noinline]] transfer jump_stowing(fcontext to, void* data, eh_globals* g,
+                                                   void* tsan_target) noexcept;
 /// The same for jump_to_peer(to, data).
-[[gnu::cold, gnu::noinline]] transfer jump_to_peer_stowing(fcontext to, void* data,
-                                                           eh_globals* g) noexcept;
+[[gnu::cold, gnu::noinline]] transfer jump_to_peer_stowing(fcontext to, void* data, eh_globals* g,
+                                                           void* tsan_target) noexcept;
 
 }  // namespace weft::detail

@@ -110,6 +110,27 @@ bool stream::pass_stack(const stack_region& stack, work_unit* w) noexcept {
   return true;
 }
 
+namespace {
+
+/// Debug builds check a leaver's stack at each of its switches out: the stack pointer it saved
+/// must lie within its stack, and the canary of a stack that has one instead of a guard page must
+/// be intact. A frame that jumped over the canary (a large one that touched nothing below the
+/// stack) is then reported at the leaver's next switch, while its stack pointer is still below
+/// the stack, rather than never; release builds leave overflows to the guard page, the fault
+/// handler and the check at the ULT's end. Stacks that are not weft's (the primary thread's, a
+/// user's) are not checked: their bounds are what their owner says.
+[[gnu::always_inline]] inline void check_leaver_stack(const work_unit* from,
+                                                      const void* saved_sp) noexcept {
+  if constexpr (asserts_enabled) {
+    const stack_region& s = as_unit(from)->stack;
+    if (!s.lo || (s.flags & (stack_foreign | stack_user))) return;
+    if (static_cast<const char*>(saved_sp) < static_cast<const char*>(s.lo) || !stack_intact(s))
+      report_stack_overflow(from);
+  }
+}
+
+}  // namespace
+
 /// A ULT that cannot get a stack ends at once; join rethrows why.
 bool stream::try_prepare(work_unit* u) noexcept {
   try {
@@ -152,6 +173,7 @@ template <bool inline_requeued, bool holds_no_eh_state>
   // Most landings after a direct yield are another yielder's: take those without the call.
   if constexpr (inline_requeued) {
     if (auto* in = static_cast<switch_record*>(t.data); in->action == switch_action::requeued) {
+      check_leaver_stack(in->from, t.fctx);
       as_unit(in->from)->context = t.fctx;
       return;
     }
@@ -336,6 +358,7 @@ void stream::land(transfer t) {
     here->switch_state().save_scheduler_context(t.fctx);
     return;
   }
+  if (rec->action != switch_action::terminate) check_leaver_stack(from, t.fctx);
   switch (rec->action) {
     case switch_action::yield:
       as_unit(from)->context = t.fctx;

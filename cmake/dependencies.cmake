@@ -5,6 +5,10 @@ find_package(Boost 1.71 REQUIRED COMPONENTS context)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
 pkg_check_modules(NUMA REQUIRED IMPORTED_TARGET numa)
+# nlohmann-json (header-only): the trace writer's string escaping (runtime/src/observe/trace.cpp),
+# the bench reports, apps/align and the tests. Compile time only: libweft gains no run-time
+# dependency, and no installed header includes it.
+find_package(nlohmann_json 3 REQUIRED)
 # apps/align: SAM output (htslib) and command-line parsing (CLI11, header-only).
 pkg_check_modules(HTSLIB REQUIRED IMPORTED_TARGET htslib)
 find_package(CLI11 2.1 REQUIRED CONFIG)

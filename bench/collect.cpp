@@ -38,12 +38,12 @@
 #include <tuple>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "filter.hpp"
 #include "machine.hpp"
 
 namespace {
-
-using weft_bench::json_string;
 
 struct case_key {
   std::string peer, bench;
@@ -130,6 +130,13 @@ std::string ratio(double v) {
   return buf;
 }
 
+/// `v` rounded to `decimals` decimal places: nlohmann writes the shortest text that reads back as
+/// the same double, so 12.3456 rounded to 3 places is written "12.346" as the "%.3f" form was.
+double rounded(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::round(v * scale) / scale;
+}
+
 void write_json(std::ostream& out, const results& r,
                 const std::vector<std::pair<std::string, std::string>>& context) {
   const cpu_set_t mask = [] {
@@ -139,50 +146,62 @@ void write_json(std::ostream& out, const results& r,
     return m;
   }();
   const weft_bench::machine m = weft_bench::describe_machine(mask);
-  out << "{\n  \"context\": {\n"
-      << "    \"date\": " << json_string(weft_bench::local_date()) << ",\n"
-      << "    \"host_name\": " << json_string(m.host) << ",\n"
-      << "    \"num_cpus\": " << m.online_cpus << ",\n"
-      << "    \"mhz_per_cpu\": " << static_cast<long>(m.mhz) << ",\n"
-      << "    \"cpu_scaling_enabled\": "
-      << (m.governor != "unavailable" && m.governor != "performance" ? "true" : "false") << ",\n"
-      << "    \"cpu_model\": " << json_string(m.cpu_model) << ",\n"
-      << "    \"scaling_governor\": " << json_string(m.governor) << ",\n"
-      << "    \"load_average_at_collect\": " << json_string(weft_bench::load_average()) << ",\n";
-  for (const auto& [k, v] : context)
-    out << "    " << json_string(k) << ": " << json_string(v) << ",\n";
-  out << "    \"method\": \"per case: warm-up runs, then timed trials; first trial dropped, trials "
-         "above 1.8x the median dropped (at most 10%); real_time is ns per unit, iterations the "
-         "units per trial\",\n"
-      << "    \"library_build_type\": \"release\"\n  },\n  \"benchmarks\": [";
-  bool first = true;
-  auto entry_start = [&] {
-    out << (first ? "\n" : ",\n");
-    first = false;
+  // ordered_json keeps the keys in the order Google Benchmark writes them.
+  using json = nlohmann::ordered_json;
+  json ctx = {
+      {"date", weft_bench::local_date()},
+      {"host_name", m.host},
+      {"num_cpus", m.online_cpus},
+      {"mhz_per_cpu", static_cast<long>(m.mhz)},
+      {"cpu_scaling_enabled", m.governor != "unavailable" && m.governor != "performance"},
+      {"cpu_model", m.cpu_model},
+      {"scaling_governor", m.governor},
+      {"load_average_at_collect", weft_bench::load_average()},
   };
+  for (const auto& [k, v] : context) ctx[k] = v;
+  ctx["method"] =
+      "per case: warm-up runs, then timed trials; first trial dropped, trials above 1.8x the "
+      "median dropped (at most 10%); real_time is ns per unit, iterations the units per trial";
+  ctx["library_build_type"] = "release";
+  json benchmarks = json::array();
   for (const auto& [k, s] : r.times) {
-    for (const char* agg : {"median", "min"}) {
-      entry_start();
-      out << "    {\"name\": " << json_string(name_of(k) + "_" + agg)
-          << ", \"run_name\": " << json_string(name_of(k))
-          << ", \"run_type\": \"aggregate\", \"repetitions\": " << s.kept
-          << ", \"threads\": 1, \"aggregate_name\": \"" << agg
-          << "\", \"aggregate_unit\": \"time\", \"iterations\": " << s.units_per_trial
-          << ", \"real_time\": " << fixed(agg[1] == 'e' ? s.median_ns : s.min_ns, 3)
-          << ", \"time_unit\": \"ns\", \"trials\": " << s.trials << "}";
+    for (const std::string agg : {"median", "min"}) {
+      benchmarks.push_back({
+          {"name", name_of(k) + "_" + agg},
+          {"run_name", name_of(k)},
+          {"run_type", "aggregate"},
+          {"repetitions", s.kept},
+          {"threads", 1},
+          {"aggregate_name", agg},
+          {"aggregate_unit", "time"},
+          {"iterations", s.units_per_trial},
+          {"real_time", rounded(agg == "median" ? s.median_ns : s.min_ns, 3)},
+          {"time_unit", "ns"},
+          {"trials", s.trials},
+      });
     }
   }
   for (const auto& [k, kb] : r.rss_kb) {
-    entry_start();
-    const double b = bytes_per_unit(r, k, kb);
-    out << "    {\"name\": " << json_string("memory/" + name_of(k))
-        << ", \"run_name\": " << json_string("memory/" + name_of(k))
-        << ", \"run_type\": \"iteration\", \"repetitions\": 1, \"threads\": 1, \"iterations\": 1"
-        << ", \"real_time\": 0, \"time_unit\": \"ns\", \"maxrss_kb\": " << kb;
-    if (!std::isnan(b)) out << ", \"bytes_per_unit\": " << fixed(b, 1);
-    out << "}";
+    json e = {
+        {"name", "memory/" + name_of(k)},
+        {"run_name", "memory/" + name_of(k)},
+        {"run_type", "iteration"},
+        {"repetitions", 1},
+        {"threads", 1},
+        {"iterations", 1},
+        {"real_time", 0},
+        {"time_unit", "ns"},
+        {"maxrss_kb", kb},
+    };
+    if (const double b = bytes_per_unit(r, k, kb); !std::isnan(b)) {
+      e["bytes_per_unit"] = rounded(b, 1);
+    }
+    benchmarks.push_back(std::move(e));
   }
-  out << "\n  ]\n}\n";
+  const json doc = {{"context", std::move(ctx)}, {"benchmarks", std::move(benchmarks)}};
+  // Bytes that are not UTF-8 (a peer's name, a --context value) become U+FFFD rather than make
+  // dump() throw.
+  out << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
 }
 
 void write_csv(std::ostream& out, const results& r) {

@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 namespace weft_bench {
 
 /// What a report says about the machine.
@@ -67,22 +69,11 @@ inline std::string load_average() {
   return "unavailable";
 }
 
-/// `s` as a JSON string literal.
+/// `s` as a JSON string literal, escaped by nlohmann-json. UTF-8 is written as it is; bytes that
+/// are not UTF-8 become U+FFFD rather than make the report fail.
 inline std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
+  return nlohmann::json(std::string(s))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 /// The local date and time in ISO 8601 form.

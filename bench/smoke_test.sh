@@ -36,7 +36,9 @@ grep -q '^weft-ult,chain,100,1,[0-9][0-9]*,-\{0,1\}[0-9.][0-9.]*$' "$results/mem
 
 json=$results/results.json
 grep -q '"context": {' "$json" && grep -q '"benchmarks": \[' "$json" || fail "results.json shape"
-grep -q '"name": "weft-ult/fanout/10/streams:1_median", "run_name": "weft-ult/fanout/10/streams:1", "run_type": "aggregate"' "$json" ||
+# One key per line (nlohmann-json's indented dump): the entry's name, run name and type in order.
+grep -A2 '"name": "weft-ult/fanout/10/streams:1_median",' "$json" | tr -d ' \n' |
+  grep -q '"run_name":"weft-ult/fanout/10/streams:1","run_type":"aggregate"' ||
   fail "results.json lacks the median aggregate of weft's fan-out"
 medians=$(grep -c '"aggregate_name": "median"' "$json")
 rows=$(($(wc -l <"$csv") - 1))

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // weft_trace_bench: what tracing (weft/trace.hpp) costs. Recursive fork-join fib(n) (a ULT at
 // every level) untraced and traced, for n in [--min, --max], and the time stop() takes to write
-// the trace of a run of --units units (a create+join fan-out).
+// the trace of a run of --units units (a create+join fan-out); with --named every unit of that
+// run has a name (with a quote and a backslash), so the write escapes one name per slice.
 //
-//   weft_trace_bench [--json=FILE] [--min=25] [--max=30] [--units=1000000] [--streams=1]
-//                    [--trials=5] [--dir=/tmp]
+//   weft_trace_bench [--json=FILE] [--min=25] [--max=30] [--units=1000000] [--named]
+//                    [--streams=1] [--trials=5] [--dir=/tmp]
 //   weft_trace_bench --demo=FILE [--demo-fib=9] [--demo-leaf-us=0] [--streams=N]
 //
 // --demo writes the trace of one fork-join fib(--demo-fib) run, whose leaves compute for
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
   long units = 1000000;
   std::string json, dir = "/tmp", demo;
   int demo_fib = 9, demo_leaf_us = 0;
+  bool named = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     const auto value = [&](std::string_view key) -> const char* {
@@ -98,6 +100,8 @@ int main(int argc, char** argv) {
       hi = std::atoi(v);
     } else if (const char* v = value("--units=")) {
       units = std::atol(v);
+    } else if (a == "--named") {
+      named = true;
     } else if (const char* v = value("--streams=")) {
       streams = std::atoi(v);
     } else if (const char* v = value("--trials=")) {
@@ -111,10 +115,11 @@ int main(int argc, char** argv) {
     } else if (const char* v = value("--demo-leaf-us=")) {
       demo_leaf_us = std::atoi(v);
     } else {
-      std::fprintf(stderr,
-                   "usage: %s [--json=FILE] [--min=N] [--max=N] [--units=N] [--streams=N] "
-                   "[--trials=N] [--dir=DIR] [--demo=FILE [--demo-fib=N] [--demo-leaf-us=N]]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--json=FILE] [--min=N] [--max=N] [--units=N] [--named] [--streams=N] "
+          "[--trials=N] [--dir=DIR] [--demo=FILE [--demo-fib=N] [--demo-leaf-us=N]]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -169,7 +174,12 @@ int main(int argc, char** argv) {
     weft::trace::start(path);
     std::vector<weft::ult> us;
     us.reserve(static_cast<std::size_t>(units));
-    for (long i = 0; i < units; ++i) us.push_back(weft::ult::create([] {}));
+    weft::ult_attributes attr;
+    attr.name = named ? "fan-out \"leaf\" \\ unit" : nullptr;
+    weft::pool& pool = weft::execution_stream::primary().main_pool();
+    for (long i = 0; i < units; ++i)
+      us.push_back(weft::ult::create(
+          pool, [] {}, attr));
     for (auto& u : us) u.join();
     const auto t0 = clock_type::now();
     const double c0 = thread_cpu();
@@ -180,10 +190,11 @@ int main(int argc, char** argv) {
   std::ifstream f(path, std::ios::ate | std::ios::binary);
   const double mb = static_cast<double>(f.tellg()) / 1e6;
   std::remove(path.c_str());
-  std::printf("trace write, %ld units (create+join fan-out): %.2f s, %.2f s CPU (%.0f MB)\n", units,
-              median(write), median(write_cpu), mb);
-  results.push_back({"trace_write/units:" + std::to_string(units), median(write), units});
-  results.push_back({"trace_write_cpu/units:" + std::to_string(units), median(write_cpu), units});
+  std::printf("trace write, %ld%s units (create+join fan-out): %.2f s, %.2f s CPU (%.0f MB)\n",
+              units, named ? " named" : "", median(write), median(write_cpu), mb);
+  const std::string write_name = named ? "trace_write_named" : "trace_write";
+  results.push_back({write_name + "/units:" + std::to_string(units), median(write), units});
+  results.push_back({write_name + "_cpu/units:" + std::to_string(units), median(write_cpu), units});
 
   if (!json.empty()) {
     std::FILE* out = std::fopen(json.c_str(), "w");

@@ -56,7 +56,8 @@ foreach(objects weft_objects weft_scheduler_objects)
   target_compile_options(${objects} PRIVATE -Wall -Wextra -Wpedantic -fno-semantic-interposition)
   target_link_libraries(${objects} PRIVATE Threads::Threads)
 endforeach()
-target_link_libraries(weft_objects PRIVATE Boost::context PkgConfig::HWLOC PkgConfig::NUMA)
+target_link_libraries(weft_objects PRIVATE Boost::context PkgConfig::HWLOC PkgConfig::NUMA
+  $<BUILD_INTERFACE:nlohmann_json::nlohmann_json>)
 # What the project's own layers (the Argobots layer in abt/, and the tests) need from the runtime
 # beyond the public API: runtime/internal/weft/internal/, never installed. Not a usage
 # requirement of weft or weft_static, so no installed package or export names it.

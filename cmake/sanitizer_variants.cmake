@@ -38,7 +38,7 @@ foreach(variant tsan asan)
   set_property(TARGET ${lib} APPEND PROPERTY LINK_DEPENDS "${CMAKE_CURRENT_LIST_DIR}/libweft.map")
   target_link_libraries(${lib} PUBLIC Threads::Threads
     PRIVATE $<BUILD_INTERFACE:Boost::context> $<BUILD_INTERFACE:PkgConfig::HWLOC>
-            $<BUILD_INTERFACE:PkgConfig::NUMA>)
+            $<BUILD_INTERFACE:PkgConfig::NUMA> $<BUILD_INTERFACE:nlohmann_json::nlohmann_json>)
   set_target_properties(${lib} PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
   list(APPEND WEFT_SANITIZER_VARIANT_TARGETS ${lib})
 endforeach()

@@ -169,6 +169,29 @@ TEST_P(TraceTest, ForkJoinTraceIsValidAndComplete) {
   EXPECT_LE(static_cast<int>(t.tracks.size()), streams());
 }
 
+TEST_P(TraceTest, AwkwardNamesRoundTripThroughTheTrace) {
+  temp_file file("names");
+  // Quotes, backslashes, a newline, a tab, control bytes, DEL and UTF-8 of 2, 3 and 4 bytes.
+  const std::string awkward =
+      "q\"uote\" b\\ack\\\\ nl\n tab\t ctl\x01\x1f\x7f caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\xa7\xb5 "
+      "end";
+  // Not UTF-8: written as U+FFFD so that the file stays JSON.
+  const std::string invalid = "bad\xff\xfe end";
+  weft::trace::start(file.path());
+  for (const std::string* name : {&awkward, &invalid}) {
+    weft::ult_attributes attr;
+    attr.name = name->c_str();
+    weft::ult::create(
+        weft::execution_stream::primary().main_pool(), [] {}, attr)
+        .join();
+  }
+  weft::trace::stop();
+
+  const trace_summary t = check_trace(read_json(file.path()));
+  EXPECT_EQ(t.slices_named.count(awkward), 1u) << "the name did not come back byte for byte";
+  EXPECT_EQ(t.slices_named.count("bad\xef\xbf\xbd\xef\xbf\xbd end"), 1u);
+}
+
 TEST_P(TraceTest, FlushWritesWhatWasRecordedAndGoesOn) {
   temp_file file("flush");
   weft::trace::start(file.path());

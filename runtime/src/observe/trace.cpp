@@ -23,6 +23,9 @@
 #include <thread>
 #include <vector>
 
+// Only here, in a .cpp: nlohmann-json is header-only, and no installed header includes it.
+#include <nlohmann/json.hpp>
+
 #include "core/runtime_state.hpp"
 #include "observe/observe.hpp"
 #include "observe/trace_buffer.hpp"
@@ -160,23 +163,18 @@ class json_out {
     *end++ = '"';
     return raw(tmp, static_cast<std::size_t>(end - tmp));
   }
-  /// A JSON string literal of `s`.
+  /// A JSON string literal of `s`, escaped by nlohmann-json's serializer writing straight into
+  /// this buffer. The string value and the serializer are kept between calls, so a name costs a
+  /// copy into the value's storage and no allocation once that has grown. Bytes that are not
+  /// UTF-8 become U+FFFD, so a bad name cannot make the trace unparsable.
   json_out& quoted(const char* s) {
-    raw("\"", 1);
-    for (; *s; ++s) {
-      const auto ch = static_cast<unsigned char>(*s);
-      if (ch == '"' || ch == '\\') {
-        const char esc[2] = {'\\', static_cast<char>(ch)};
-        raw(esc, 2);
-      } else if (ch < 0x20) {
-        char esc[8];
-        std::snprintf(esc, sizeof esc, "\\u%04x", ch);
-        raw(esc, 6);
-      } else {
-        raw(s, 1);
-      }
+    if (!escaper_) {
+      escaper_ = std::make_unique<serializer>(std::make_shared<sink>(*this), ' ',
+                                              nlohmann::json::error_handler_t::replace);
     }
-    return raw("\"", 1);
+    name_.get_ref<std::string&>().assign(s);
+    escaper_->dump(name_, false, false, 0);
+    return *this;
   }
   json_out& raw(const char* s, std::size_t n) {
     if (used_ + n > cap) [[unlikely]] {
@@ -197,7 +195,22 @@ class json_out {
   bool failed() const { return failed_; }
 
  private:
+  /// Hands the serializer's output to raw(). nlohmann-json has no public API that escapes into
+  /// a caller's buffer, so this uses its output-adapter interface (the one dump() itself uses).
+  class sink final : public nlohmann::detail::output_adapter_protocol<char> {
+   public:
+    explicit sink(json_out& out) : out_(out) {}
+    void write_character(char c) override { out_.raw(&c, 1); }
+    void write_characters(const char* s, std::size_t n) override { out_.raw(s, n); }
+
+   private:
+    json_out& out_;
+  };
+  using serializer = nlohmann::detail::serializer<nlohmann::json>;
+
   static constexpr std::size_t cap = std::size_t{1} << 20;
+  nlohmann::json name_ = std::string();
+  std::unique_ptr<serializer> escaper_;
   std::FILE* f_;
   std::unique_ptr<char[]> buf_;
   std::size_t used_ = 0;

@@ -44,6 +44,7 @@ TEST(BenchJson, InvalidUtf8IsReplacedNotThrown) {
 int run_collect(std::vector<std::string> args) {
   args.insert(args.begin(), WEFT_BENCH_COLLECT);
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   const pid_t pid = fork();

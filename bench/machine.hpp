@@ -29,7 +29,7 @@ struct machine {
   std::string host = "unknown";
 };
 
-inline std::string trim(std::string s) {
+inline std::string trim(const std::string& s) {
   const auto first = s.find_first_not_of(" \t\n");
   const auto last = s.find_last_not_of(" \t\n");
   return first == std::string::npos ? "" : s.substr(first, last - first + 1);

@@ -139,11 +139,13 @@ TEST_P(TraceTest, ForkJoinTraceIsValidAndComplete) {
   weft::ult_attributes named;
   named.name = "worker \"w\"";
   std::vector<weft::ult> workers;
+  workers.reserve(5);
   for (int i = 0; i < 5; ++i)
     workers.push_back(weft::ult::create(
         weft::execution_stream::primary().main_pool(), [] {}, named));
   for (auto& w : workers) w.join();
   std::vector<weft::tasklet> tasklets;
+  tasklets.reserve(7);
   for (int i = 0; i < 7; ++i) tasklets.push_back(weft::tasklet::create([] {}));
   for (auto& t : tasklets) t.join();
   // A wake-up: `waiter` blocks until the primary ULT sets the eventual.
@@ -315,12 +317,14 @@ TEST_P(StatsTest, CountersCountWhatRan) {
   ASSERT_EQ(static_cast<int>(before.streams.size()), streams());
   constexpr int n = 200;
   std::vector<weft::ult> us;
+  us.reserve(n);
   for (int i = 0; i < n; ++i) {
     us.push_back(
         weft::ult::create(stream(i % streams()).main_pool(), [] { weft::this_unit::yield(); }));
   }
   for (auto& u : us) u.join();
   std::vector<weft::tasklet> ts;
+  ts.reserve(n);
   for (int i = 0; i < n; ++i) ts.push_back(weft::tasklet::create(stream(0).main_pool(), [] {}));
   for (auto& t : ts) t.join();
   const weft::runtime_stats after = weft::stats();

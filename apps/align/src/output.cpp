@@ -2,6 +2,7 @@
 #include "output.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,6 +87,30 @@ int remove_on_signal(const std::string& path) {
   return -1;
 }
 
+/// Holds SIGHUP, SIGINT and SIGTERM back in the calling thread while it lives. Between the
+/// creation of a temporary file and the arming of its removal, a signal would kill the process
+/// with the file left behind; held back, it is delivered when the file is armed. The output is
+/// opened before the runtime starts its streams, so the calling thread is the only one that could
+/// take a process-directed signal then.
+class cleanup_signals_held {
+ public:
+  cleanup_signals_held() noexcept {
+    sigset_t s;
+    sigemptyset(&s);
+    for (int sig : kCleanupSignals) sigaddset(&s, sig);
+    held_ = ::pthread_sigmask(SIG_BLOCK, &s, &old_) == 0;
+  }
+  ~cleanup_signals_held() {
+    if (held_) ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  cleanup_signals_held(const cleanup_signals_held&) = delete;
+  cleanup_signals_held& operator=(const cleanup_signals_held&) = delete;
+
+ private:
+  sigset_t old_{};
+  bool held_ = false;
+};
+
 void keep_on_signal(int slot) {
   if (slot < 0) return;
   int armed = kArmed;
@@ -149,6 +174,7 @@ output_file::output_file(const std::string& path, const std::vector<std::string>
   target_ = path;
   std::string dir = dir_of(target_);
   tmp_ = (dir == "/" ? "" : dir) + "/." + target_.substr(target_.rfind('/') + 1) + ".tmp.XXXXXX";
+  const cleanup_signals_held held;
   fd_ = ::mkostemp(tmp_.data(), O_CLOEXEC);
   if (fd_ < 0) {
     int e = errno;

@@ -382,8 +382,8 @@ int omp_get_teams_thread_limit(void) {
   return 0;
 }
 void omp_set_teams_thread_limit(int) {}
-void omp_fulfill_event(std::uintptr_t) {
-  unsupported("omp_fulfill_event (task detach)");
+void omp_fulfill_event(std::uintptr_t event) {
+  fulfill_event(event);
 }
 
 namespace {

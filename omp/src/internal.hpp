@@ -108,10 +108,11 @@ struct context {
   // Tasks.
   bool final_task = false;  ///< omp_in_final()
   bool explicit_task = false;
-  std::vector<ult> children;   ///< explicit tasks created and not yet joined
-  taskgroup* group = nullptr;  ///< innermost taskgroup
-  dep_table* deps = nullptr;   ///< dependences among its children (lazy)
-  std::unique_ptr<team> solo;  ///< the team of one of orphaned constructs
+  std::vector<ult> children;        ///< explicit tasks created and not yet joined
+  std::vector<task_rec*> detached;  ///< detached tasks among them, not yet seen complete
+  taskgroup* group = nullptr;       ///< innermost taskgroup
+  dep_table* deps = nullptr;        ///< dependences among its children (lazy)
+  std::unique_ptr<team> solo;       ///< the team of one of orphaned constructs
   context() = default;
   context(const context&) = delete;
   context& operator=(const context&) = delete;
@@ -212,6 +213,10 @@ inline void unlock_word(std::atomic<std::uint32_t>& w) noexcept {
 
 /// Completes every explicit task `c` created (joining them), as a barrier or region end must.
 void finish_children(context& c);
+
+/// omp_fulfill_event: the second of a detached task's body return and fulfilment completes it.
+/// Any thread, a plain pthread included; aborts with a message for a handle that is not pending.
+void fulfill_event(std::uintptr_t handle);
 
 /// Waits at the team barrier of `c`'s team (completing `c`'s tasks first).
 void team_wait(context& c);

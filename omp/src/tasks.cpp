@@ -1,23 +1,37 @@
-// Explicit tasks on weft ULTs: GOMP_task (if, final, untied, mergeable, priority, depend),
-// taskwait, taskyield, taskgroup (with cancellation) and taskloop. A deferred task is a ULT the
-// creating task joins at taskwait, at the end of a taskgroup, at a barrier or when it ends itself;
-// weft's join runs a child that has not started yet on the joiner's stream.
+// Explicit tasks on weft ULTs: GOMP_task (if, final, untied, mergeable, priority, depend,
+// detach), taskwait, taskyield, taskgroup (with cancellation) and taskloop. A deferred task is a
+// ULT the creating task joins at taskwait, at the end of a taskgroup, at a barrier or when it ends
+// itself; weft's join runs a child that has not started yet on the joiner's stream. A detached
+// task's ULT may end before the task completes: its creator also waits for its completion event.
 #include "internal.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
+#include <string>
 #include <unordered_map>
 
 namespace weft::omp {
 
 /// A taskgroup: the children created inside it are those from index `first` of the creating
-/// task's list.
+/// task's list (and from `first_detached` of its detached ones).
 struct taskgroup {
   taskgroup* outer;
   std::size_t first;
+  std::size_t first_detached;
   std::atomic<bool> cancelled{false};
+};
+
+/// The completion of a detached task (`detach(evt)`): it completes when both its body has
+/// returned and omp_fulfill_event(evt) was called, in either order and from any thread (a plain
+/// pthread included), so whichever of the two comes second completes it.
+struct detach_state {
+  std::atomic<int> pending{2};  ///< body return and fulfilment still to come
+  eventual<void> completed;     ///< set when the task completes; its creator waits on it
+  task_rec* task = nullptr;     ///< the deferred task (null: an undeferred one, on the stack)
+  std::uintptr_t handle = 0;    ///< its omp_event_handle_t
 };
 
 /// A deferred task: its context, body and argument block (allocated right after it), completion
@@ -31,6 +45,8 @@ struct task_rec {
   std::atomic<bool> done{false};
   std::atomic<int> refs{1};
   std::vector<task_rec*> preds;
+  detach_state* detach = nullptr;  ///< detached tasks only
+  ~task_rec() { delete detach; }
 };
 
 namespace {
@@ -43,8 +59,8 @@ constexpr unsigned flag_grainsize = 1u << 9;
 constexpr unsigned flag_if = 1u << 10;
 constexpr unsigned flag_nogroup = 1u << 11;
 constexpr unsigned flag_reduction = 1u << 12;
+constexpr unsigned flag_detach = 1u << 13;
 constexpr unsigned flag_strict = 1u << 14;
-constexpr unsigned flag_detach = 1u << 18;
 
 // Deferred tasks created and not finished, process-wide. Past a limit new tasks run undeferred
 // (as libgomp does past 64 per thread): it bounds the ULTs (and stacks) alive when a program
@@ -61,6 +77,42 @@ void unref(task_rec* t) {
   for (task_rec* p : t->preds) unref(p);
   t->~task_rec();
   std::free(t);
+}
+
+// The events of detached tasks not yet fulfilled, by handle. A handle is a number never reused,
+// so that fulfilling an event twice, or one that was never handed out, is reported instead of
+// touching freed memory; the map costs a lock per detached task only. The event of a task
+// cancelled before it ran maps to null until it is fulfilled.
+spinlock g_events_lock;
+std::unordered_map<std::uintptr_t, detach_state*> g_events;
+std::uintptr_t g_next_event = 1;
+
+std::uintptr_t register_event(detach_state* s) {
+  std::lock_guard lock(g_events_lock);
+  s->handle = g_next_event++;
+  g_events.emplace(s->handle, s);
+  return s->handle;
+}
+
+// A task cancelled before its body ran completes without waiting for its event, since nothing
+// is bound to fulfil it; a later omp_fulfill_event on it does nothing. True when the event was
+// not fulfilled yet (the caller then stands in for the fulfilment).
+bool cancel_event(detach_state* s) {
+  std::lock_guard lock(g_events_lock);
+  const auto it = g_events.find(s->handle);
+  if (it == g_events.end()) return false;
+  it->second = nullptr;
+  return true;
+}
+
+// One of the two halves of a detached task's completion; the second completes it.
+void arrive(detach_state* s) {
+  if (s->pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  task_rec* t = s->task;
+  if (t) t->done.store(true, std::memory_order_release);
+  s->completed.set();
+  // The creator holds its own reference until it has seen the completion.
+  if (t) unref(t);
 }
 
 }  // namespace
@@ -158,10 +210,16 @@ bool skipped(const context& c) {
 void run_task(unit_arg* a) noexcept {
   auto* t = reinterpret_cast<task_rec*>(a);
   wait_preds(t->preds);
-  if (!skipped(t->ctx)) t->fn(t->data);
+  const bool run = !skipped(t->ctx);
+  if (run) t->fn(t->data);
   finish_children(t->ctx);
-  t->done.store(true, std::memory_order_release);
   g_live_tasks.fetch_sub(1, std::memory_order_relaxed);
+  if (detach_state* s = t->detach) {
+    if (!run && cancel_event(s)) arrive(s);
+    arrive(s);
+    return;
+  }
+  t->done.store(true, std::memory_order_release);
   unref(t);
 }
 
@@ -179,10 +237,12 @@ void init_child(context& child, const context& parent, bool final_task) {
 }
 
 // Creates one task: deferred as a ULT, or run at once (undeferred) when `deferred` is false.
-// `prepare` fills the argument block (after cpyfn or the copy).
+// `prepare` fills the argument block (after cpyfn or the copy). `detach`, when not null, is where
+// the encountering task's event handle lives (the task's own copy is the first word of `data`).
 template <class Prepare>
 void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
-           long arg_align, bool deferred, bool final_task, void** depend, Prepare prepare) {
+           long arg_align, bool deferred, bool final_task, void** depend, void* detach,
+           Prepare prepare) {
   context& parent = current();
   note_blocking(parent);
   const std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1;
@@ -191,9 +251,18 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
   if (depend) deps = read_depend(depend);
   // Outside any parallel region a task runs at once, as in libgomp (no team to run it later).
   if (!parent.t) deferred = false;
-  if (deferred && g_live_tasks.load(std::memory_order_relaxed) >= live_task_limit()) {
+  // A detached task is never made undeferred for the limit: its creator would wait for a
+  // fulfilment that the creator itself may be about to make.
+  if (deferred && !detach && g_live_tasks.load(std::memory_order_relaxed) >= live_task_limit()) {
     deferred = false;
   }
+  // The handle is written where the encountering task reads it and into the task's data before
+  // the copy, as libgomp does (GCC places the event first in the data block).
+  auto hand_out = [&](detach_state* s) {
+    const std::uintptr_t h = register_event(s);
+    *static_cast<std::uintptr_t*>(detach) = h;
+    if (data) *static_cast<std::uintptr_t*>(data) = h;
+  };
   if (!deferred) {
     std::vector<task_rec*> preds;
     if (depend) preds = link_deps(parent, deps, nullptr);
@@ -201,6 +270,8 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
     for (task_rec* p : preds) unref(p);
     context child;
     init_child(child, parent, final_task);
+    std::optional<detach_state> event;
+    if (detach) hand_out(&event.emplace());
     void* buf = data;
     std::vector<unsigned char> copy;
     if (cpyfn || size) {
@@ -223,8 +294,15 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
       }
     } counted(parent.level == 0);
     context_scope scope(&child);
-    if (!skipped(child)) fn(buf);
+    const bool run = !skipped(child);
+    if (run) fn(buf);
     finish_children(child);
+    if (event) {
+      // An undeferred detached task completes when fulfilled; its creator waits here.
+      if (!run && cancel_event(&*event)) arrive(&*event);
+      arrive(&*event);
+      event->completed.wait();
+    }
     return;
   }
   const std::size_t offset = (sizeof(task_rec) + align - 1) / align * align;
@@ -237,6 +315,11 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
   t->fn = fn;
   t->data = static_cast<unsigned char*>(mem) + offset;
   init_child(t->ctx, parent, final_task);
+  if (detach) {
+    t->detach = new detach_state;
+    t->detach->task = t;
+    hand_out(t->detach);
+  }
   if (cpyfn) {
     cpyfn(t->data, data);
   } else if (size) {
@@ -248,7 +331,22 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
   execution_stream* self = this_unit::stream();
   pool& p = self ? self->main_pool() : execution_stream::primary().main_pool();
   g_live_tasks.fetch_add(1, std::memory_order_relaxed);
+  if (detach) {
+    // The creator's reference: it waits for the completion, which may come after the ULT ended.
+    t->refs.fetch_add(1, std::memory_order_relaxed);
+    parent.detached.push_back(t);
+  }
   parent.children.push_back(ult::create(p, &unit_entry, t));
+}
+
+// Waits for the detached children of `c` from index `first` on, newest first.
+void finish_detached(context& c, std::size_t first) {
+  while (c.detached.size() > first) {
+    task_rec* t = c.detached.back();
+    c.detached.pop_back();
+    t->detach->completed.wait();
+    unref(t);
+  }
 }
 
 }  // namespace
@@ -262,12 +360,33 @@ void finish_children(context& c) {
     c.children.pop_back();
     u.join();
   }
+  if (!c.detached.empty()) finish_detached(c, 0);
   delete c.deps;
   c.deps = nullptr;
 }
 
 context::~context() {
   delete deps;
+}
+
+void fulfill_event(std::uintptr_t handle) {
+  bool found = false;
+  detach_state* s = nullptr;
+  {
+    std::lock_guard lock(g_events_lock);
+    const auto it = g_events.find(handle);
+    if (it != g_events.end()) {
+      found = true;
+      s = it->second;
+      g_events.erase(it);
+    }
+  }
+  if (!found) {
+    fatal("omp_fulfill_event: " + std::to_string(handle) +
+          " is not the event of a detached task waiting to be fulfilled (fulfilled twice, or "
+          "never handed out by detach)");
+  }
+  if (s) arrive(s);
 }
 
 bool cancelled_group(context& c) {
@@ -291,13 +410,13 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
                long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
                void* detach) {
   (void)priority;  // accepted: weft's pools are FIFO per stream
-  if (detach || (flags & flag_detach)) unsupported("task detach (omp_event_handle_t)");
   const context& c = current();
   const bool final_task = c.final_task || (flags & flag_final);
   const bool deferred = if_clause && !c.final_task;
   (void)flag_untied;
   spawn(fn, data, cpyfn, arg_size, arg_align, deferred, final_task,
-        (flags & flag_depend) ? depend : nullptr, [](void*) {});
+        (flags & flag_depend) ? depend : nullptr, (flags & flag_detach) ? detach : nullptr,
+        [](void*) {});
 }
 
 void GOMP_taskwait(void) {
@@ -320,7 +439,7 @@ void GOMP_taskyield(void) {
 
 void GOMP_taskgroup_start(void) {
   context& c = current();
-  c.group = new taskgroup{c.group, c.children.size()};
+  c.group = new taskgroup{c.group, c.children.size(), c.detached.size()};
 }
 
 void GOMP_taskgroup_end(void) {
@@ -333,6 +452,7 @@ void GOMP_taskgroup_end(void) {
     c.children.pop_back();
     u.join();
   }
+  finish_detached(c, g->first_detached);
   c.group = g->outer;
   delete g;
 }
@@ -380,11 +500,12 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
   for (std::uint64_t k = 0; k < tasks; ++k) {
     const std::uint64_t hi = last && k + 1 == tasks ? n : lo + q + (k < r ? 1 : 0);
     const I s = sp.at(lo), e = sp.bound(hi, n);
-    spawn(fn, data, cpyfn, arg_size, arg_align, deferred, final_task, nullptr, [s, e](void* buf) {
-      I* bounds = static_cast<I*>(buf);
-      bounds[0] = s;
-      bounds[1] = e;
-    });
+    spawn(fn, data, cpyfn, arg_size, arg_align, deferred, final_task, nullptr, nullptr,
+          [s, e](void* buf) {
+            I* bounds = static_cast<I*>(buf);
+            bounds[0] = s;
+            bounds[1] = e;
+          });
     lo = hi;
   }
   if (group) GOMP_taskgroup_end();

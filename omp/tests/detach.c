@@ -2,6 +2,7 @@
    the region's barrier and its dependence successors) only once its body has returned and its
    event was fulfilled, from another task, the task itself, another member or a plain pthread.
    Every wait below is a handshake on a flag, never a sleep: each check holds whatever the timing.
+   Run with OMP_CANCELLATION=true (a task cancelled before it starts).
 
    With the argument "twice" the program fulfils one event twice, which libweft-omp reports
    and aborts on (omp.detach_twice.weft). */
@@ -241,6 +242,31 @@ static void undeferred(void) {
   CHECK(ran == 1);
 }
 
+/* A detached task whose taskgroup is cancelled before it starts (its predecessor cancels the
+   group) completes without its event, as the end of the taskgroup shows. Run with
+   OMP_CANCELLATION=true; without it the task runs and fulfils its own event. */
+static void cancelled_before_start(void) {
+  int x = 0;
+  atomic_int ran = 0;
+#pragma omp parallel num_threads(2) shared(x, ran)
+#pragma omp single
+#pragma omp taskgroup
+  {
+#pragma omp task depend(out : x) shared(x)
+    {
+      x = 1;
+#pragma omp cancel taskgroup
+    }
+    omp_event_handle_t e;
+#pragma omp task detach(e) depend(in : x) shared(ran)
+    {
+      atomic_store(&ran, 1);
+      omp_fulfill_event(e);
+    }
+  }
+  CHECK(atomic_load(&ran) == (omp_get_cancellation() ? 0 : 1));
+}
+
 static void fulfil_twice(void) {
 #pragma omp parallel num_threads(2)
 #pragma omp single
@@ -267,5 +293,6 @@ int main(int argc, char** argv) {
   taskgroup_waits();
   many_reversed();
   undeferred();
+  cancelled_before_start();
   return failures;
 }

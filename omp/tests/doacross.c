@@ -1,9 +1,9 @@
 /* Doacross loops: ordered(n) with depend(sink: ...) and depend(source). Each iteration reads what
    its sinks wrote, so the results equal a serial run's only if every wait held until its sink was
    posted: a 1-D recurrence under every schedule, 2-D wavefronts (also with a sink past the inner
-   bound), an unsigned long long loop near 2^63 (the _ull entry points), sinks outside the
-   iteration space (i-1 at the first i), nowait loops back to back, teams of one and orphaned
-   loops. Registered also with more threads than streams (CMakeLists.txt).
+   bound, and collapsed), an unsigned long long loop near 2^63 (the _ull entry points), sinks
+   outside the iteration space (i-1 at the first i), nowait loops back to back, teams of one and
+   orphaned loops. Registered also with more threads than streams (CMakeLists.txt).
 
    Teams are no wider than the CPUs (and 4) unless OMP_NUM_THREADS asks: libgomp's waits spin
    without yielding, so a wider team hands each iteration over in kernel time slices. */
@@ -35,11 +35,10 @@ static int same1(void) {
 
 /* One loop body for every schedule: a[i] from a[i-1], which its sink waits for (at i = 0 the
    sink lies outside the iteration space and is not waited for). */
-#define RECURRENCE_BODY                            \
-  {                                                \
-    _Pragma("omp ordered depend(sink: i - 1)")     \
-        a1[i] = step(i > 0 ? a1[i - 1] : 7, i);    \
-    _Pragma("omp ordered depend(source)")          \
+#define RECURRENCE_BODY                                                                \
+  {                                                                                    \
+    _Pragma("omp ordered depend(sink: i - 1)") a1[i] = step(i > 0 ? a1[i - 1] : 7, i); \
+    _Pragma("omp ordered depend(source)")                                              \
   }
 
 static void recurrence_static(void) {
@@ -180,6 +179,19 @@ static void wave_static1(void) {
   }
 }
 
+/* collapse(2) ordered(2): the team shares out the collapsed (i, j) space, and the sinks are
+   given in the collapsed iteration's logical number. */
+static void wave_collapse(void) {
+#pragma omp for collapse(2) ordered(2) schedule(dynamic, 3)
+  for (int i = 1; i < R; ++i) {
+    for (int j = 1; j < C; ++j) {
+#pragma omp ordered depend(sink : i - 1, j) depend(sink : i, j - 1)
+      w[i][j] = wave_cell(w[i - 1][j], w[i][j - 1], 0, i, j);
+#pragma omp ordered depend(source)
+    }
+  }
+}
+
 static void check_wave(loop_fn f, int threads, const char* what) {
   wave_reset();
   if (threads > 0) {
@@ -282,10 +294,10 @@ int main(void) {
     loop_fn f;
     const char* name;
   } loops[] = {
-      {recurrence_static, "static"},     {recurrence_static1, "static,1"},
-      {recurrence_static7, "static,7"},  {recurrence_dynamic3, "dynamic,3"},
-      {recurrence_dynamic, "dynamic"},   {recurrence_guided, "guided"},
-      {recurrence_guided5, "guided,5"},  {recurrence_runtime, "runtime (unset)"},
+      {recurrence_static, "static"},    {recurrence_static1, "static,1"},
+      {recurrence_static7, "static,7"}, {recurrence_dynamic3, "dynamic,3"},
+      {recurrence_dynamic, "dynamic"},  {recurrence_guided, "guided"},
+      {recurrence_guided5, "guided,5"}, {recurrence_runtime, "runtime (unset)"},
       {recurrence_auto, "auto"},
   };
   for (unsigned k = 0; k < sizeof loops / sizeof loops[0]; ++k) {
@@ -316,6 +328,7 @@ int main(void) {
     check_wave(wave_static1, teams[t], "static,1");
     check_wave(wave_dynamic, teams[t], "dynamic,2");
     check_wave(wave_guided, teams[t], "guided");
+    check_wave(wave_collapse, teams[t], "collapse(2), dynamic,3");
   }
 
   diag_init(dserial);

@@ -264,10 +264,24 @@ void doacross_wait(C first, std::va_list ap) {
   note_blocking(c);
   // A cancelled loop never runs the iterations its members had not reached.
   const team& t = *c.t;
-  wait_until([&] {
+  const auto posted = [&] {
     return dx.done(p) || t.ws_cancelled.load(std::memory_order_acquire) == c.ws_seq ||
            t.cancelled.load(std::memory_order_acquire);
-  });
+  };
+  // The sink is usually a hand-off away: spin for the wait policy's budget as libgomp does (it
+  // never blocks here, so a post costs one store), letting units queued on this stream (a
+  // team-mate, maybe the one waited for) run meanwhile; then poll, yielding between checks.
+  const bool ult = this_unit::is_ult();
+  const long spin = settings().spin;
+  for (long i = 0; i < spin; ++i) {
+    if (posted()) return;
+    if ((i & 15) == 15 && ult) {
+      execution_stream* s = this_unit::stream();
+      if (s && !s->main_pool().empty()) this_unit::yield();
+    }
+    cpu_relax();
+  }
+  wait_until(posted);
 }
 
 // GOMP_loop_start's schedule argument: the kind, with GFS_MONOTONIC in bit 31.

@@ -2,12 +2,15 @@
    its sinks wrote, so the results equal a serial run's only if every wait held until its sink was
    posted: a 1-D recurrence under every schedule, 2-D wavefronts (also with a sink past the inner
    bound, and collapsed), an unsigned long long loop near 2^63 (the _ull entry points), sinks
-   outside the iteration space (i-1 at the first i), nowait loops back to back, teams of one and
-   orphaned loops. Registered also with more threads than streams (CMakeLists.txt).
+   outside the iteration space (i-1 at the first i), nowait loops back to back, teams of one,
+   orphaned loops, and GOMP_loop_doacross_start and its _ull twin called directly (schedule
+   argument, team-shared memory). Registered also with more threads than streams
+   (CMakeLists.txt).
 
    Teams are no wider than the CPUs (and 4) unless OMP_NUM_THREADS asks: libgomp's waits spin
    without yielding, so a wider team hands each iteration over in kernel time slices. */
 #include <omp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -285,6 +288,87 @@ static void fib_loop(void) {
   }
 }
 
+/* GOMP_loop_doacross_start and its _ull twin (GCC 9+), called directly: GCC 12 emits them only
+   for task reductions, which neither is given here. The schedule comes before the chunk size;
+   *mem asks for team-shared zeroed memory. The compiler only passes sinks inside the space. */
+bool GOMP_loop_doacross_start(unsigned, long*, long, long, long*, long*, uintptr_t*, void**);
+bool GOMP_loop_ull_doacross_start(unsigned, unsigned long long*, long, unsigned long long,
+                                  unsigned long long*, unsigned long long*, uintptr_t*, void**);
+bool GOMP_loop_runtime_next(long*, long*);
+bool GOMP_loop_ull_runtime_next(unsigned long long*, unsigned long long*);
+void GOMP_loop_end(void);
+void GOMP_doacross_post(long*);
+void GOMP_doacross_wait(long, ...);
+void GOMP_doacross_ull_post(unsigned long long*);
+void GOMP_doacross_ull_wait(unsigned long long, ...);
+
+#define MONOTONIC 0x80000000l
+#define MAXT 8
+
+static void direct_abi(long sched, long chunk) {
+  void* seen[MAXT] = {0};
+  int zeroed[MAXT] = {0};
+  int nthreads = 1;
+  reset1();
+#pragma omp parallel num_threads(teams[3])
+  {
+    const int me = omp_get_thread_num();
+    if (me == 0) nthreads = omp_get_num_threads();
+    long counts[1] = {N};
+    long s, e;
+    void* mem = (void*)(uintptr_t)64;
+    if (GOMP_loop_doacross_start(1, counts, sched, chunk, &s, &e, NULL, &mem)) {
+      do {
+        for (long i = s; i < e; ++i) {
+          if (i > 0) GOMP_doacross_wait(i - 1);
+          a1[i] = step(i > 0 ? a1[i - 1] : 7, (uint64_t)i);
+          long v[1] = {i};
+          GOMP_doacross_post(v);
+        }
+      } while (GOMP_loop_runtime_next(&s, &e));
+    }
+    const unsigned char* m = mem;
+    int z = m != NULL;
+    for (int k = 0; z && k < 64; ++k) z = m[k] == 0;
+    if (me < MAXT) seen[me] = mem, zeroed[me] = z;
+    GOMP_loop_end();
+  }
+  CHECK(same1());
+  for (int t = 0; t < nthreads && t < MAXT; ++t) {
+    CHECK(zeroed[t]);
+    CHECK(seen[t] == seen[0]);
+  }
+}
+
+static void direct_abi_ull(long sched, unsigned long long chunk) {
+  memset(u, 0, sizeof u);
+#pragma omp parallel num_threads(teams[3])
+  {
+    unsigned long long counts[2] = {UN, 3};
+    unsigned long long s, e;
+    if (GOMP_loop_ull_doacross_start(2, counts, sched, chunk, &s, &e, NULL, NULL)) {
+      do {
+        for (unsigned long long i = s; i < e; ++i) {
+          for (unsigned long long j = 0; j < 3; ++j) {
+            if (i > 0) GOMP_doacross_ull_wait(i - 1, 2ull);
+            if (j == 2) u[i] = step(i > 0 ? u[i - 1] : 11, i);
+            unsigned long long v[2] = {i, j};
+            GOMP_doacross_ull_post(v);
+          }
+        }
+      } while (GOMP_loop_ull_runtime_next(&s, &e));
+    }
+    GOMP_loop_end();
+  }
+  uint64_t expect = 11;
+  int ok = 1;
+  for (unsigned long long i = 0; i < UN; ++i) {
+    expect = step(expect, i);
+    ok &= u[i] == expect;
+  }
+  CHECK(ok);
+}
+
 int main(void) {
   choose_teams();
   serial1[0] = step(7, 0);
@@ -381,5 +465,11 @@ int main(void) {
     CHECK(memcmp(f2, f2serial, sizeof f2) == 0);
     CHECK(same1());
   }
+  direct_abi(2 | MONOTONIC, 3); /* dynamic, 3 */
+  direct_abi(1, 0);             /* static */
+  direct_abi(3, 2);             /* guided, 2 */
+  direct_abi(0, 0);             /* runtime: the ICV (dynamic, 1 here) */
+  direct_abi_ull(2 | MONOTONIC, 4);
+  direct_abi_ull(1, 1);
   return failures;
 }

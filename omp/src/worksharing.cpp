@@ -242,8 +242,9 @@ void doacross_post(const C* counts) {
   if (ws->dx.in_range(p)) ws->dx.post(p);
 }
 
-// depend(sink: vec): waits until iteration (first, ...) has been posted. The waiting member
-// yields its ULT between checks, so the member it waits for runs even on the same stream.
+// depend(sink: vec): waits until iteration (first, ...) has been posted. The waiting member lets
+// units queued on its stream run while it waits, so the member it waits for runs even when it
+// shares the stream.
 template <class C>
 void doacross_wait(C first, std::va_list ap) {
   context& c = current();

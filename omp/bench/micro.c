@@ -2,6 +2,9 @@
      micro region   fork/join of an empty parallel region of 2 threads, us per region
      micro barrier  an empty barrier in a region of 2 threads, us per barrier
      micro fib N    fib(N) with an omp task at every level (no cut-off), ms per run
+     micro doacross a chain of 20000 iterations in 2 threads, schedule(static, 1), each waiting
+                    for the one before (depend(sink: i-1)): a hand-off per iteration, ns per
+                    iteration
    Each prints: what median min kept, over 11 batches (the first dropped, then 002's filter:
    spikes above 1.8x the median dropped, at most 10%). */
 #include <omp.h>
@@ -52,9 +55,21 @@ static long fib_check(int n) {
   return a;
 }
 
+#define CHAIN 20000
+static long chain[CHAIN];
+
+static void doacross_chain(void) {
+#pragma omp parallel for ordered(1) schedule(static, 1) num_threads(2)
+  for (long i = 0; i < CHAIN; ++i) {
+#pragma omp ordered depend(sink : i - 1)
+    chain[i] = (i > 0 ? chain[i - 1] : 0) + 1;
+#pragma omp ordered depend(source)
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s region|barrier|fib [N]\n", argv[0]);
+    fprintf(stderr, "usage: %s region|barrier|fib [N]|doacross\n", argv[0]);
     return 2;
   }
   double t[BATCHES];
@@ -98,6 +113,14 @@ int main(int argc, char** argv) {
     }
     report("fib", t, BATCHES);
     if (result != fib_check(n)) return 1;
+  } else if (strcmp(argv[1], "doacross") == 0) {
+    for (int b = 0; b < BATCHES; ++b) {
+      const double t0 = omp_get_wtime();
+      doacross_chain();
+      t[b] = (omp_get_wtime() - t0) / CHAIN * 1e9;
+      if (chain[CHAIN - 1] != CHAIN) return 1;
+    }
+    report("doacross", t, BATCHES);
   } else {
     return 2;
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <weft/parallel/dispatch.hpp>
+#include <weft/parallel/doacross.hpp>
 #include <weft/parallel/iteration_space.hpp>
 #include <weft/parallel/team_barrier.hpp>
 #include <weft/weft.hpp>
@@ -78,12 +79,14 @@ struct work_share {
   spinlock init_lock;
   bool up = true;  ///< the loop counts up
   bool ordered = false;
+  bool doacross = false;           ///< an ordered(n) loop whose members post and wait (`dx`)
   std::uint64_t start = 0;         ///< first value (long or ull bits)
   std::uint64_t incr = 0;          ///< increment (long or ull bits)
   std::uint64_t end = 0;           ///< the user's end value, returned for the last chunk
   void* copy = nullptr;            ///< single copyprivate data
   std::vector<unsigned char> mem;  ///< GOMP_loop_start's team-shared memory
   parallel::loop_dispatch loop;    ///< logical iterations (sections: one per section)
+  parallel::doacross dx;           ///< posted iterations of a doacross loop
   alignas(64) std::atomic<std::uint64_t> ord_turn{0};  ///< first iteration not yet ordered
 };
 

@@ -46,49 +46,6 @@ void GOMP_offload_register_ver() {}
 void GOMP_offload_unregister() {}
 void GOMP_offload_unregister_ver() {}
 
-void GOMP_loop_doacross_static_start() {
-  unsupported("ordered(n) doacross loop");
-}
-void GOMP_loop_doacross_dynamic_start() {
-  unsupported("ordered(n) doacross loop");
-}
-void GOMP_loop_doacross_guided_start() {
-  unsupported("ordered(n) doacross loop");
-}
-void GOMP_loop_doacross_runtime_start() {
-  unsupported("ordered(n) doacross loop");
-}
-void GOMP_loop_doacross_start() {
-  unsupported("ordered(n) doacross loop");
-}
-void GOMP_loop_ull_doacross_static_start() {
-  unsupported("ordered(n) doacross loop");
-}
-void GOMP_loop_ull_doacross_dynamic_start() {
-  unsupported("ordered(n) doacross loop");
-}
-void GOMP_loop_ull_doacross_guided_start() {
-  unsupported("ordered(n) doacross loop");
-}
-void GOMP_loop_ull_doacross_runtime_start() {
-  unsupported("ordered(n) doacross loop");
-}
-void GOMP_loop_ull_doacross_start() {
-  unsupported("ordered(n) doacross loop");
-}
-void GOMP_doacross_post() {
-  unsupported("ordered depend(source)");
-}
-void GOMP_doacross_wait() {
-  unsupported("ordered depend(sink: ...)");
-}
-void GOMP_doacross_ull_post() {
-  unsupported("ordered depend(source)");
-}
-void GOMP_doacross_ull_wait() {
-  unsupported("ordered depend(sink: ...)");
-}
-
 void GOMP_parallel_reductions() {
   unsupported("reduction(task, ...) on parallel");
 }

@@ -1,8 +1,9 @@
-// Worksharing: loops (long and unsigned long long, every schedule, ordered), sections, single
-// and copyprivate, critical, atomic, ordered, cancellation of loops and sections, and the
+// Worksharing: loops (long and unsigned long long, every schedule, ordered, doacross), sections,
+// single and copyprivate, critical, atomic, ordered, cancellation of loops and sections, and the
 // combined parallel-loop and parallel-sections entry points.
 #include "internal.hpp"
 
+#include <cstdarg>
 #include <cstring>
 
 namespace weft::omp {
@@ -94,6 +95,7 @@ void fill_loop(work_share& ws, const parallel::iteration_space<I>& sp, parallel:
                bool ordered) {
   ws.up = sp.up;
   ws.ordered = ordered;
+  ws.doacross = false;
   ws.start = static_cast<std::uint64_t>(sp.start);
   ws.end = static_cast<std::uint64_t>(sp.end);
   ws.incr = static_cast<std::uint64_t>(sp.incr);
@@ -118,15 +120,20 @@ bool take_chunk(context& c, work_share& ws, parallel::chunk& out) {
                               static_cast<std::uint64_t>(c.num), c.cursor, out);
 }
 
-// Ordered loops: a finished chunk passes the turn on once every earlier chunk has.
-void pass_turn(context& c, work_share& ws) {
-  if (!ws.ordered || !c.have_chunk) return;
-  const std::uint64_t lo = c.chunk_lo;
-  if (ws.ord_turn.load(std::memory_order_acquire) != lo) {
-    note_blocking(c);
-    wait_until([&] { return ws.ord_turn.load(std::memory_order_acquire) == lo; });
+// The calling member is done with its current chunk. Ordered loops: it passes the turn on once
+// every earlier chunk has. Doacross loops: the chunk's iterations count as posted, so that no
+// team-mate waits for one the program never posted (or skipped by cancellation).
+void finish_chunk(context& c, work_share& ws) {
+  if (!c.have_chunk) return;
+  if (ws.ordered) {
+    const std::uint64_t lo = c.chunk_lo;
+    if (ws.ord_turn.load(std::memory_order_acquire) != lo) {
+      note_blocking(c);
+      wait_until([&] { return ws.ord_turn.load(std::memory_order_acquire) == lo; });
+    }
+    ws.ord_turn.store(c.chunk_hi, std::memory_order_release);
   }
-  ws.ord_turn.store(c.chunk_hi, std::memory_order_release);
+  if (ws.doacross) ws.dx.finish({c.chunk_lo, c.chunk_hi});
   c.have_chunk = false;
 }
 
@@ -136,7 +143,7 @@ bool next_loop(I* istart, I* iend) {
   context& c = current();
   work_share* ws = c.ws;
   if (!ws) return false;
-  pass_turn(c, *ws);
+  finish_chunk(c, *ws);
   parallel::chunk r;
   if (!take_chunk(c, *ws, r)) return false;
   c.chunk_lo = r.lo;
@@ -148,16 +155,22 @@ bool next_loop(I* istart, I* iend) {
   return true;
 }
 
+struct no_setup {
+  void operator()(const context&, work_share&) const noexcept {}
+};
+
 // GOMP_loop_*_start and GOMP_loop_ull_*_start: joins (or sets up) the loop, then takes the first
-// chunk unless istart is null.
-template <class I>
+// chunk unless istart is null. The first member also runs setup(c, ws) on the filled slot.
+template <class I, class Setup = no_setup>
 bool start_loop(const parallel::iteration_space<I>& sp, sched_kind k, std::uint64_t chunk,
-                bool ordered, I* istart, I* iend, void** mem = nullptr, bool monotonic = false) {
+                bool ordered, I* istart, I* iend, void** mem = nullptr, bool monotonic = false,
+                Setup setup = {}) {
   context& c = current();
   bool first = false;
   work_share& ws = enter(c, first);
   if (first) {
     fill_loop(ws, sp, resolve(c, k, chunk, monotonic || ordered), ordered);
+    setup(c, ws);
     share_memory(ws, true, mem);
     publish(c, ws);
   } else {
@@ -173,6 +186,105 @@ bool start_loop(const parallel::iteration_space<I>& sp, sched_kind k, std::uint6
 using parallel::make_space;
 using ull = unsigned long long;
 
+// Doacross loops (ordered(n) with depend(sink)/depend(source)), as GCC lowers them: the team
+// shares out the outermost of the ncounts dimensions, logical iterations 0..counts[0]-1 (the
+// compiler walks the inner ones and converts every index to a logical one itself), under any
+// schedule. C is the counters' type, long or unsigned long long (the _ull entry points).
+template <class C>
+bool start_doacross(unsigned ncounts, const C* counts, sched_kind k, C chunk, C* istart, C* iend,
+                    void** mem = nullptr) {
+  const parallel::iteration_space<C> sp{C{0}, counts[0], C{1}, true};
+  // Members run their chunks in increasing order (the dispatch's monotonic order), which the
+  // progress words rely on.
+  return start_loop(sp, k, static_cast<std::uint64_t>(chunk), false, istart, iend, mem, true,
+                    [&](const context& c, work_share& ws) {
+                      // A team of one runs the iterations in order: nothing to post or wait for.
+                      if (c.t->nthreads == 1 || ncounts == 0) return;
+                      ws.dx.start(ws.loop, static_cast<std::uint64_t>(c.t->nthreads), ncounts,
+                                  counts);
+                      ws.doacross = true;
+                    });
+}
+
+// The doacross loop the calling member works on, or null where there is nothing to track.
+work_share* doacross_share(context& c) {
+  work_share* ws = c.ws;
+  if (ws && ws->doacross) return ws;
+  // As libgomp: the construct still orders memory.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return nullptr;
+}
+
+// An iteration vector with room for the usual few dimensions in place.
+class index_vector {
+ public:
+  explicit index_vector(unsigned n) {
+    if (n > in_place) heap_.resize(n);
+  }
+  std::uint64_t* data() noexcept { return heap_.empty() ? local_ : heap_.data(); }
+
+ private:
+  static constexpr unsigned in_place = 8;
+  std::uint64_t local_[in_place] = {};
+  std::vector<std::uint64_t> heap_;
+};
+
+// depend(source): the calling member finished iteration `counts`.
+template <class C>
+void doacross_post(const C* counts) {
+  context& c = current();
+  work_share* ws = doacross_share(c);
+  if (!ws) return;
+  const unsigned n = ws->dx.dims();
+  index_vector v(n);
+  std::uint64_t* p = v.data();
+  for (unsigned k = 0; k < n; ++k) p[k] = static_cast<std::uint64_t>(counts[k]);
+  if (ws->dx.in_range(p)) ws->dx.post(p);
+}
+
+// depend(sink: vec): waits until iteration (first, ...) has been posted. The waiting member lets
+// units queued on its stream run while it waits, so the member it waits for runs even when it
+// shares the stream.
+template <class C>
+void doacross_wait(C first, std::va_list ap) {
+  context& c = current();
+  work_share* ws = doacross_share(c);
+  if (!ws) return;
+  const unsigned n = ws->dx.dims();
+  index_vector v(n);
+  std::uint64_t* p = v.data();
+  p[0] = static_cast<std::uint64_t>(first);
+  for (unsigned k = 1; k < n; ++k) p[k] = static_cast<std::uint64_t>(va_arg(ap, C));
+  // A sink outside the iteration space names no iteration (negative indices wrap past the
+  // counts); one of the caller's own is done since sinks point backwards.
+  parallel::doacross& dx = ws->dx;
+  if (!dx.in_range(p) ||
+      dx.own(p[0], static_cast<std::uint64_t>(c.num), {c.chunk_lo, c.chunk_hi}) || dx.done(p)) {
+    return;
+  }
+  note_blocking(c);
+  // A cancelled loop never runs the iterations its members had not reached.
+  const team& t = *c.t;
+  const auto posted = [&] {
+    return dx.done(p) || t.ws_cancelled.load(std::memory_order_acquire) == c.ws_seq ||
+           t.cancelled.load(std::memory_order_acquire);
+  };
+  // The sink is usually a hand-off away: spin for the wait policy's budget as libgomp does (it
+  // never blocks here, so a post costs one store), letting units queued on this stream (a
+  // team-mate, maybe the one waited for) run meanwhile; then poll, yielding between checks.
+  const bool ult = this_unit::is_ult();
+  const long spin = settings().spin;
+  for (long i = 0; i < spin; ++i) {
+    if (posted()) return;
+    if ((i & 15) == 15 && ult) {
+      execution_stream* s = this_unit::stream();
+      if (s && !s->main_pool().empty()) this_unit::yield();
+    }
+    cpu_relax();
+  }
+  wait_until(posted);
+}
+
 // GOMP_loop_start's schedule argument: the kind, with GFS_MONOTONIC in bit 31.
 constexpr long monotonic_bit = 0x80000000l;
 
@@ -182,7 +294,7 @@ sched_kind sched_arg(long sched) {
 
 void end_loop(bool wait) {
   context& c = current();
-  if (c.ws) pass_turn(c, *c.ws);
+  if (c.ws) finish_chunk(c, *c.ws);
   release(c);
   if (wait) team_wait(c);
 }
@@ -417,6 +529,63 @@ bool GOMP_loop_ull_ordered_runtime_next(ull* is, ull* ie) {
   return next_loop(is, ie);
 }
 
+// ---- doacross loops: ordered(n) with depend(sink) and depend(source) ---------------------
+
+bool GOMP_loop_doacross_static_start(unsigned n, long* counts, long chunk, long* is, long* ie) {
+  return start_doacross(n, counts, sched_kind::static_, chunk, is, ie);
+}
+bool GOMP_loop_doacross_dynamic_start(unsigned n, long* counts, long chunk, long* is, long* ie) {
+  return start_doacross(n, counts, sched_kind::dynamic, chunk, is, ie);
+}
+bool GOMP_loop_doacross_guided_start(unsigned n, long* counts, long chunk, long* is, long* ie) {
+  return start_doacross(n, counts, sched_kind::guided, chunk, is, ie);
+}
+bool GOMP_loop_doacross_runtime_start(unsigned n, long* counts, long* is, long* ie) {
+  return start_doacross(n, counts, sched_kind::runtime, 0l, is, ie);
+}
+// GCC 9+: the schedule comes before the chunk size (as in GOMP_loop_ull_doacross_start).
+bool GOMP_loop_doacross_start(unsigned n, long* counts, long sched, long chunk, long* is, long* ie,
+                              std::uintptr_t* reductions, void** mem) {
+  if (reductions) unsupported("task reductions on a worksharing loop (reduction(task, ...))");
+  return start_doacross(n, counts, sched_arg(sched), chunk, is, ie, mem);
+}
+bool GOMP_loop_ull_doacross_static_start(unsigned n, ull* counts, ull chunk, ull* is, ull* ie) {
+  return start_doacross(n, counts, sched_kind::static_, chunk, is, ie);
+}
+bool GOMP_loop_ull_doacross_dynamic_start(unsigned n, ull* counts, ull chunk, ull* is, ull* ie) {
+  return start_doacross(n, counts, sched_kind::dynamic, chunk, is, ie);
+}
+bool GOMP_loop_ull_doacross_guided_start(unsigned n, ull* counts, ull chunk, ull* is, ull* ie) {
+  return start_doacross(n, counts, sched_kind::guided, chunk, is, ie);
+}
+bool GOMP_loop_ull_doacross_runtime_start(unsigned n, ull* counts, ull* is, ull* ie) {
+  return start_doacross(n, counts, sched_kind::runtime, 0ull, is, ie);
+}
+bool GOMP_loop_ull_doacross_start(unsigned n, ull* counts, long sched, ull chunk, ull* is, ull* ie,
+                                  std::uintptr_t* reductions, void** mem) {
+  if (reductions) unsupported("task reductions on a worksharing loop (reduction(task, ...))");
+  return start_doacross(n, counts, sched_arg(sched), chunk, is, ie, mem);
+}
+
+void GOMP_doacross_post(long* counts) {
+  doacross_post(counts);
+}
+void GOMP_doacross_ull_post(ull* counts) {
+  doacross_post(counts);
+}
+void GOMP_doacross_wait(long first, ...) {
+  std::va_list ap;
+  va_start(ap, first);
+  doacross_wait(first, ap);
+  va_end(ap);
+}
+void GOMP_doacross_ull_wait(ull first, ...) {
+  std::va_list ap;
+  va_start(ap, first);
+  doacross_wait(first, ap);
+  va_end(ap);
+}
+
 void GOMP_loop_end(void) {
   end_loop(true);
 }
@@ -425,7 +594,7 @@ void GOMP_loop_end_nowait(void) {
 }
 bool GOMP_loop_end_cancel(void) {
   context& c = current();
-  if (c.ws) pass_turn(c, *c.ws);
+  if (c.ws) finish_chunk(c, *c.ws);
   release(c);
   if (!c.t) return false;
   note_blocking(c);

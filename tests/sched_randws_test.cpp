@@ -4,6 +4,9 @@
 // stream while the others are stolen, and groups of streams that come and go.
 #include <weft/schedulers/randws_scheduler.hpp>
 
+#include <array>
+#include <functional>
+
 #include "test_support.hpp"
 
 namespace {
@@ -229,6 +232,130 @@ TEST_P(RandwsTest, APrivateGroupOnStreamsMadeByHand) {
   // Taken by the loop's steal_into (group->steals()) or by direct switches (pop() from a peer's
   // pool): every take from another stream's pool counts in that pool's stolen().
   EXPECT_GE(sched_of(*a).own_pool().stolen() + sched_of(*b).own_pool().stolen(), n);
+}
+
+/// Runs `body` in a ULT made on `home`; returns the stream that ran it (a peer may have taken the
+/// ULT from `home` before it started: what it makes then lives on that stream).
+template <class Body>
+weft::execution_stream* run_maker(weft::execution_stream& home, Body&& body) {
+  weft::execution_stream* ran_on = nullptr;
+  weft::ult::create_on(home, [&] {
+    ran_on = weft::execution_stream::self();
+    body(*ran_on);
+  }).join();
+  return ran_on;
+}
+
+TEST_P(RandwsTest, AUnitItsCreatorJoinsAtOnceIsNotStolenWithinTheGrace) {
+  // The promise: a thief leaves a running stream's units alone until they have waited
+  // steal_grace(). With a grace of an hour, a unit made and joined at once runs on the stream
+  // that made it, whatever the timing. (The maker itself came from outside the group, through
+  // a's side lane, which thieves take from at once; once blocked and woken it goes back there,
+  // so it may change streams between phases: each unit is checked against its creator's stream
+  // at the time of its creation.)
+  auto group = std::make_shared<weft::randws_group>();
+  const auto hour = std::chrono::duration_cast<std::chrono::nanoseconds>(1h);
+  scoped_stream a(std::make_unique<weft::randws_scheduler>(group, weft::idle_policy{}, 32, hour));
+  scoped_stream b(std::make_unique<weft::randws_scheduler>(group, weft::idle_policy{}, 32, hour));
+  EXPECT_EQ(dynamic_cast<weft::randws_scheduler&>(a->main_scheduler()).steal_grace(), hour);
+  const std::size_t levels = scaled(2000, 50);
+  const std::size_t phases = scaled(500, 20);
+  std::atomic<std::size_t> ran{0}, elsewhere{0};
+  run_maker(*a, [&](weft::execution_stream&) {
+    // A chain: each level creates the next and joins it at once.
+    std::function<void(std::size_t)> level = [&](std::size_t k) {
+      ran++;
+      if (k + 1 == levels) return;
+      weft::execution_stream* here = weft::execution_stream::self();
+      weft::ult::create([&, k, here] {
+        elsewhere += weft::execution_stream::self() != here;
+        level(k + 1);
+      }).join();
+    };
+    level(0);
+    // Short phases: a fan-out of 8, joined before the next.
+    for (std::size_t i = 0; i < phases; ++i) {
+      weft::execution_stream* here = weft::execution_stream::self();
+      std::array<weft::ult, 8> step;
+      for (auto& u : step) {
+        u = weft::ult::create([&, here] {
+          ran++;
+          elsewhere += weft::execution_stream::self() != here;
+        });
+      }
+      for (auto& u : step) u.join();
+    }
+  });
+  EXPECT_EQ(ran.load(), levels + 8 * phases);
+  EXPECT_EQ(elsewhere.load(), 0u);
+}
+
+TEST_P(RandwsTest, AThiefTakesAtMostHalfOfWhatItFinds) {
+  // steal_into() called by hand from a ULT on stream b, while the maker keeps stream a busy: it
+  // takes the oldest units, at least one and at most half (rounded up) of what a's array holds,
+  // and never more than asked for.
+  // A grace of an hour keeps the schedulers' own thefts out of the count.
+  auto group = std::make_shared<weft::randws_group>();
+  const auto hour = std::chrono::duration_cast<std::chrono::nanoseconds>(1h);
+  scoped_stream a(std::make_unique<weft::randws_scheduler>(group, weft::idle_policy{}, 32, hour));
+  scoped_stream b(std::make_unique<weft::randws_scheduler>(group, weft::idle_policy{}, 32, hour));
+  std::atomic<std::size_t> done{0};
+  std::atomic<bool> checked{false};
+  run_maker(*a, [&](weft::execution_stream& home) {
+    auto& own = dynamic_cast<weft::randws_scheduler&>(home.main_scheduler()).own_pool();
+    weft::execution_stream& other = &home == &a.get() ? *b : *a;
+    auto& theirs = dynamic_cast<weft::randws_scheduler&>(other.main_scheduler()).own_pool();
+    constexpr std::size_t n = 10;
+    std::vector<weft::ult> kids;
+    for (std::size_t i = 0; i < n; ++i) kids.push_back(weft::ult::create([&] { done++; }));
+    const std::uint64_t oldest = own.oldest_stamp();
+    EXPECT_NE(oldest, 0u);
+    std::size_t first = 0, second = 0, third = 0;
+    std::uint64_t after = 0;
+    // This ULT's steal_into() calls are the only thefts; what they take goes into the thief's
+    // pool and runs there.
+    weft::ult thief = weft::ult::create_on(other, [&] {
+      weft::work_unit* u = own.steal_into(theirs, 100, &first);
+      if (u) theirs.push(u);
+      after = own.oldest_stamp();
+      u = own.steal_into(theirs, 2, &second);
+      if (u) theirs.push(u);
+      u = own.steal_into(theirs, 1, &third);
+      if (u) theirs.push(u);
+      checked = true;
+    });
+    // Stay busy (no yield): only the thief can take units from this stream meanwhile.
+    EXPECT_TRUE(hold_stream_until([&] { return checked.load(); }));
+    EXPECT_EQ(first, (n + 1) / 2);
+    EXPECT_EQ(second, 2u);
+    EXPECT_EQ(third, 1u);
+    EXPECT_GT(after, oldest) << "the oldest unit was taken: the stamp names a later push";
+    thief.join();
+    for (auto& k : kids) k.join();
+  });
+  EXPECT_EQ(done.load(), 10u);
+}
+
+TEST_P(RandwsTest, AUnitLeftWaitingByABusyStreamIsStolenAfterTheGrace) {
+  // The other half of the promise: a unit the creator does not get to (it keeps its stream
+  // busy without yielding) is taken once it has waited the grace, so it runs.
+  auto group = std::make_shared<weft::randws_group>();
+  const std::chrono::nanoseconds grace = 1ms;
+  scoped_stream a(std::make_unique<weft::randws_scheduler>(group, weft::idle_policy{}, 32, grace));
+  scoped_stream b(std::make_unique<weft::randws_scheduler>(group, weft::idle_policy{}, 32, grace));
+  std::atomic<bool> ran{false};
+  weft::execution_stream* child_ran_on = nullptr;
+  weft::execution_stream* maker_ran_on = run_maker(*a, [&](weft::execution_stream&) {
+    weft::ult child = weft::ult::create([&] {
+      child_ran_on = weft::execution_stream::self();
+      ran = true;
+    });
+    EXPECT_TRUE(hold_stream_until([&] { return ran.load(); }));
+    child.join();
+  });
+  EXPECT_TRUE(ran.load());
+  EXPECT_NE(child_ran_on, maker_ran_on);
+  EXPECT_GE(group->steals(), 1u);
 }
 
 }  // namespace

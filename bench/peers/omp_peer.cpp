@@ -6,6 +6,7 @@
 //
 //   --bench=fanout   one thread creates N tasks, then taskwait
 //   --bench=chain    task k creates task k+1 and waits for it (taskwait)
+//   --bench=phases   N sequential steps, each 8 tasks and a taskwait
 //
 // A waiting task's frame stays on its thread's stack (OpenMP tasks are stackless), so the chain
 // recurses on the thread stacks: the runner caps it at 10^4 levels.
@@ -37,7 +38,7 @@ void chain_level(std::int64_t left) {
 
 int main(int argc, char** argv) {
   const peer_case c = weft_bench::parse_case(argc, argv);
-  if (c.bench != "fanout" && c.bench != "chain") {
+  if (c.bench != "fanout" && c.bench != "chain" && c.bench != "phases") {
     weft_bench::skip_case(WEFT_OMP_PEER, c, "unknown benchmark");
   }
 #pragma omp parallel num_threads(c.streams)
@@ -51,6 +52,17 @@ int main(int argc, char** argv) {
         }
 #pragma omp taskwait
         return c.n;
+      });
+    } else if (c.bench == "phases") {
+      weft_bench::run_trials(WEFT_OMP_PEER, "phases", c, [&] {
+        for (std::int64_t i = 0; i < c.n; ++i) {
+          for (int k = 0; k < 8; ++k) {
+#pragma omp task
+            weft_bench::unit_body();
+          }
+#pragma omp taskwait
+        }
+        return c.n * 8;
       });
     } else {
       weft_bench::run_trials(WEFT_OMP_PEER, "chain", c, [&] {

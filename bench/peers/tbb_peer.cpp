@@ -4,6 +4,7 @@
 //
 //   --bench=fanout   one task_group: run() N times, then wait()
 //   --bench=chain    task k runs task k+1 in a task_group of its own and waits for it
+//   --bench=phases   N sequential steps, each a task_group of 8 tasks waited for before the next
 //
 // TBB tasks are stackless: a waiting task's frame stays on its thread's stack and wait() runs the
 // child on top of it, so the chain recurses on the thread stack (8 MiB): the runner caps it at
@@ -44,6 +45,15 @@ int main(int argc, char** argv) {
       weft_bench::run_trials("tbb", "chain", c, [&] {
         chain_level(c.n);
         return c.n;
+      });
+    } else if (c.bench == "phases") {
+      weft_bench::run_trials("tbb", "phases", c, [&] {
+        for (std::int64_t i = 0; i < c.n; ++i) {
+          tbb::task_group g;
+          for (int k = 0; k < 8; ++k) g.run(&weft_bench::unit_body);
+          g.wait();
+        }
+        return c.n * 8;
       });
     } else {
       weft_bench::skip_case("tbb", c, "unknown benchmark");

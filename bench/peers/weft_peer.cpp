@@ -4,11 +4,19 @@
 //
 //   --bench=ult-fanout|tasklet-fanout   the primary ULT creates N units, then joins them all
 //   --bench=ult-chain                   ULT k creates ULT k+1 and joins it (004's gotim1)
+//   --bench=ult-fanout-local|ult-chain-local
+//                                       the same with no stream named: every unit goes where
+//                                       ult::create puts it (the creator's main pool) and the
+//                                       scheduler decides where it runs
+//   --bench=ult-phases                  N sequential steps, each a fan-out of 8 ULTs (default
+//                                       placement) joined before the next step
 //   --bench=yield|yield_to              two ULTs on one stream switch N times each
 //
-// weft runs with S streams (compact affinity: pinned). With S > 1 the units are dealt round-robin
-// over the streams' main pools (the chain's level k goes to stream k mod S). A tasklet cannot
-// wait, so there is no tasklet chain.
+// weft runs with S streams (compact affinity: pinned). With S > 1 the units of ult-fanout,
+// tasklet-fanout and ult-chain are dealt round-robin over the streams' main pools (the chain's
+// level k goes to stream k mod S): forced placement. A tasklet cannot wait, so there is no tasklet
+// chain.
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -35,6 +43,34 @@ void chain_level(const std::vector<weft::execution_stream*>& streams, std::int64
   weft::execution_stream& s = *streams[static_cast<std::size_t>(k) % streams.size()];
   weft::ult child = weft::ult::create_on(s, [&streams, k, n] { chain_level(streams, k + 1, n); });
   child.join();
+}
+
+/// Level k of the chain, placed by the runtime: creates level k+1 with ult::create and joins it.
+void chain_level_local(std::int64_t k, std::int64_t n) {
+  if (k == n) return;
+  weft::ult child = weft::ult::create([k, n] { chain_level_local(k + 1, n); });
+  child.join();
+}
+
+/// Units a step of the phases program creates.
+constexpr std::int64_t phase_width = 8;
+
+/// `steps` short parallel phases, each a fan-out of phase_width ULTs joined before the next.
+std::int64_t phases(std::int64_t steps) {
+  std::array<weft::ult, phase_width> step;
+  for (std::int64_t i = 0; i < steps; ++i) {
+    for (auto& u : step) u = weft::ult::create(&weft_bench::unit_body);
+    for (auto& u : step) u.join();
+  }
+  return steps * phase_width;
+}
+
+template <class Handle>
+std::int64_t fan_out_local(std::vector<Handle>& handles, std::int64_t n) {
+  handles.clear();
+  for (std::int64_t i = 0; i < n; ++i) handles.push_back(Handle::create(&weft_bench::unit_body));
+  for (auto& h : handles) h.join();
+  return n;
 }
 
 template <class Handle>
@@ -72,6 +108,18 @@ int run(const peer_case& c) {
       chain_level(streams, 0, c.n);
       return c.n;
     });
+  } else if (c.bench == "ult-fanout-local") {
+    std::vector<weft::ult> handles;
+    handles.reserve(static_cast<std::size_t>(c.n));
+    weft_bench::run_trials("weft-ult", "fanout-local", c,
+                           [&] { return fan_out_local(handles, c.n); });
+  } else if (c.bench == "ult-chain-local") {
+    weft_bench::run_trials("weft-ult", "chain-local", c, [&] {
+      chain_level_local(0, c.n);
+      return c.n;
+    });
+  } else if (c.bench == "ult-phases") {
+    weft_bench::run_trials("weft-ult", "phases", c, [&] { return phases(c.n); });
   } else if (c.bench == "yield") {
     if (c.streams != 1) weft_bench::skip_case("weft-ult", c, "yield runs on one stream");
     weft_bench::run_trials("weft-ult", "yield", c,

@@ -27,11 +27,15 @@ namespace weft {
 struct ws_pool::ring {
   explicit ring(std::int64_t capacity)
       : mask(capacity - 1),
-        slots(new std::atomic<work_unit*>[static_cast<std::size_t>(capacity)]) {}
+        slots(new std::atomic<work_unit*>[static_cast<std::size_t>(capacity)]),
+        stamps(new std::atomic<std::uint64_t>[static_cast<std::size_t>(capacity)]) {}
   std::atomic<work_unit*>& at(std::int64_t i) noexcept { return slots[i & mask]; }
+  std::atomic<std::uint64_t>& stamp(std::int64_t i) noexcept { return stamps[i & mask]; }
   std::int64_t capacity() const noexcept { return mask + 1; }
   const std::int64_t mask;
   std::unique_ptr<std::atomic<work_unit*>[]> slots;
+  // Beside each slot, the number of the owner push that filled it (oldest_stamp()).
+  std::unique_ptr<std::atomic<std::uint64_t>[]> stamps;
 };
 
 namespace {
@@ -157,13 +161,16 @@ void ws_pool::owner_push(work_unit* u) noexcept {
   ring* a = array_.load(std::memory_order_relaxed);
   if (b - t >= a->capacity()) a = grow(a, t, b);
   a->at(b).store(u, std::memory_order_relaxed);
+  a->stamp(b).store(++pushes_, std::memory_order_relaxed);
   bottom_.store(b + 1, std::memory_order_release);
 }
 
 ws_pool::ring* ws_pool::grow(ring* r, std::int64_t top, std::int64_t bottom) noexcept {
   auto* bigger = new ring(r->capacity() * 2);
-  for (std::int64_t i = top; i < bottom; ++i)
+  for (std::int64_t i = top; i < bottom; ++i) {
     bigger->at(i).store(r->at(i).load(std::memory_order_relaxed), std::memory_order_relaxed);
+    bigger->stamp(i).store(r->stamp(i).load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
   array_.store(bigger, std::memory_order_release);
   retired_.push_back(r);
   return bigger;
@@ -320,6 +327,20 @@ work_unit* ws_pool::steal_into(ws_pool& into, std::size_t max, std::size_t* take
   stolen_.fetch_add(k, std::memory_order_relaxed);
   if (taken) *taken = k;
   return first;
+}
+
+work_unit* ws_pool::steal_pushed() noexcept {
+  work_unit* u = take_side();
+  if (u) stolen_.fetch_add(1, std::memory_order_relaxed);
+  return u;
+}
+
+std::uint64_t ws_pool::oldest_stamp() const noexcept {
+  // Relaxed and unsynchronised on purpose: a stale or torn view only misjudges a unit's age for
+  // the caller's policy; whatever it then takes, it takes with take_top()'s compare-and-swap.
+  const std::int64_t t = top_.load(std::memory_order_relaxed);
+  if (t >= bottom_.load(std::memory_order_relaxed)) return 0;
+  return array_.load(std::memory_order_acquire)->stamp(t).load(std::memory_order_relaxed);
 }
 
 std::size_t ws_pool::size() const noexcept {

@@ -132,19 +132,30 @@ class pool {
   /// True when a stream is parked waiting for a push into this pool (may be stale). An owned
   /// pool may use it to make what only its owner sees visible to others when they are idle.
   bool has_parked_streams() const noexcept { return parked_.load(std::memory_order_relaxed) != 0; }
-  /// Wakes one stream parked on this pool, if any (what push() does after do_push()).
+  /// Wakes one stream parked on this pool, if any and if no stream serving the pool is looking
+  /// for work already (what push() does after do_push()).
   void wake_one_parked() noexcept {
-    if (has_parked_streams()) wake_parked();
+    if (wants_wake()) wake_parked();
   }
 
  private:
   friend class detail::pool_access;
   void wake_parked() noexcept;
+  /// A push wakes a parked stream only while no stream that serves this pool is spinning for
+  /// work: a spinning one finds the unit itself, and waking a second thief for the same unit
+  /// costs the pusher a system call for nothing (Go's scheduler keeps to the same rule). The
+  /// spinner that stops wakes a parked stream when it leaves units behind (see scheduler.cpp).
+  bool wants_wake() const noexcept {
+    return parked_.load(std::memory_order_relaxed) != 0 &&
+           spinning_.load(std::memory_order_relaxed) == 0;
+  }
 
   access_mode mode_;
   // Streams parked on this pool (see stream::park): an intrusive list under park_lock_, and its
   // length, which push() reads after a fence.
   std::atomic<std::uint32_t> parked_{0};
+  // Streams serving this pool that are idle and spinning, not yet parked (pool_access).
+  std::atomic<std::uint32_t> spinning_{0};
   std::atomic<bool> park_lock_{false};
   detail::park_entry* park_head_ = nullptr;
   std::atomic<detail::stream*> producer_{nullptr};  // single-producer modes

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -156,7 +157,14 @@ class scheduler {
   bool do_check_events();
   bool do_has_to_stop() const noexcept;
   bool do_wait_for_work(unsigned& idle_rounds);
+  void begin_spin();
+  void end_spin() noexcept;
   std::vector<std::shared_ptr<pool>> pools_;
+  // While the runtime's loop spins idle: the pools it told so (pool_access::spin_begin), kept
+  // alive until it tells them it stopped; pools_ may grow meanwhile.
+  std::vector<std::shared_ptr<pool>> spun_on_;
+  bool spinning_ = false;
+  std::chrono::nanoseconds doze_{0};  // the next doze beside units left alone (stream::park)
   detail::stream* stream_ = nullptr;
   idle_policy idle_;
   unsigned event_freq_ = 0;

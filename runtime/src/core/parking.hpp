@@ -94,6 +94,10 @@ class parking {
       idle_parks_ = 0;
     }
   }
+  /// True when wake() was called since announce() returned `seen`. The stream only.
+  bool woken_since(std::uint32_t seen) const noexcept {
+    return seq_.load(std::memory_order_relaxed) != seen;
+  }
   /// Wakes the stream from sleep(), or makes its next sleep() return at once. Any thread.
   void wake() noexcept {
     seq_.fetch_add(1, std::memory_order_release);

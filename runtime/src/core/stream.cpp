@@ -297,7 +297,7 @@ bool stream::inbox_push(work_unit* u) noexcept {
   return true;
 }
 
-void stream::park(std::chrono::nanoseconds limit, bool deep) {
+park_result stream::park(std::chrono::nanoseconds limit, bool deep, std::chrono::nanoseconds doze) {
   assert_invariant([this] { return current_stream_no_switch() == this; },
                    "parking: a stream parks on its own thread");
   const auto parked_at = obs::park_begin(*this);
@@ -335,23 +335,35 @@ void stream::park(std::chrono::nanoseconds limit, bool deep) {
   }
   bool idle = !timer_bound;
   deep_now = deep_now && !timer_bound;
-  if (deep_now) park_.set_deep(true);
-  if (limit > std::chrono::nanoseconds::zero() && !has_work()) {
+  const bool may_sleep = limit > std::chrono::nanoseconds::zero() && !has_events();
+  const bool declined = may_sleep && pools_hold_units();
+  if (declined) {
+    // Off the pools' parked lists first: their pushes must not pay for waking a stream that
+    // would leave their units where they are.
+    for (std::size_t i = 0; i < pools.size(); ++i) pool_access::unpark(*pools[i], park_.entry(i));
+    if (doze > std::chrono::nanoseconds::zero()) park_.sleep(seen, std::min(limit, doze));
+    idle = false;
+  } else if (may_sleep) {
+    if (deep_now) park_.set_deep(true);
     park_.sleep(seen, limit);
+    if (deep_now) park_.set_deep(false);
   } else {
     idle = false;
   }
-  if (deep_now) park_.set_deep(false);
+  const bool woken = park_.woken_since(seen);
   park_.end(seen, idle, [this] { return !has_work(); });
-  for (std::size_t i = 0; i < pools.size(); ++i) pool_access::unpark(*pools[i], park_.entry(i));
+  if (!declined)
+    for (std::size_t i = 0; i < pools.size(); ++i) pool_access::unpark(*pools[i], park_.entry(i));
   obs::park_end(*this, parked_at);
+  if (woken) return park_result::woken;
+  return declined ? park_result::declined : park_result::ran_out;
 }
 
 void stream::unpark() noexcept {
   park_.wake();
 }
 
-bool stream::has_work() const noexcept {
+bool stream::has_events() const noexcept {
   if (inbox_.nonempty() || !pinned_.empty()) return true;
   // A join alone is not work: it waits for the pools, the inbox and the timers to run dry, and
   // each of those wakes a parked stream (a push, an inbox delivery, the park limit set to the next
@@ -359,7 +371,10 @@ bool stream::has_work() const noexcept {
   // Only a shared pool emptied by another stream goes unnoticed, until the park limit.
   if (requests_.load(std::memory_order_relaxed) & ~std::uint32_t{request_join}) return true;
   if (rt().attachment().has_timers()) return true;
-  if (rt().events().pending()) return true;
+  return rt().events().pending();
+}
+
+bool stream::pools_hold_units() const noexcept {
   for (const auto& p : sched_->pools())
     if (!p->empty()) return true;
   return false;

@@ -33,6 +33,13 @@
 
 namespace weft::detail {
 
+/// How a stream::park() ended.
+enum class park_result : std::uint8_t {
+  woken,     // a push, a delivery, a request or unpark() woke it
+  ran_out,   // it slept its limit, or had events to handle and did not sleep
+  declined,  // it dozed beside units its scheduler left in its pools
+};
+
 class stream;
 
 /// What the context that just switched away wants done with itself; carried by every jump and
@@ -171,8 +178,11 @@ class alignas(64) stream final : public execution_stream {
   /// delivery, a request, a due timer; at most `limit`, stretched (parking::stretched) while parks
   /// keep ending with nothing to do. Called by the scheduler when idle. `deep`: once the stretched
   /// limit has reached max_idle_park, the stream may sleep up to deep_idle_park (the caller's
-  /// policy takes its work only from pools, whose pushes wake it).
-  void park(std::chrono::nanoseconds limit, bool deep);
+  /// policy takes its work only from pools, whose pushes wake it). When the scheduler's pools
+  /// hold units it has just left there (a work-stealing thief leaves a busy peer's newest units
+  /// to their owner), it dozes instead: at most `doze` (0: not at all), woken by a delivery, a
+  /// request or unpark() but not by pushes, which would each cost the pusher a system call.
+  park_result park(std::chrono::nanoseconds limit, bool deep, std::chrono::nanoseconds doze);
   /// True while the stream sleeps in a deep park (see park()), which nothing but a push, a
   /// delivery, a request or unpark() ends early. Any thread; may be stale.
   bool deep_parked() const noexcept { return park_.deep(); }
@@ -182,7 +192,11 @@ class alignas(64) stream final : public execution_stream {
   bool is_parked() const noexcept { return park_.parked(); }
   /// True when the scheduler has something to do: queued units, inbox, pinned units, requests,
   /// due timers.
-  bool has_work() const noexcept;
+  bool has_work() const noexcept { return has_events() || pools_hold_units(); }
+  /// has_work() but for the pools: inbox, pinned units, requests, due timers, events.
+  bool has_events() const noexcept;
+  /// True when one of the main scheduler's pools is not empty.
+  bool pools_hold_units() const noexcept;
   /// Fires due timers, and takes over timers handed on by stopped streams.
   void run_timers() noexcept;
   /// Waits until a secondary stream's thread has finished (a ULT blocks without its stream).

@@ -79,7 +79,7 @@ void pool::push(work_unit* u) noexcept {
   // Dekker with stream::park: it links itself (a seq_cst RMW on parked_), fences, then reads
   // size(); we published the unit, fence, then read parked_. One of the two sees the other.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (parked_.load(std::memory_order_relaxed) != 0) [[unlikely]]
+  if (wants_wake()) [[unlikely]]
     wake_parked();
 }
 

@@ -36,7 +36,19 @@ class pool_access {
   /// runs what it pushed itself, and a parked stream wakes at its park limit at the latest.
   static void push_as_owner(pool& p, work_unit* u) noexcept {
     p.do_push(u);
-    if (p.parked_.load(std::memory_order_relaxed) != 0) [[unlikely]]
+    if (p.wants_wake()) [[unlikely]]
+      p.wake_parked();
+  }
+  /// The calling stream, which serves `p`, starts spinning for work (see pool::wants_wake).
+  static void spin_begin(pool& p) noexcept { p.spinning_.fetch_add(1, std::memory_order_seq_cst); }
+  /// ... and stops. The last spinner to stop wakes a parked stream when the pool still holds
+  /// units: pushes made while it spun woke nobody.
+  static void spin_end(pool& p) noexcept {
+    const bool last = p.spinning_.fetch_sub(1, std::memory_order_seq_cst) == 1;
+    // Dekker with pool::push (publish, fence, read spinning_): it saw this spinner, or this
+    // look sees its unit.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (last && p.parked_.load(std::memory_order_relaxed) != 0 && !p.empty()) [[unlikely]]
       p.wake_parked();
   }
   /// Links `e` into the pool's parked list (the stream parks on it).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -67,9 +68,14 @@ class randws_group {
 /// pools) is empty.
 class randws_scheduler final : public scheduler {
  public:
+  /// How long a thief leaves a running stream's oldest unit to its owner before it takes it
+  /// (see steal_grace()).
+  static constexpr std::chrono::nanoseconds default_steal_grace{30'000};
+
   explicit randws_scheduler(std::shared_ptr<randws_group> group,
                             const idle_policy& idle = {.spin = {}, .park = true},
-                            std::size_t steal_batch = 32);
+                            std::size_t steal_batch = 32,
+                            std::chrono::nanoseconds steal_grace = default_steal_grace);
   /// A scheduler over a fresh ws_pool in randws_group::shared() (the registry's "randws").
   static std::unique_ptr<randws_scheduler> in_shared_group();
 
@@ -97,17 +103,38 @@ class randws_scheduler final : public scheduler {
   std::uint64_t steals() const noexcept { return steals_.load(std::memory_order_relaxed); }
   /// Most units one steal takes.
   std::size_t steal_batch() const noexcept { return batch_; }
+  /// How long a peer's oldest unit must have waited, seen by this thief, before it is taken
+  /// (0: at once), unless the last theft from that peer left it more units.
+  std::chrono::nanoseconds steal_grace() const noexcept { return grace_; }
 
  private:
+  /// What this thief last saw of one peer's pool.
+  struct sighting {
+    std::uint64_t stamp = 0;  // its oldest unit (ws_pool::oldest_stamp()), 0: none
+    std::chrono::steady_clock::time_point since;  // when that unit was first seen there
+    bool backlog = false;  // the last theft from it paid and left units behind
+  };
+  /// The last theft, judged when this stream next runs dry.
+  struct theft {
+    std::size_t victim = 0;  // index in pools()
+    std::size_t taken = 0;   // 0: nothing to judge
+    bool left_behind = false;
+    std::chrono::steady_clock::time_point at;
+  };
   work_unit* steal();
+  bool ripe(sighting& s, std::uint64_t stamp) const noexcept;
+  void judge_last_theft() noexcept;
   void sync();
 
   std::shared_ptr<randws_group> group_;
   std::shared_ptr<ws_pool> own_;
   std::size_t batch_;
   std::uint64_t seen_version_ = 0;
+  std::chrono::nanoseconds grace_;
   std::vector<ws_pool*>
       victims_;  // per index of pools(): the ws_pool, or nullptr (not stolen from)
+  std::vector<sighting> sightings_;  // per index of pools()
+  theft last_;
   std::uint64_t rng_;
   std::atomic<std::uint64_t> steals_{0};
 };

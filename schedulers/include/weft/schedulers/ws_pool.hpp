@@ -57,6 +57,18 @@ class ws_pool final : public pool {
   /// (the returned one included).
   work_unit* steal_into(ws_pool& into, std::size_t max, std::size_t* taken = nullptr) noexcept;
 
+  /// Takes the oldest unit of the side lane (units other threads pushed), leaving the array
+  /// alone; nullptr when the lane is empty. For a thief whose policy leaves the array's units to
+  /// their owner. Any stream but the owner.
+  work_unit* steal_pushed() noexcept;
+
+  /// Names the array's oldest unit, the one steal_into() would take first: the number of the
+  /// owner push that queued it (owner pushes are counted from 1), or 0 when the array is empty. A
+  /// thief that reads the same stamp twice, some time apart, knows that the owner left that unit
+  /// waiting all that time, which is what randws_scheduler's steal policy asks before it robs a
+  /// running stream. Any thread; one relaxed look, no write.
+  std::uint64_t oldest_stamp() const noexcept;
+
   /// Gives the pool up: moves the owner's yield lane into the side lane, where every stream can
   /// take from it, and leaves the pool without an owner until the next claim(). The owner calls
   /// it when it stops serving the pool (randws does when its run() returns).
@@ -91,7 +103,8 @@ class ws_pool final : public pool {
   work_unit* yield_head_ = nullptr;
   work_unit* yield_tail_ = nullptr;
   std::atomic<std::size_t> yield_size_{0};
-  unsigned owner_pops_ = 0;  // owner only: paces the look at the lanes first
+  unsigned owner_pops_ = 0;   // owner only: paces the look at the lanes first
+  std::uint64_t pushes_ = 0;  // owner only: owner pushes so far, the last stamp written
   // Advanced by every taker with a CAS.
   alignas(64) std::atomic<std::int64_t> top_{0};
   // The side lane: an intrusive FIFO list through pool_next under a spinlock.

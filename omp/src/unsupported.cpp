@@ -46,10 +46,6 @@ void GOMP_offload_register_ver() {}
 void GOMP_offload_unregister() {}
 void GOMP_offload_unregister_ver() {}
 
-void GOMP_scope_start() {
-  unsupported("scope with task reductions (OpenMP 5.1)");
-}
-
 // The error directive (OpenMP 5.1): at execution time, as libgomp does.
 void GOMP_warning(const char* msg, std::size_t len) {
   if (msg) {

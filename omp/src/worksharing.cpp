@@ -694,6 +694,26 @@ void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned n, unsigned 
   parallel_preset(fn, data, n, make_space(1l, count + 1l, 1l), sched_kind::dynamic, 1, flags);
 }
 
+// ---- scope (OpenMP 5.1) -------------------------------------------------------------------
+
+// GCC calls it only for reduction(task, ...) on a scope: a worksharing construct with nothing to
+// share but the copies. GCC's code then waits at a barrier, combines (member 0) and calls
+// GOMP_workshare_task_reduction_unregister.
+void GOMP_scope_start(std::uintptr_t* reductions) {
+  if (!reductions) return;
+  context& c = current();
+  bool first = false;
+  work_share& ws = enter(c, first);
+  if (first) {
+    ws_register_reductions(c, reductions, nullptr);
+    ws.reds = reductions;
+    publish(c, ws);
+  } else {
+    ws_register_reductions(c, reductions, ws.reds);
+  }
+  ws.users.fetch_sub(1, std::memory_order_acq_rel);
+}
+
 // ---- single, copyprivate -----------------------------------------------------------------
 
 bool GOMP_single_start(void) {

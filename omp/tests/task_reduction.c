@@ -196,6 +196,26 @@ static void sections_task(int nt) {
   CHECK(z == 45 + 100 + 1000);
 }
 
+/* scope (OpenMP 5.1) with reduction(task, ...), twice in a row: the second reuses nothing of
+   the first. */
+static void scope_task(int nt) {
+  long z = 0;
+#pragma omp parallel num_threads(nt)
+  {
+    for (int round = 0; round < 2; ++round) {
+#pragma omp scope reduction(task, + : z)
+      {
+        z += 1;
+        for (int i = 0; i < 20; ++i) {
+#pragma omp task in_reduction(+ : z) firstprivate(i)
+          z += i;
+        }
+      }
+    }
+  }
+  CHECK(z == 2 * nt * (1 + 190));
+}
+
 static void taskloops(int nt) {
   long x = 0, y = 0, empty = 0;
 #pragma omp parallel num_threads(nt)
@@ -307,6 +327,7 @@ int main(void) {
       parallel_task(nt);
       for_task(nt);
       sections_task(nt);
+      scope_task(nt);
       taskloops(nt);
       orphaned(nt);
       contention(nt);

@@ -216,6 +216,34 @@ static void scope_task(int nt) {
   CHECK(z == 2 * nt * (1 + 190));
 }
 
+/* Combined constructs: GCC passes the reductions to GOMP_parallel_reductions and the members
+   register them again on the worksharing construct. */
+static void combined(int nt) {
+  long x = 0, y = 0, z = 0, w = 0;
+#pragma omp parallel for reduction(task, + : x) num_threads(nt) schedule(static, 7)
+  for (int i = 0; i < 100; ++i) {
+#pragma omp task in_reduction(+ : x) firstprivate(i)
+    x += i;
+  }
+#pragma omp parallel sections reduction(task, + : y) num_threads(nt)
+  {
+#pragma omp section
+    {
+#pragma omp task in_reduction(+ : y)
+      y += 5;
+    }
+#pragma omp section
+    y += 7;
+  }
+#pragma omp parallel master taskloop reduction(+ : z) num_threads(nt)
+  for (int i = 0; i < 100; ++i) z += i;
+#pragma omp parallel num_threads(nt)
+#pragma omp single
+#pragma omp taskloop simd reduction(+ : w)
+  for (int i = 0; i < 100; ++i) w += i;
+  CHECK(x == 4950 && y == 12 && z == 4950 && w == 4950);
+}
+
 static void taskloops(int nt) {
   long x = 0, y = 0, empty = 0;
 #pragma omp parallel num_threads(nt)
@@ -328,6 +356,7 @@ int main(void) {
       for_task(nt);
       sections_task(nt);
       scope_task(nt);
+      combined(nt);
       taskloops(nt);
       orphaned(nt);
       contention(nt);

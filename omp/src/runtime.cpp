@@ -999,6 +999,7 @@ bool GOMP_barrier_cancel(void) {
   context& c = current();
   if (!c.t) return false;
   note_blocking(c);
+  const slot_pause pause(c);
   finish_children(c);
   if (c.t->nthreads == 1) return c.t->cancelled.load();
   return c.t->wait_barrier(c.active_level == 1 ? settings().spin : 0);

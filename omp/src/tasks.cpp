@@ -287,7 +287,10 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
   if (!deferred) {
     std::vector<task_rec*> preds;
     if (depend) preds = link_deps(parent, deps, nullptr);
-    wait_preds(preds);
+    if (!preds.empty()) {
+      const slot_pause pause(parent);
+      wait_preds(preds);
+    }
     for (task_rec* p : preds) unref(p);
     context child;
     init_child(child, parent, final_task);
@@ -338,6 +341,7 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
       // An undeferred detached task completes when fulfilled; its creator waits here.
       if (!run && cancel_event(&*event)) arrive(&*event);
       arrive(&*event);
+      const slot_pause pause(child);
       event->completed.wait();
     }
     return;
@@ -543,6 +547,8 @@ struct parallel_red {
 void parallel_red_member(void* arg) {
   auto* p = static_cast<parallel_red*>(arg);
   context& c = current();
+  // Members wait for the copies below (and such regions make tasks): never tasklets.
+  note_blocking(c);
   auto* rdata = *static_cast<std::uintptr_t**>(p->data);
   // The first member to start allocates the copies, one chunk per member of the team.
   int s = 0;

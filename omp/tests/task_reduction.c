@@ -33,6 +33,7 @@ static long orphaned_taskloop(int n) {
 
 static void basic(int nt) {
   long x = 0;
+  int dep = 0;
 #pragma omp parallel num_threads(nt)
 #pragma omp single
   {
@@ -42,10 +43,15 @@ static void basic(int nt) {
 #pragma omp task in_reduction(+ : x) firstprivate(i)
         x += i;
       }
+      /* An undeferred task waiting for a deferred one that needs a member's place to run. */
+#pragma omp task in_reduction(+ : x) depend(out : dep)
+      x += 1;
+#pragma omp task in_reduction(+ : x) depend(in : dep) if (0)
+      x += 2;
     }
-    CHECK(x == sum_to_n);
+    CHECK(x == sum_to_n + 3);
   }
-  CHECK(x == sum_to_n);
+  CHECK(x == sum_to_n + 3);
 }
 
 /* Tasks creating tasks, an inner taskgroup with its own reduction, and undeferred tasks. */

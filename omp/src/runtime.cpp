@@ -517,6 +517,8 @@ void team::reset(context* parent_ctx) {
     w.users.store(0, std::memory_order_relaxed);
   }
   blocking_flag = nullptr;
+  // A region cancelled inside a task reduction scope never closed it.
+  red_active.store(0, std::memory_order_relaxed);
 }
 
 // ---- parallel regions --------------------------------------------------------------------

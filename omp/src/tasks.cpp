@@ -1,5 +1,6 @@
 // Explicit tasks on weft ULTs: GOMP_task (if, final, untied, mergeable, priority, depend,
-// detach), taskwait, taskyield, taskgroup (with cancellation) and taskloop. A deferred task is a
+// detach), taskwait, taskyield, taskgroup (with cancellation), taskloop and task reductions
+// (task_reduction, in_reduction, reduction(task, ...), taskloop reduction). A deferred task is a
 // ULT the creating task joins at taskwait, at the end of a taskgroup, at a barrier or when it ends
 // itself; weft's join runs a child that has not started yet on the joiner's stream. A detached
 // task's ULT may end before the task completes: its creator also waits for its completion event.

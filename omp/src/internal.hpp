@@ -87,6 +87,7 @@ struct work_share {
   std::vector<unsigned char> mem;  ///< GOMP_loop_start's team-shared memory
   parallel::loop_dispatch loop;    ///< logical iterations (sections: one per section)
   parallel::doacross dx;           ///< posted iterations of a doacross loop
+  std::uintptr_t* reds = nullptr;  ///< reduction(task, ...): the first member's descriptor
   alignas(64) std::atomic<std::uint64_t> ord_turn{0};  ///< first iteration not yet ordered
 };
 
@@ -116,6 +117,13 @@ struct context {
   taskgroup* group = nullptr;       ///< innermost taskgroup
   dep_table* deps = nullptr;        ///< dependences among its children (lazy)
   std::unique_ptr<team> solo;       ///< the team of one of orphaned constructs
+  // Task reductions: the private copies are indexed by member number, so a unit updating them
+  // holds that member's slot (see slot_pause).
+  std::atomic<int> slot_state{0};  ///< members only: who holds slot `num` (slot_* values)
+  int held = -1;                   ///< explicit tasks: the slot it runs on (-1: none)
+  int held_kind = 0;               ///< the slot_state `held` is restored to after a pause
+  bool red_task = false;           ///< deferred task created while task reductions were open
+  bool paused = false;             ///< its slot is released for a scheduling point
   context() = default;
   context(const context&) = delete;
   context& operator=(const context&) = delete;
@@ -141,7 +149,46 @@ struct team {
   work_share ws[ws_slots];
   std::vector<context> members;                ///< implicit tasks, one per thread
   std::atomic<bool>* blocking_flag = nullptr;  ///< set when a member waits (tasklet learning)
+  std::atomic<int> red_active{0};              ///< task reduction scopes open in the team
 };
+
+/// slot_state values: a member's slot of task reduction copies is held by the member while it
+/// runs, free while it waits at a scheduling point, or held by a task running in its place.
+inline constexpr int slot_member = 0;
+inline constexpr int slot_free = 1;
+inline constexpr int slot_task = 2;
+
+/// Releases the slot `c` holds while it waits (taskwait, taskgroup end, a barrier, the end of a
+/// task or member, taskwait with depend), so that tasks with reductions can run in its place, as
+/// libgomp runs them on the waiting thread; takes it back when destroyed. A member releases its
+/// slot even when no reduction is open yet: one may open while it waits (in a task it waits
+/// for), and that task's children need a slot to run.
+class slot_pause {
+ public:
+  explicit slot_pause(context& c) {
+    if (c.t && !c.paused && (!c.explicit_task || c.held >= 0)) pause(c);
+  }
+  ~slot_pause() {
+    if (c_) resume();
+  }
+  slot_pause(const slot_pause&) = delete;
+  slot_pause& operator=(const slot_pause&) = delete;
+
+ private:
+  void pause(context& c);
+  void resume();
+  context* c_ = nullptr;
+  std::atomic<int>* word_ = nullptr;
+  int own_ = 0;
+};
+
+/// Takes a free slot of `t` for a task with reductions, preferring `prefer`; waits for one.
+int acquire_slot(team& t, int prefer);
+
+/// A worksharing construct's reduction(task, ...) for member `c` (the current context): opens its
+/// taskgroup and registers GCC's descriptor `data`, allocating the copies (`orig` null: the
+/// first member) or sharing those of `orig` (the first member's descriptor).
+void ws_register_reductions(context& c, std::uintptr_t* data, const std::uintptr_t* orig);
 
 /// A unit created by this library (team member or explicit task). current() recognises these
 /// by their entry point; `cur` is the unit's current context (a member opening a nested region

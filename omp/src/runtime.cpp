@@ -517,6 +517,8 @@ void team::reset(context* parent_ctx) {
     w.users.store(0, std::memory_order_relaxed);
   }
   blocking_flag = nullptr;
+  // A region cancelled inside a task reduction scope never closed it.
+  red_active.store(0, std::memory_order_relaxed);
 }
 
 // ---- parallel regions --------------------------------------------------------------------
@@ -999,6 +1001,7 @@ bool GOMP_barrier_cancel(void) {
   context& c = current();
   if (!c.t) return false;
   note_blocking(c);
+  const slot_pause pause(c);
   finish_children(c);
   if (c.t->nthreads == 1) return c.t->cancelled.load();
   return c.t->wait_barrier(c.active_level == 1 ? settings().spin : 0);

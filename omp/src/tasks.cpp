@@ -1,5 +1,6 @@
 // Explicit tasks on weft ULTs: GOMP_task (if, final, untied, mergeable, priority, depend,
-// detach), taskwait, taskyield, taskgroup (with cancellation) and taskloop. A deferred task is a
+// detach), taskwait, taskyield, taskgroup (with cancellation), taskloop and task reductions
+// (task_reduction, in_reduction, reduction(task, ...), taskloop reduction). A deferred task is a
 // ULT the creating task joins at taskwait, at the end of a taskgroup, at a barrier or when it ends
 // itself; weft's join runs a child that has not started yet on the joiner's stream. A detached
 // task's ULT may end before the task completes: its creator also waits for its completion event.
@@ -22,6 +23,7 @@ struct taskgroup {
   std::size_t first;
   std::size_t first_detached;
   std::atomic<bool> cancelled{false};
+  std::uintptr_t* reductions = nullptr;  ///< GCC's task reduction descriptors in scope, or null
 };
 
 /// The completion of a detached task (`detach(evt)`): it completes when both its body has
@@ -207,11 +209,31 @@ bool skipped(const context& c) {
          (c.t && c.t->cancelled.load(std::memory_order_acquire));
 }
 
+// A task created while task reductions are open may update a member's private copies (found by
+// omp_get_thread_num() or GOMP_task_reduction_remap): it runs in the place of a member that waits
+// at a scheduling point, taking that member's number, so that no two units update one copy at
+// the same time.
+void take_slot(context& c) {
+  c.held = acquire_slot(*c.t, c.num);
+  c.held_kind = slot_task;
+  c.num = c.held;
+}
+
+void drop_slot(context& c) {
+  c.t->members[static_cast<std::size_t>(c.held)].slot_state.store(slot_free,
+                                                                  std::memory_order_release);
+  c.held = -1;
+}
+
 void run_task(unit_arg* a) noexcept {
   auto* t = reinterpret_cast<task_rec*>(a);
   wait_preds(t->preds);
   const bool run = !skipped(t->ctx);
-  if (run) t->fn(t->data);
+  if (run) {
+    if (t->ctx.red_task) take_slot(t->ctx);
+    t->fn(t->data);
+    if (t->ctx.held >= 0) drop_slot(t->ctx);
+  }
   finish_children(t->ctx);
   g_live_tasks.fetch_sub(1, std::memory_order_relaxed);
   if (detach_state* s = t->detach) {
@@ -266,10 +288,28 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
   if (!deferred) {
     std::vector<task_rec*> preds;
     if (depend) preds = link_deps(parent, deps, nullptr);
-    wait_preds(preds);
+    if (!preds.empty()) {
+      const slot_pause pause(parent);
+      wait_preds(preds);
+    }
     for (task_rec* p : preds) unref(p);
     context child;
     init_child(child, parent, final_task);
+    // With task reductions open the child runs on its creator's slot, or takes one.
+    bool own_slot = false;
+    if (parent.t && parent.t->red_active.load(std::memory_order_acquire) > 0) {
+      if (!parent.explicit_task) {
+        child.held = parent.num;
+        child.held_kind = slot_member;
+      } else if (parent.held >= 0) {
+        child.held = parent.held;
+        child.held_kind = parent.held_kind;
+      } else {
+        take_slot(child);
+        own_slot = true;
+      }
+      child.num = child.held;
+    }
     std::optional<detach_state> event;
     if (detach) hand_out(&event.emplace());
     void* buf = data;
@@ -296,11 +336,13 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
     context_scope scope(&child);
     const bool run = !skipped(child);
     if (run) fn(buf);
+    if (own_slot) drop_slot(child);
     finish_children(child);
     if (event) {
       // An undeferred detached task completes when fulfilled; its creator waits here.
       if (!run && cancel_event(&*event)) arrive(&*event);
       arrive(&*event);
+      const slot_pause pause(child);
       event->completed.wait();
     }
     return;
@@ -315,6 +357,7 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
   t->fn = fn;
   t->data = static_cast<unsigned char*>(mem) + offset;
   init_child(t->ctx, parent, final_task);
+  t->ctx.red_task = parent.t && parent.t->red_active.load(std::memory_order_acquire) > 0;
   if (detach) {
     t->detach = new detach_state;
     t->detach->task = t;
@@ -353,6 +396,7 @@ void finish_detached(context& c, std::size_t first) {
 
 void finish_children(context& c) {
   if (c.children.empty()) return;
+  const slot_pause pause(c);
   // Joined newest first: the newest children are the likeliest to sit unstarted in this stream's
   // pool, where a join runs them at once.
   while (!c.children.empty()) {
@@ -388,6 +432,146 @@ void fulfill_event(std::uintptr_t handle) {
   }
   if (s) arrive(s);
 }
+
+void slot_pause::pause(context& c) {
+  std::size_t slot;
+  if (!c.explicit_task) {
+    slot = static_cast<std::size_t>(c.num);
+    own_ = slot_member;
+  } else if (c.held >= 0) {
+    slot = static_cast<std::size_t>(c.held);
+    own_ = c.held_kind;
+  } else {
+    return;
+  }
+  c_ = &c;
+  c.paused = true;
+  word_ = &c.t->members[slot].slot_state;
+  word_->store(slot_free, std::memory_order_release);
+}
+
+void slot_pause::resume() {
+  // A task may have taken the slot meanwhile: it releases it when it ends or waits itself.
+  wait_until([w = word_, own = own_] {
+    int e = slot_free;
+    return w->compare_exchange_strong(e, own, std::memory_order_acquire);
+  });
+  c_->paused = false;
+}
+
+int acquire_slot(team& t, int prefer) {
+  const int n = t.nthreads;
+  int got = -1;
+  wait_until([&] {
+    for (int i = 0; i < n; ++i) {
+      const int k = (prefer + i) % n;
+      int e = slot_free;
+      if (t.members[static_cast<std::size_t>(k)].slot_state.compare_exchange_strong(
+              e, slot_task, std::memory_order_acquire)) {
+        got = k;
+        return true;
+      }
+    }
+    return false;
+  });
+  return got;
+}
+
+namespace {
+
+// GCC's task reduction descriptor (libgomp's layout): a chain of blocks, each
+//   d[0] number of reductions, d[1] bytes of one member's chunk, d[2] alignment (on return: the
+//   array of nthreads chunks), d[3] allocator, d[4] next block (on return: the chain registered
+//   before), d[5] nonzero on the first block of one registration, d[6] end of the array,
+//   then per reduction: original address, offset in the chunk, its block (filled here).
+// GCC's code initialises and combines the copies itself; the runtime allocates them zeroed and
+// maps addresses to the copy of the calling member.
+void register_reductions(std::uintptr_t* data, std::uintptr_t* old, const std::uintptr_t* orig,
+                         int nthreads) {
+  std::uintptr_t* d = data;
+  for (;;) {
+    if (orig) {
+      // A worksharing construct's members share the array the first of them allocated.
+      d[2] = orig[2];
+      d[6] = orig[6];
+      orig = reinterpret_cast<const std::uintptr_t*>(orig[4]);
+    } else {
+      const std::size_t align = std::max<std::size_t>(d[2], alignof(std::max_align_t));
+      const std::size_t size = d[1] * static_cast<std::size_t>(nthreads);
+      void* mem = std::aligned_alloc(align, (size + align - 1) / align * align);
+      if (!mem) fatal("out of memory allocating task reduction copies");
+      std::memset(mem, 0, size);
+      d[2] = reinterpret_cast<std::uintptr_t>(mem);
+      d[6] = d[2] + size;
+    }
+    d[5] = 0;
+    for (std::size_t j = 0; j < d[0]; ++j) d[7 + 3 * j + 2] = reinterpret_cast<std::uintptr_t>(d);
+    if (d[4] == 0) {
+      d[4] = reinterpret_cast<std::uintptr_t>(old);
+      break;
+    }
+    d = reinterpret_cast<std::uintptr_t*>(d[4]);
+  }
+  data[5] = 1;
+}
+
+// Frees the arrays of one registration (its blocks up to the chain registered before).
+void free_reductions(std::uintptr_t* data) {
+  std::uintptr_t* d = data;
+  do {
+    std::free(reinterpret_cast<void*>(d[2]));
+    d = reinterpret_cast<std::uintptr_t*>(d[4]);
+  } while (d && !d[5]);
+}
+
+int team_width(const context& c) {
+  return c.t ? c.t->nthreads : 1;
+}
+
+void open_scope(context& c) {
+  if (c.t) c.t->red_active.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void close_scope(context& c) {
+  if (c.t) c.t->red_active.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+// The implicit task of a member of a region with reduction(task, ...): its tasks see the
+// region's reductions as if in a taskgroup around the region body.
+struct parallel_red {
+  void (*fn)(void*);
+  void* data;
+  std::atomic<int> width{0};
+  std::atomic<int> state{0};  // 0: no copies yet, 1: being allocated, 2: allocated
+};
+
+void parallel_red_member(void* arg) {
+  auto* p = static_cast<parallel_red*>(arg);
+  context& c = current();
+  // Members wait for the copies below (and such regions make tasks): never tasklets.
+  note_blocking(c);
+  auto* rdata = *static_cast<std::uintptr_t**>(p->data);
+  // The first member to start allocates the copies, one chunk per member of the team.
+  int s = 0;
+  if (p->state.compare_exchange_strong(s, 1, std::memory_order_acq_rel)) {
+    p->width.store(team_width(c), std::memory_order_relaxed);
+    register_reductions(rdata, nullptr, nullptr, team_width(c));
+    p->state.store(2, std::memory_order_release);
+  } else {
+    wait_until([p] { return p->state.load(std::memory_order_acquire) == 2; });
+  }
+  taskgroup g{c.group, c.children.size(), c.detached.size()};
+  g.reductions = rdata;
+  c.group = &g;
+  open_scope(c);
+  p->fn(p->data);
+  // Its tasks refer to `g`: they end here.
+  finish_children(c);
+  close_scope(c);
+  c.group = g.outer;
+}
+
+}  // namespace
 
 bool cancelled_group(context& c) {
   return c.group && c.group->cancelled.load(std::memory_order_acquire);
@@ -429,6 +613,7 @@ void GOMP_taskwait_depend(void** depend) {
   context& c = current();
   note_blocking(c);
   const std::vector<task_rec*> preds = link_deps(c, read_depend(depend), nullptr);
+  const slot_pause pause(c);
   wait_preds(preds);
   for (task_rec* p : preds) unref(p);
 }
@@ -440,6 +625,7 @@ void GOMP_taskyield(void) {
 void GOMP_taskgroup_start(void) {
   context& c = current();
   c.group = new taskgroup{c.group, c.children.size(), c.detached.size()};
+  if (c.group->outer) c.group->reductions = c.group->outer->reductions;
 }
 
 void GOMP_taskgroup_end(void) {
@@ -447,17 +633,106 @@ void GOMP_taskgroup_end(void) {
   taskgroup* g = c.group;
   if (!g) return;
   note_blocking(c);
-  while (c.children.size() > g->first) {
-    ult u = std::move(c.children.back());
-    c.children.pop_back();
-    u.join();
+  {
+    const slot_pause pause(c);
+    while (c.children.size() > g->first) {
+      ult u = std::move(c.children.back());
+      c.children.pop_back();
+      u.join();
+    }
+    finish_detached(c, g->first_detached);
   }
-  finish_detached(c, g->first_detached);
   c.group = g->outer;
   delete g;
 }
 
+void GOMP_taskgroup_reduction_register(std::uintptr_t* data) {
+  context& c = current();
+  register_reductions(data, c.group->reductions, nullptr, team_width(c));
+  c.group->reductions = data;
+  open_scope(c);
+}
+
+void GOMP_workshare_task_reduction_unregister(bool cancelled) {
+  context& c = current();
+  std::uintptr_t* const data = c.group->reductions;
+  GOMP_taskgroup_end();
+  close_scope(c);
+  // The first member's descriptor owns the copies; member 0 combined them after the loop's
+  // barrier, and the others never read them again.
+  if (c.num == 0) free_reductions(data);
+  if (!cancelled) team_wait(c);
+}
+
+void GOMP_taskgroup_reduction_unregister(std::uintptr_t* data) {
+  close_scope(current());
+  free_reductions(data);
+}
+
+void GOMP_task_reduction_remap(std::size_t cnt, std::size_t cntorig, void** ptrs) {
+  const context& c = current();
+  std::uintptr_t* const data = c.group ? c.group->reductions : nullptr;
+  const auto id = static_cast<std::uintptr_t>(c.num);
+  for (std::size_t i = 0; i < cnt; ++i) {
+    const auto p = reinterpret_cast<std::uintptr_t>(ptrs[i]);
+    bool found = false;
+    // An original list item.
+    for (std::uintptr_t* d = data; d && !found; d = reinterpret_cast<std::uintptr_t*>(d[4])) {
+      for (std::size_t j = 0; j < d[0]; ++j) {
+        const std::uintptr_t* e = d + 7 + 3 * j;
+        if (e[0] != p) continue;
+        ptrs[i] = reinterpret_cast<void*>(d[2] + id * d[1] + e[1]);
+        if (i < cntorig) ptrs[cnt + i] = reinterpret_cast<void*>(e[0]);
+        found = true;
+        break;
+      }
+    }
+    if (found) continue;
+    // A copy an enclosing task was given: the same item in this member's chunk.
+    for (std::uintptr_t* d = data; d; d = reinterpret_cast<std::uintptr_t*>(d[4])) {
+      if (p < d[2] || p >= d[6]) continue;
+      const std::uintptr_t off = (p - d[2]) % d[1];
+      ptrs[i] = reinterpret_cast<void*>(d[2] + id * d[1] + off);
+      if (i < cntorig) {
+        for (std::size_t j = 0; j < d[0] && !found; ++j) {
+          if (d[7 + 3 * j + 1] == off) {
+            ptrs[cnt + i] = reinterpret_cast<void*>(d[7 + 3 * j]);
+            found = true;
+          }
+        }
+      } else {
+        found = true;
+      }
+      break;
+    }
+    if (!found) {
+      fatal(
+          "in_reduction: no task_reduction or reduction(task, ...) in scope for the list "
+          "item at " +
+          std::to_string(p));
+    }
+  }
+}
+
+unsigned GOMP_parallel_reductions(void (*fn)(void*), void* data, unsigned num_threads,
+                                  unsigned flags) {
+  parallel_red p{fn, data};
+  run_parallel(&parallel_red_member, &p, num_threads, flags, nullptr);
+  return static_cast<unsigned>(p.width.load(std::memory_order_relaxed));
+}
+
 }  // extern "C"
+
+namespace weft::omp {
+
+void ws_register_reductions(context& c, std::uintptr_t* data, const std::uintptr_t* orig) {
+  GOMP_taskgroup_start();
+  register_reductions(data, c.group->reductions, orig, team_width(c));
+  c.group->reductions = data;
+  open_scope(c);
+}
+
+}  // namespace weft::omp
 
 namespace {
 
@@ -468,9 +743,14 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
               long arg_align, unsigned flags, unsigned long num_tasks, int priority,
               const parallel::iteration_space<I>& sp) {
   (void)priority;
-  if (flags & flag_reduction) unsupported("taskloop reduction / in_reduction");
   const std::uint64_t n = sp.count();
-  if (n == 0) return;
+  if (n == 0) {
+    // No copies: GCC's code skips the combination when the array pointer is null.
+    if (!(flags & flag_nogroup) && (flags & flag_reduction)) {
+      reinterpret_cast<std::uintptr_t**>(data)[2][2] = 0;
+    }
+    return;
+  }
   context& c = current();
   // Task sizes: `tasks` tasks, the first `r` of them one iteration longer; with a strict
   // grainsize, tasks of exactly the grainsize and a shorter last one (GOMP_TASK_FLAG_STRICT).
@@ -494,6 +774,11 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
   }
   const bool group = !(flags & flag_nogroup);
   if (group) GOMP_taskgroup_start();
+  // reduction(...): the descriptor follows the two bounds in the data block; GCC combines the
+  // copies after the call. (taskloop in_reduction sets no flag: its tasks remap themselves.)
+  if (group && (flags & flag_reduction)) {
+    GOMP_taskgroup_reduction_register(reinterpret_cast<std::uintptr_t**>(data)[2]);
+  }
   const bool final_task = c.final_task || (flags & flag_final);
   const bool deferred = (flags & flag_if) && !c.final_task;
   std::uint64_t lo = 0;

@@ -46,25 +46,6 @@ void GOMP_offload_register_ver() {}
 void GOMP_offload_unregister() {}
 void GOMP_offload_unregister_ver() {}
 
-void GOMP_parallel_reductions() {
-  unsupported("reduction(task, ...) on parallel");
-}
-void GOMP_taskgroup_reduction_register() {
-  unsupported("task_reduction on taskgroup");
-}
-void GOMP_taskgroup_reduction_unregister() {
-  unsupported("task_reduction on taskgroup");
-}
-void GOMP_task_reduction_remap() {
-  unsupported("in_reduction on task");
-}
-void GOMP_workshare_task_reduction_unregister() {
-  unsupported("reduction(task, ...)");
-}
-void GOMP_scope_start() {
-  unsupported("scope with task reductions (OpenMP 5.1)");
-}
-
 // The error directive (OpenMP 5.1): at execution time, as libgomp does.
 void GOMP_warning(const char* msg, std::size_t len) {
   if (msg) {

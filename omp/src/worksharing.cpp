@@ -164,16 +164,22 @@ struct no_setup {
 template <class I, class Setup = no_setup>
 bool start_loop(const parallel::iteration_space<I>& sp, sched_kind k, std::uint64_t chunk,
                 bool ordered, I* istart, I* iend, void** mem = nullptr, bool monotonic = false,
-                Setup setup = {}) {
+                Setup setup = {}, std::uintptr_t* reductions = nullptr) {
   context& c = current();
   bool first = false;
   work_share& ws = enter(c, first);
   if (first) {
     fill_loop(ws, sp, resolve(c, k, chunk, monotonic || ordered), ordered);
     setup(c, ws);
+    // reduction(task, ...): the first member allocates the copies, the others share them.
+    if (reductions) {
+      ws_register_reductions(c, reductions, nullptr);
+      ws.reds = reductions;
+    }
     share_memory(ws, true, mem);
     publish(c, ws);
   } else {
+    if (reductions) ws_register_reductions(c, reductions, ws.reds);
     share_memory(ws, false, mem);
   }
   c.ws = &ws;
@@ -192,18 +198,19 @@ using ull = unsigned long long;
 // schedule. C is the counters' type, long or unsigned long long (the _ull entry points).
 template <class C>
 bool start_doacross(unsigned ncounts, const C* counts, sched_kind k, C chunk, C* istart, C* iend,
-                    void** mem = nullptr) {
+                    void** mem = nullptr, std::uintptr_t* reductions = nullptr) {
   const parallel::iteration_space<C> sp{C{0}, counts[0], C{1}, true};
   // Members run their chunks in increasing order (the dispatch's monotonic order), which the
   // progress words rely on.
-  return start_loop(sp, k, static_cast<std::uint64_t>(chunk), false, istart, iend, mem, true,
-                    [&](const context& c, work_share& ws) {
-                      // A team of one runs the iterations in order: nothing to post or wait for.
-                      if (c.t->nthreads == 1 || ncounts == 0) return;
-                      ws.dx.start(ws.loop, static_cast<std::uint64_t>(c.t->nthreads), ncounts,
-                                  counts);
-                      ws.doacross = true;
-                    });
+  return start_loop(
+      sp, k, static_cast<std::uint64_t>(chunk), false, istart, iend, mem, true,
+      [&](const context& c, work_share& ws) {
+        // A team of one runs the iterations in order: nothing to post or wait for.
+        if (c.t->nthreads == 1 || ncounts == 0) return;
+        ws.dx.start(ws.loop, static_cast<std::uint64_t>(c.t->nthreads), ncounts, counts);
+        ws.doacross = true;
+      },
+      reductions);
 }
 
 // The doacross loop the calling member works on, or null where there is nothing to track.
@@ -314,10 +321,10 @@ unsigned section_next() {
   return next_loop(&s, &e) ? static_cast<unsigned>(s) : 0;
 }
 
-unsigned sections_start(unsigned count, void** mem) {
+unsigned sections_start(unsigned count, void** mem, std::uintptr_t* reductions = nullptr) {
   long s = 0, e = 0;
-  const bool r =
-      start_loop(make_space(1l, count + 1l, 1l), sched_kind::dynamic, 1, false, &s, &e, mem);
+  const bool r = start_loop(make_space(1l, count + 1l, 1l), sched_kind::dynamic, 1, false, &s, &e,
+                            mem, false, no_setup{}, reductions);
   return r ? static_cast<unsigned>(s) : 0;
 }
 
@@ -326,6 +333,7 @@ unsigned sections_start(unsigned count, void** mem) {
 void team_wait(context& c) {
   if (!c.t) return;
   note_blocking(c);
+  const slot_pause pause(c);
   finish_children(c);
   if (c.t->nthreads > 1) {
     const bool spin = c.active_level == 1 && c.t->nthreads <= settings().streams;
@@ -391,15 +399,13 @@ bool GOMP_loop_ordered_runtime_start(long s, long e, long i, long* is, long* ie)
 }
 bool GOMP_loop_start(long s, long e, long i, long sched, long chunk, long* is, long* ie,
                      std::uintptr_t* reductions, void** mem) {
-  if (reductions) unsupported("task reductions on a worksharing loop (reduction(task, ...))");
   return start_loop(make_space(s, e, i), sched_arg(sched), chunk, false, is, ie, mem,
-                    (sched & monotonic_bit) != 0);
+                    (sched & monotonic_bit) != 0, no_setup{}, reductions);
 }
 bool GOMP_loop_ordered_start(long s, long e, long i, long sched, long chunk, long* is, long* ie,
                              std::uintptr_t* reductions, void** mem) {
-  if (reductions) unsupported("task reductions on a worksharing loop (reduction(task, ...))");
   return start_loop(make_space(s, e, i), sched_arg(sched), chunk, true, is, ie, mem,
-                    (sched & monotonic_bit) != 0);
+                    (sched & monotonic_bit) != 0, no_setup{}, reductions);
 }
 
 bool GOMP_loop_static_next(long* is, long* ie) {
@@ -481,15 +487,13 @@ bool GOMP_loop_ull_ordered_runtime_start(bool up, ull s, ull e, ull i, ull* is, 
 }
 bool GOMP_loop_ull_start(bool up, ull s, ull e, ull i, long sched, ull chunk, ull* is, ull* ie,
                          std::uintptr_t* reductions, void** mem) {
-  if (reductions) unsupported("task reductions on a worksharing loop (reduction(task, ...))");
   return start_loop(make_space(up, s, e, i), sched_arg(sched), chunk, false, is, ie, mem,
-                    (sched & monotonic_bit) != 0);
+                    (sched & monotonic_bit) != 0, no_setup{}, reductions);
 }
 bool GOMP_loop_ull_ordered_start(bool up, ull s, ull e, ull i, long sched, ull chunk, ull* is,
                                  ull* ie, std::uintptr_t* reductions, void** mem) {
-  if (reductions) unsupported("task reductions on a worksharing loop (reduction(task, ...))");
   return start_loop(make_space(up, s, e, i), sched_arg(sched), chunk, true, is, ie, mem,
-                    (sched & monotonic_bit) != 0);
+                    (sched & monotonic_bit) != 0, no_setup{}, reductions);
 }
 
 bool GOMP_loop_ull_static_next(ull* is, ull* ie) {
@@ -546,8 +550,7 @@ bool GOMP_loop_doacross_runtime_start(unsigned n, long* counts, long* is, long* 
 // GCC 9+: the schedule comes before the chunk size (as in GOMP_loop_ull_doacross_start).
 bool GOMP_loop_doacross_start(unsigned n, long* counts, long sched, long chunk, long* is, long* ie,
                               std::uintptr_t* reductions, void** mem) {
-  if (reductions) unsupported("task reductions on a worksharing loop (reduction(task, ...))");
-  return start_doacross(n, counts, sched_arg(sched), chunk, is, ie, mem);
+  return start_doacross(n, counts, sched_arg(sched), chunk, is, ie, mem, reductions);
 }
 bool GOMP_loop_ull_doacross_static_start(unsigned n, ull* counts, ull chunk, ull* is, ull* ie) {
   return start_doacross(n, counts, sched_kind::static_, chunk, is, ie);
@@ -563,8 +566,7 @@ bool GOMP_loop_ull_doacross_runtime_start(unsigned n, ull* counts, ull* is, ull*
 }
 bool GOMP_loop_ull_doacross_start(unsigned n, ull* counts, long sched, ull chunk, ull* is, ull* ie,
                                   std::uintptr_t* reductions, void** mem) {
-  if (reductions) unsupported("task reductions on a worksharing loop (reduction(task, ...))");
-  return start_doacross(n, counts, sched_arg(sched), chunk, is, ie, mem);
+  return start_doacross(n, counts, sched_arg(sched), chunk, is, ie, mem, reductions);
 }
 
 void GOMP_doacross_post(long* counts) {
@@ -598,6 +600,7 @@ bool GOMP_loop_end_cancel(void) {
   release(c);
   if (!c.t) return false;
   note_blocking(c);
+  const slot_pause pause(c);
   finish_children(c);
   if (c.t->nthreads == 1) return c.t->cancelled.load();
   return c.t->wait_barrier(c.active_level == 1 ? settings().spin : 0);
@@ -671,8 +674,7 @@ unsigned GOMP_sections_start(unsigned count) {
   return sections_start(count, nullptr);
 }
 unsigned GOMP_sections2_start(unsigned count, std::uintptr_t* reductions, void** mem) {
-  if (reductions) unsupported("task reductions on sections (reduction(task, ...))");
-  return sections_start(count, mem);
+  return sections_start(count, mem, reductions);
 }
 unsigned GOMP_sections_next(void) {
   return section_next();
@@ -690,6 +692,26 @@ bool GOMP_sections_end_cancel(void) {
 void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned n, unsigned count,
                             unsigned flags) {
   parallel_preset(fn, data, n, make_space(1l, count + 1l, 1l), sched_kind::dynamic, 1, flags);
+}
+
+// ---- scope (OpenMP 5.1) -------------------------------------------------------------------
+
+// GCC calls it only for reduction(task, ...) on a scope: a worksharing construct with nothing to
+// share but the copies. GCC's code then waits at a barrier, combines (member 0) and calls
+// GOMP_workshare_task_reduction_unregister.
+void GOMP_scope_start(std::uintptr_t* reductions) {
+  if (!reductions) return;
+  context& c = current();
+  bool first = false;
+  work_share& ws = enter(c, first);
+  if (first) {
+    ws_register_reductions(c, reductions, nullptr);
+    ws.reds = reductions;
+    publish(c, ws);
+  } else {
+    ws_register_reductions(c, reductions, ws.reds);
+  }
+  ws.users.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 // ---- single, copyprivate -----------------------------------------------------------------

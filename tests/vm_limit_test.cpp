@@ -94,6 +94,7 @@ void native_case(int streams, bool default_scheduler = false) {
   // The memory is back: fresh units run, each once.
   std::atomic<int> again{0};
   std::vector<weft::ult> more;
+  more.reserve(fresh);
   for (int i = 0; i < fresh; ++i)
     more.push_back(weft::ult::create([&] { again.fetch_add(1, std::memory_order_relaxed); }));
   for (auto& u : more) u.join();

@@ -213,6 +213,8 @@ static int never_ran_code(const weft::work_unit* u) noexcept {
     std::rethrow_exception(e);
   } catch (const weft::error& x) {
     if (x.condition() == weft::errc::resource) return ABT_ERR_MEM;
+  } catch (const std::bad_alloc&) {
+    return ABT_ERR_MEM;  // its first run could not allocate what it needed
   } catch (...) {
   }
   return ABT_SUCCESS;

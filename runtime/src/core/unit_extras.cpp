@@ -7,21 +7,43 @@
 #include <new>
 
 #include "core/unit_local.hpp"
+#include "weft/error.hpp"
 
 namespace weft::detail {
 
+namespace {
+
+/// The block of every unit whose error could not get a block of its own: memory ran out, as when
+/// many units cannot get their stacks under an address-space limit. Shared, and never freed or
+/// written after load: it holds an error made while memory was there, and no locals.
+unit_extras* const out_of_memory_extras = [] {
+  auto* x = new unit_extras;
+  x->error = std::make_exception_ptr(
+      error(errc::resource,
+            "weft: out of memory (the exception that escaped the unit could not be recorded: "
+            "memory or the address space (ulimit -v) is exhausted)"));
+  return x;
+}();
+
+}  // namespace
+
 unit_extras& ensure_extras(work_unit* u) {
-  if (!as_unit(u)->extras) as_unit(u)->extras = new unit_extras;
+  if (!as_unit(u)->extras) {
+    as_unit(u)->extras = new unit_extras;
+  } else if (extras_of(u) == out_of_memory_extras) {
+    auto* x = new unit_extras;
+    x->error = out_of_memory_extras->error;
+    as_unit(u)->extras = x;
+  }
   return *extras_of(u);
 }
 
 void capture_error(work_unit* u) noexcept {
   if (!as_unit(u)->extras) as_unit(u)->extras = new (std::nothrow) unit_extras;
   if (!as_unit(u)->extras) {
-    std::fprintf(stderr,
-                 "weft: out of memory recording the exception that escaped unit %llu; aborting\n",
-                 static_cast<unsigned long long>(as_unit(u)->id));
-    std::abort();
+    // The join still reports an error: a generic one, since this one could not be kept.
+    as_unit(u)->extras = out_of_memory_extras;
+    return;
   }
   extras_of(u)->error = std::current_exception();
 }
@@ -38,6 +60,10 @@ void settle_extras(work_unit* u) noexcept {
 std::exception_ptr take_error(work_unit* u) noexcept {
   unit_extras* x = extras_of(u);
   if (!x) return nullptr;
+  if (x == out_of_memory_extras) {
+    as_unit(u)->extras = nullptr;
+    return x->error;
+  }
   std::exception_ptr e = std::move(x->error);
   run_local_destructors(*x);
   delete x;

@@ -33,8 +33,8 @@ inline bool has_error(const work_unit* u) noexcept {
   const unit_extras* x = extras_of(u);
   return x && x->error;
 }
-/// Records the exception being handled as u's error (call in a catch block). Aborts with a
-/// message if even the small block cannot be allocated: an exception must not be lost.
+/// Records the exception being handled as u's error (call in a catch block). If even the small
+/// block cannot be allocated, u gets a shared one whose error (errc::resource) says so.
 void capture_error(work_unit* u) noexcept;
 /// Called once u's callable is gone: runs the destructors of u's local values and frees the block
 /// unless it holds an error, which keeps it until the join.

@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -21,6 +22,12 @@ namespace {
 struct sigaction previous_segv {};
 struct sigaction previous_bus {};
 bool installed = false;
+
+/// The whole stack of the thread that called init (the primary ULT's), which its stack_region
+/// describes only by the top 2 GiB under a larger ulimit -s; and whether RLIMIT_STACK was
+/// unlimited then (Linux then lets the stack grow until the address space runs out).
+stack_bounds primary_stack{};
+bool primary_stack_unlimited = false;
 
 /// Async-signal-safe decimal formatting.
 char* format_u64(char* end, std::uint64_t v) noexcept {
@@ -68,6 +75,26 @@ bool overflowed(const stack_region& s, std::uintptr_t addr, std::uintptr_t sp) n
   return sp != 0 && sp < lo && lo - sp <= max_run;
 }
 
+/// Whether `s` is (a part of) the primary thread's stack: the primary ULT's own, or lent by it to
+/// a joined child running on it.
+bool on_primary_stack(const stack_region& s) noexcept {
+  const auto lo = reinterpret_cast<std::uintptr_t>(s.lo);
+  return (s.flags & (stack_foreign | stack_borrowed)) && primary_stack.lo <= lo &&
+         lo < primary_stack.hi;
+}
+
+/// Whether a fault at `addr` with stack pointer `sp` is an overflow of the primary thread's whole
+/// stack: at or a little below its RLIMIT_STACK bottom, or anywhere in its range below the stack
+/// pointer (the part below the stack pointer is mapped on demand, so a fault there is a growth
+/// the kernel refused: the address space ran out, as under ulimit -v with ulimit -s unlimited).
+bool overflowed_primary(std::uintptr_t addr, std::uintptr_t sp) noexcept {
+  const stack_bounds& b = primary_stack;
+  if (!b.lo) return false;
+  if (addr < b.lo && addr + 64 * page_size() >= b.lo) return true;
+  if (sp != 0 && sp < b.lo && b.lo - sp <= (std::uintptr_t{1} << 30)) return true;
+  return addr >= b.lo && addr < b.hi && sp != 0 && addr < sp + page_size();
+}
+
 void chain(int sig, siginfo_t* info, void* uctx) noexcept {
   const struct sigaction& prev = sig == SIGSEGV ? previous_segv : previous_bus;
   if (prev.sa_flags & SA_SIGINFO) {
@@ -90,7 +117,9 @@ void on_fault(int sig, siginfo_t* info, void* uctx) noexcept {
     work_unit* u = s->current();
     if (u && as_unit(u)->kind == unit_kind::ult) {
       // A canary overwritten by the time anything faults is an overflow too.
-      if (overflowed(as_unit(u)->stack, addr, sp) || !stack_intact(as_unit(u)->stack))
+      const stack_region& st = as_unit(u)->stack;
+      if (on_primary_stack(st) ? overflowed_primary(addr, sp)
+                               : overflowed(st, addr, sp) || !stack_intact(st))
         report_stack_overflow(u);
     } else if (overflowed(s->switch_state().scheduler_stack(), addr, sp)) {
       // Tasklets run on the scheduler's stack: the primary's is mapped with a guard page, a
@@ -117,22 +146,29 @@ void on_fault(int sig, siginfo_t* info, void* uctx) noexcept {
 
 void report_stack_overflow(const work_unit* u) noexcept {
   char buf[32];
-  if (as_unit(u)->stack.flags & stack_borrowed) {
+  const stack_region& st = as_unit(u)->stack;
+  const bool primary = on_primary_stack(st);
+  // The primary thread's stack may be larger than its stack_region says.
+  const std::uint64_t size = primary ? primary_stack.hi - primary_stack.lo : st.size;
+  if (st.flags & stack_borrowed) {
     // A joined ULT running as a call on its joiner's stack: the stack is the joiner's.
     write_all("weft: stack overflow in ULT ");
     write_all(format_u64(buf + sizeof buf, as_unit(u)->id));
-    write_all(", running on its joiner's stack (");
-    write_all(format_u64(buf + sizeof buf, as_unit(u)->stack.size));
+    write_all(primary ? ", running on its joiner's stack (the primary thread's, "
+                      : ", running on its joiner's stack (");
+    write_all(format_u64(buf + sizeof buf, size));
     write_all(
         " bytes; raise WEFT_STACK_SIZE or ult_attributes::stack_size, or ulimit -s for the "
         "primary ULT's)\n");
     abort();
   }
-  if (as_unit(u)->stack.flags & stack_foreign) {
+  if (st.flags & stack_foreign) {
     // The primary ULT runs on the primary thread's own stack, sized by RLIMIT_STACK.
     write_all("weft: stack overflow in the primary ULT (the primary thread's stack of ");
-    write_all(format_u64(buf + sizeof buf, as_unit(u)->stack.size));
-    write_all(" bytes; raise ulimit -s)\n");
+    write_all(format_u64(buf + sizeof buf, size));
+    write_all(primary && primary_stack_unlimited
+                  ? " bytes, ulimit -s unlimited: the address space ran out)\n"
+                  : " bytes; raise ulimit -s)\n");
     abort();
   }
   write_all("weft: stack overflow in ULT ");
@@ -145,6 +181,10 @@ void report_stack_overflow(const work_unit* u) noexcept {
 
 void install_overflow_handler() {
   if (installed) return;
+  // init runs on the thread whose stack becomes the primary ULT's.
+  primary_stack = native_stack_bounds();
+  rlimit rl{};
+  primary_stack_unlimited = ::getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY;
   struct sigaction sa {};
   sa.sa_sigaction = &on_fault;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;

@@ -611,7 +611,7 @@ stack_region describe_stack(void* lo, std::size_t size, std::uint32_t flags,
 
 }  // namespace
 
-stack_region native_stack() noexcept {
+stack_bounds native_stack_bounds() noexcept {
   void* lo = nullptr;
   std::size_t size = 0;
   pthread_attr_t attr;
@@ -622,7 +622,15 @@ stack_region native_stack() noexcept {
     }
     pthread_attr_destroy(&attr);
   }
-  return describe_stack(lo, size, stack_foreign, tsan_current_fiber());
+  if (!lo) return {};
+  const auto l = reinterpret_cast<std::uintptr_t>(lo);
+  return {l, l + size};
+}
+
+stack_region native_stack() noexcept {
+  const stack_bounds b = native_stack_bounds();
+  return describe_stack(reinterpret_cast<void*>(b.lo), b.hi - b.lo, stack_foreign,
+                        tsan_current_fiber());
 }
 
 void set_user_stack(work_unit* u, void* lo, std::size_t size) noexcept {

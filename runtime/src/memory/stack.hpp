@@ -36,7 +36,16 @@ stack_region map_stack(std::size_t size);
 /// Gives back a stack made by map_stack (unmapped) or taken from an arena (returned to it).
 void unmap_stack(const stack_region& s) noexcept;
 /// The calling thread's own stack (flagged stack_foreign: never unmapped), with its TSan fiber.
+/// A stack larger than max_stack_size (the primary thread's under ulimit -s of 2 GiB or more) is
+/// described by its top max_stack_size bytes.
 stack_region native_stack() noexcept;
+/// The whole of the calling thread's own stack, [lo, hi): for the primary thread, as far down as
+/// RLIMIT_STACK lets it grow (with ulimit -s unlimited, down to the mapping below it).
+struct stack_bounds {
+  std::uintptr_t lo = 0;
+  std::uintptr_t hi = 0;
+};
+stack_bounds native_stack_bounds() noexcept;
 /// False when a canary stack's canary was overwritten (the stack overflowed).
 bool stack_intact(const stack_region& s) noexcept;
 

@@ -157,7 +157,7 @@ class scheduler {
   bool do_check_events();
   bool do_has_to_stop() const noexcept;
   bool do_wait_for_work(unsigned& idle_rounds);
-  void begin_spin();
+  void begin_spin() noexcept;
   void end_spin() noexcept;
   std::vector<std::shared_ptr<pool>> pools_;
   // While the runtime's loop spins idle: the pools it told so (pool_access::spin_begin), kept

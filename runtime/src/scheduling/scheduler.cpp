@@ -91,10 +91,16 @@ constexpr unsigned max_backoff_shift = 10;
 
 }  // namespace
 
-void scheduler::begin_spin() {
+void scheduler::begin_spin() noexcept {
   if (spinning_) return;
   doze_ = std::chrono::nanoseconds::zero();
-  spun_on_ = pools_;  // reuses the capacity of the last spin
+  try {
+    spun_on_ = pools_;  // reuses the capacity of the last spin
+  } catch (...) {
+    // Out of memory: spin unmarked, so pushes wake this stream as they would a parked one.
+    spun_on_.clear();
+    return;
+  }
   for (const auto& p : spun_on_) detail::pool_access::spin_begin(*p);
   spinning_ = true;
 }

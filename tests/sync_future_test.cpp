@@ -317,6 +317,37 @@ TEST_P(SyncFutureTest, BarrierTimeoutsWithdrawTheArrivalAndTaskletsMayOnlyComeLa
   EXPECT_TRUE(one.arrive_and_wait());
 }
 
+TEST_P(SyncFutureTest, BarrierResetChangesThePartiesOnlyBetweenRoundsAndReportsEachBlock) {
+  weft::barrier b(2);
+  EXPECT_EQ(b.waiting(), 0u);
+  EXPECT_TRUE(b.reset(3));
+  EXPECT_EQ(b.parties(), 3u);
+  EXPECT_WEFT_ERRC(b.reset(0), weft::errc::invalid_state);
+  // Two of three arrive and block, each reporting it once; a reset meanwhile is refused.
+  std::atomic<int> reports{0};
+  std::atomic<int> serials{0};
+  auto party = [&] {
+    if (b.arrive_and_wait_reporting([&] { reports.fetch_add(1); })) serials.fetch_add(1);
+  };
+  weft::ult first = weft::ult::create_on(last_stream(), party);
+  weft::ult second = weft::ult::create_on(stream(0), party);
+  ASSERT_TRUE(blocked(first));
+  ASSERT_TRUE(blocked(second));
+  EXPECT_EQ(b.waiting(), 2u);
+  EXPECT_FALSE(b.reset(1));
+  EXPECT_EQ(b.parties(), 3u);
+  // The last arriver does not block: no report, and it is the serial one.
+  EXPECT_TRUE(b.arrive_and_wait_reporting([&] { reports.fetch_add(100); }));
+  first.join();
+  second.join();
+  EXPECT_EQ(reports.load(), 2);
+  EXPECT_EQ(serials.load(), 0);
+  EXPECT_EQ(b.waiting(), 0u);
+  // Between rounds the count may change: one party is now a round by itself.
+  EXPECT_TRUE(b.reset(1));
+  EXPECT_TRUE(b.arrive_and_wait());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Destruction right after the last use (docs/sync.md, "Destruction")
 

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// ABT_xstream_barrier_*: a barrier between execution streams (kernel threads), as in Argobots.
+// ABT_xstream_barrier_*: a barrier between execution streams (kernel threads), a POSIX barrier
+// behind the handle, as in Argobots.
 //
-// Unlike ABT_barrier, a waiter blocks its whole execution stream (the kernel thread sleeps on a
-// futex through std::condition_variable; nothing else runs on that stream meanwhile), which is
-// what Argobots documents: it is for synchronising the streams themselves, e.g. the main loops
-// of schedulers. ULTs, tasklets and external threads may all wait. A barrier of one waiter
-// returns at once.
-#include <condition_variable>
-#include <mutex>
+// Unlike ABT_barrier, a waiter blocks its whole execution stream (the kernel thread sleeps in
+// pthread_barrier_wait; nothing else runs on that stream meanwhile), which is what Argobots
+// documents: it is for synchronising the streams themselves, e.g. the main loops of schedulers.
+// ULTs, tasklets and external threads may all wait. A barrier of one waiter returns at once.
+// free() while a round has arrivals gets ABT_ERR_XSTREAM_BARRIER (undefined in Argobots); a
+// free() right after a completed round is safe: pthread_barrier_destroy waits for the parties
+// still leaving it.
+#include <pthread.h>
+
+#include <atomic>
 
 #include "sync_common.hpp"
 
@@ -15,11 +19,11 @@ namespace weft::abt_sync {
 namespace {
 
 struct xstream_barrier_object {
-  std::mutex lock;  // guards everything below
-  std::condition_variable released;
+  pthread_barrier_t barrier;
   std::uint32_t parties = 0;
-  std::uint32_t arrived = 0;     // in the current round
-  std::uint64_t generation = 0;  // rounds completed: a waiter leaves when it changes
+  // Arrivals of the current round. The last arriver zeroes it before it enters the POSIX barrier,
+  // so before any party of the next round can arrive.
+  std::atomic<std::uint32_t> arrived{0};
 };
 
 xstream_barrier_object* barrier_ptr(ABT_xstream_barrier h) noexcept {
@@ -41,6 +45,10 @@ int ABT_xstream_barrier_create(uint32_t num_waiters, ABT_xstream_barrier* newbar
   auto* b = new (std::nothrow) xstream_barrier_object;
   if (!b) return ABT_ERR_MEM;
   b->parties = num_waiters;
+  if (pthread_barrier_init(&b->barrier, nullptr, num_waiters) != 0) {
+    delete b;
+    return ABT_ERR_MEM;
+  }
   *newbarrier = weft::abt_sync::handle_of<ABT_xstream_barrier>(b);
   return ABT_SUCCESS;
 }
@@ -49,11 +57,8 @@ int ABT_xstream_barrier_free(ABT_xstream_barrier* barrier) {
   if (!barrier) return ABT_ERR_INV_ARG;
   xstream_barrier_object* b = barrier_ptr(*barrier);
   if (!b) return ABT_ERR_INV_XSTREAM_BARRIER;
-  {
-    // Waits out a last arriver that is still inside; refuses a barrier with waiters.
-    std::lock_guard g(b->lock);
-    if (b->arrived != 0) return ABT_ERR_XSTREAM_BARRIER;
-  }
+  if (b->arrived.load(std::memory_order_acquire) != 0) return ABT_ERR_XSTREAM_BARRIER;
+  pthread_barrier_destroy(&b->barrier);
   delete b;
   *barrier = ABT_XSTREAM_BARRIER_NULL;
   return ABT_SUCCESS;
@@ -63,21 +68,11 @@ int ABT_xstream_barrier_wait(ABT_xstream_barrier barrier) {
   xstream_barrier_object* b = barrier_ptr(barrier);
   if (!b) return ABT_ERR_INV_XSTREAM_BARRIER;
   if (b->parties == 1) return ABT_SUCCESS;
-  try {
-    std::unique_lock g(b->lock);
-    if (++b->arrived == b->parties) {
-      b->arrived = 0;
-      ++b->generation;
-      // Notified under the lock: a woken waiter cannot free the barrier before we are done.
-      b->released.notify_all();
-      return ABT_SUCCESS;
-    }
-    const std::uint64_t generation = b->generation;
-    b->released.wait(g, [&] { return b->generation != generation; });
-  } catch (...) {
-    return weft::abt_sync::current_exception_code(ABT_ERR_XSTREAM_BARRIER);
+  if (b->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == b->parties) {
+    b->arrived.store(0, std::memory_order_release);
   }
-  return ABT_SUCCESS;
+  const int rc = pthread_barrier_wait(&b->barrier);
+  return rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD ? ABT_SUCCESS : ABT_ERR_XSTREAM_BARRIER;
 }
 
 }  // extern "C"

@@ -2,10 +2,12 @@
 // A reusable barrier for a fixed number of parties (ULTs and external threads).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 
 #include "weft/detail/sync.hpp"
 #include "weft/spinlock.hpp"
@@ -20,6 +22,8 @@ namespace weft {
 ///
 /// Tasklets may arrive only as the last party (errc::tasklet_cannot_block otherwise, and their
 /// arrival is not counted).
+///
+/// The party count can change between rounds (reset()), as Argobots' ABT_barrier_reinit needs.
 ///
 /// Destruction: once one party is back from a round, the round is over and the barrier may be
 /// destroyed (if nobody arrives again), even while the other parties are still returning, as
@@ -37,6 +41,17 @@ class barrier {
 
   /// Arrives and waits for the round to complete; true for the last arriver.
   bool arrive_and_wait();
+  /// Same, calling `on_block()` just before the caller blocks (never for the last arriver, which
+  /// does not block): for a layer that reports blocking to its tools (the Argobots layer's
+  /// THREAD_SUSPEND event). on_block() runs with the barrier's lock held: it must not touch the
+  /// barrier, block or throw.
+  template <class OnBlock>
+  bool arrive_and_wait_reporting(OnBlock&& on_block) {
+    using callable = std::remove_reference_t<OnBlock>;
+    const block_report report{[](void* f) noexcept { (*static_cast<callable*>(f))(); },
+                              const_cast<void*>(static_cast<const void*>(&on_block))};
+    return *arrive(nullptr, &report);
+  }
   /// Same, giving up at `t`: nullopt on timeout, in which case the caller's arrival is withdrawn
   /// (the round still needs `parties` arrivals). If the round completes at the same moment, the
   /// caller gets false, as if it had not timed out.
@@ -51,13 +66,27 @@ class barrier {
     return arrive(&deadline);
   }
 
-  std::size_t parties() const noexcept { return parties_; }
+  /// The parties a round needs.
+  std::size_t parties() const noexcept { return parties_.load(std::memory_order_relaxed); }
+  /// The parties waiting in the current round (a snapshot: it may change as soon as it is read).
+  std::size_t waiting() const noexcept;
+
+  /// Makes later rounds need `parties` parties. Only between rounds: returns false and changes
+  /// nothing while parties wait in the current one. Throws errc::invalid_state when `parties` is
+  /// 0. Any thread, ULT or tasklet (it never blocks).
+  bool reset(std::size_t parties);
 
  private:
-  std::optional<bool> arrive(const detail::sync_clock::time_point* deadline);
+  struct block_report {
+    void (*call)(void*) noexcept;
+    void* target;
+  };
+  std::optional<bool> arrive(const detail::sync_clock::time_point* deadline,
+                             const block_report* report = nullptr);
 
-  const std::size_t parties_;
-  spinlock lock_;
+  // Written under lock_ between rounds, read without it by parties().
+  std::atomic<std::size_t> parties_;
+  mutable spinlock lock_;
   wait_queue queue_;
   std::size_t arrived_ WEFT_GUARDED_BY(lock_) = 0;
   std::uint64_t generation_ WEFT_GUARDED_BY(lock_) = 0;

@@ -19,6 +19,22 @@ barrier::barrier(std::size_t parties) : parties_(parties) {
   if (parties == 0) throw error(errc::invalid_state, "weft: a barrier needs at least one party");
 }
 
+std::size_t barrier::waiting() const noexcept {
+  lock_.lock();
+  const std::size_t n = arrived_;
+  lock_.unlock();
+  return n;
+}
+
+bool barrier::reset(std::size_t parties) {
+  if (parties == 0) throw error(errc::invalid_state, "weft: a barrier needs at least one party");
+  lock_.lock();
+  const bool idle = arrived_ == 0;
+  if (idle) parties_.store(parties, std::memory_order_relaxed);
+  lock_.unlock();
+  return idle;
+}
+
 barrier::~barrier() {
   // A party destroys the barrier once it is back from a completed round. The last arriver may
   // still be waking the others (it leaves with lock_.unlock()), and a party that timed out as
@@ -41,9 +57,12 @@ bool barrier::arrive_and_wait() {
   return *arrive(nullptr);
 }
 
-std::optional<bool> barrier::arrive(const detail::sync_clock::time_point* deadline) {
+std::optional<bool> barrier::arrive(const detail::sync_clock::time_point* deadline,
+                                    const block_report* report) {
   lock_.lock();
-  if (arrived_ + 1 == parties_) {
+  detail::assert_invariant([n = arrived_, p = parties()] { return n < p; },
+                           "barrier: a round holds fewer arrivals than parties");
+  if (arrived_ + 1 == parties()) {
     // Every other party of the round is either woken here or has timed out meanwhile; the
     // latter come back under lock_ and must find the barrier alive (stragglers_, ~barrier).
     std::size_t woken = 0;
@@ -65,6 +84,7 @@ std::optional<bool> barrier::arrive(const detail::sync_clock::time_point* deadli
   const std::uint64_t generation = generation_;
   waiter w;
   w.kind = wait_kind::barrier;
+  if (report) report->call(report->target);
   std::exception_ptr failed;  // no timer for the deadline (out of memory): we did not wait
   try {
     if (detail::wait_releasing(queue_, lock_, w, deadline) == wait_status::notified) return false;

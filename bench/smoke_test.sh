@@ -26,9 +26,15 @@ awk -F, 'NR > 1 && (NF != 10 || $6 <= 0 || $7 <= 0 || $7 > $6 || $6 > $10 || $8 
 for need in "weft-ult,fanout,10,1," "weft-ult,fanout,100,1," "weft-tasklet,fanout,10,1," \
             "weft-ult,chain,100,1," "weft-ult,yield,100,1," "weft-ult,yield_to,100,1," \
             "pthread,fanout,10,1," "boost-fiber,chain,10,1," "weft-ult,units,8,1," \
-            "weft-ult,streams,10000,1,"; do
+            "weft-ult,streams,10000,1," "weft-ult,phases,100,1,"; do
   grep -q "^$need" "$csv" || fail "results.csv lacks a $need row"
 done
+# With several CPUs, default placement (weft-local) has its own rows beside the dealt ones.
+if (($(nproc) > 1)); then
+  for need in "weft-local,fanout,10,$(nproc)," "weft-local,chain,10,$(nproc),"; do
+    grep -q "^$need" "$csv" || fail "results.csv lacks a $need row"
+  done
+fi
 [[ $(head -n 1 "$results/memory.csv") == "peer,bench,n,streams,maxrss_kb,bytes_per_unit" ]] ||
   fail "memory.csv header"
 grep -q '^weft-ult,chain,100,1,[0-9][0-9]*,-\{0,1\}[0-9.][0-9.]*$' "$results/memory.csv" ||

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // weft_headline: the README's headline benchmark. ULT and tasklet create+join fan-outs, yield,
-// yield_to and recursive fork-join (fib with a ULT at every level), against the peers that are
-// cheap to have in the same process: a pthread create+join
-// fan-out, Boost.Fiber, OpenMP tasks (libgomp) and, when it was found at build time, oneTBB's
-// task_group, printed as a short table with the ratio peer time / weft time.
+// yield_to, a chain (each ULT creates the next and joins it) and recursive fork-join (fib with a
+// ULT at every level), the last two on 1 stream and on all, with no stream named (the scheduler
+// places the units), against the peers that are cheap to have in the same process: a pthread
+// create+join fan-out, Boost.Fiber, OpenMP tasks (libgomp) and, when it was found at build time,
+// oneTBB's task_group, printed as a short table with the ratio peer time / weft time.
 //
 //   weft_headline [--json=FILE] [--streams=N] | --peers
 //
@@ -22,23 +23,27 @@
 #include <unistd.h>
 
 #include <boost/context/detail/fcontext.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <ctime>
 #include <fstream>
 #include <functional>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "filter.hpp"
@@ -49,7 +54,6 @@
 namespace {
 
 using weft_bench::describe_machine;
-using weft_bench::json_string;
 using weft_bench::local_date;
 using weft_bench::machine;
 
@@ -110,19 +114,36 @@ row ult_row(std::int64_t n, int trials) {
           "ult_create_join/" + std::to_string(n) + "/streams:1", s, "fanout/" + std::to_string(n)};
 }
 
-/// Adds streams up to `total` for the duration of the row, then frees them, so that the other rows
-/// run without idle schedulers spinning on the other cores.
+/// The primary and, for the duration of a row, streams added up to `total` (default scheduler:
+/// they steal from the primary and from each other), freed at the end of the row so that the other
+/// rows run without idle schedulers on the other cores.
+class row_streams {
+ public:
+  explicit row_streams(int total) : all_{&weft::execution_stream::primary()} {
+    while (static_cast<int>(all_.size()) < total) all_.push_back(&weft::execution_stream::create());
+  }
+  row_streams(const row_streams&) = delete;
+  row_streams& operator=(const row_streams&) = delete;
+  ~row_streams() {
+    for (std::size_t i = 1; i < all_.size(); ++i) all_[i]->free();
+  }
+  const std::vector<weft::execution_stream*>& all() const noexcept { return all_; }
+
+ private:
+  std::vector<weft::execution_stream*> all_;
+};
+
+std::string on_streams(int total) {
+  return total == 1 ? "1 stream" : std::to_string(total) + " streams";
+}
+
 /// One creator dealing the units round-robin over the streams: the others only run what it makes.
 row ult_all_streams_row(std::int64_t n, int total) {
-  std::vector<weft::execution_stream*> streams{&weft::execution_stream::primary()};
-  while (static_cast<int>(streams.size()) < total) {
-    streams.push_back(&weft::execution_stream::create());
-  }
+  const row_streams streams(total);
   std::vector<weft::ult> handles;
   handles.reserve(static_cast<std::size_t>(n));
-  const trial_summary s =
-      measure(2, kTrials, [&] { return weft_bench::ult_fan_out_round_robin(streams, handles, n); });
-  for (std::size_t i = 1; i < streams.size(); ++i) streams[i]->free();
+  const trial_summary s = measure(
+      2, kTrials, [&] { return weft_bench::ult_fan_out_round_robin(streams.all(), handles, n); });
   return {"ULT create+join, N=" + std::to_string(n) + " dealt over " + std::to_string(total) +
               (total == 1 ? " stream" : " streams"),
           "ult_create_join/" + std::to_string(n) + "/streams:" + std::to_string(total), s,
@@ -133,15 +154,11 @@ row ult_all_streams_row(std::int64_t n, int total) {
 /// creates and joins `n` ULTs of its own at the same time; ns per unit is the wall time over `n`,
 /// so perfect scaling gives the one-stream figure. Streams are added and freed as above.
 row ult_per_stream_row(std::int64_t n, int total) {
-  std::vector<weft::execution_stream*> streams{&weft::execution_stream::primary()};
-  while (static_cast<int>(streams.size()) < total) {
-    streams.push_back(&weft::execution_stream::create());
-  }
-  std::vector<weft_bench::stream_handles> handles(streams.size());
+  const row_streams streams(total);
+  std::vector<weft_bench::stream_handles> handles(streams.all().size());
   for (auto& h : handles) h.handles.reserve(static_cast<std::size_t>(n));
-  const trial_summary s =
-      measure(2, kTrials, [&] { return weft_bench::ult_fan_out_per_stream(streams, handles, n); });
-  for (std::size_t i = 1; i < streams.size(); ++i) streams[i]->free();
+  const trial_summary s = measure(
+      2, kTrials, [&] { return weft_bench::ult_fan_out_per_stream(streams.all(), handles, n); });
   return {"ULT create+join, N=" + std::to_string(n) + " on each of " + std::to_string(total) +
               (total == 1 ? " stream" : " streams"),
           "ult_create_join_per_stream/" + std::to_string(n) + "/streams:" + std::to_string(total),
@@ -271,6 +288,53 @@ row fib_row() {
           "fork_join_fib/" + std::to_string(kFib) + "/streams:1", s, "fib"};
 }
 
+/// The chain: ULT k creates ULT k+1 with ult::create and joins it at once, kChain deep, on
+/// `total` streams with default placement (what a user writes; the scheduler decides whether a
+/// level moves to another stream). Units: levels.
+constexpr std::int64_t kChain = 10'000;
+
+row chain_row(int total) {
+  const row_streams streams(total);
+  const trial_summary s = measure(2, kTrials, [] {
+    weft_bench::ult_chain_level(0, kChain);
+    return kChain;
+  });
+  return {"ULT chain, N=" + std::to_string(kChain) + ", " + on_streams(total),
+          "ult_chain/" + std::to_string(kChain) + "/streams:" + std::to_string(total), s,
+          total == 1 ? "chain" : "chain-streams"};
+}
+
+/// fork-join fib on `total` streams: the row above's program, the other streams stealing.
+row fib_streams_row(int total) {
+  const row_streams streams(total);
+  const trial_summary s =
+      measure(2, kFibTrials, [] { return checked_fib([] { return weft_bench::fib_ult(kFib); }); });
+  return {"fork-join fib(" + std::to_string(kFib) + "), ULT per level (per spawn), " +
+              on_streams(total),
+          "fork_join_fib/" + std::to_string(kFib) + "/streams:" + std::to_string(total), s,
+          "fib-streams"};
+}
+
+/// Runs `f` on a thread of its own allowed on every CPU of `mask` and returns what it returned:
+/// the multi-thread peers create their threads from it, so they inherit that mask instead of the
+/// primary stream's single CPU.
+template <class F>
+auto on_every_cpu(const cpu_set_t& mask, F&& f) {
+  std::optional<std::invoke_result_t<F&>> out;
+  std::exception_ptr failed;
+  std::thread t([&] {
+    pthread_setaffinity_np(pthread_self(), sizeof mask, &mask);
+    try {
+      out.emplace(f());
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  });
+  t.join();
+  if (failed) std::rethrow_exception(failed);
+  return std::move(*out);
+}
+
 trial_summary pthread_fan_out(const cpu_set_t& mask) {
   const weft_bench::pthread_attributes attr(mask);
   std::vector<pthread_t> threads(kPthreadFanOut);
@@ -278,8 +342,9 @@ trial_summary pthread_fan_out(const cpu_set_t& mask) {
                  [&] { return weft_bench::pthread_fan_out(threads, attr.get()); });
 }
 
-/// The in-process peers (headline_peers.hpp), on the primary's CPU, at the rows' sizes.
-std::vector<peer_figure> measure_peers(const cpu_set_t& mask) {
+/// The in-process peers (headline_peers.hpp), on the primary's CPU at the one-stream rows' sizes,
+/// and on `threads` threads (every CPU of `mask`) for the multi-stream chain and fork-join rows.
+std::vector<peer_figure> measure_peers(const cpu_set_t& mask, int threads) {
   std::vector<peer_figure> out;
   out.push_back({"pthread", "fanout/*", pthread_fan_out(mask)});
   const std::string small = "fanout/" + std::to_string(kSmallFanOut);
@@ -298,6 +363,19 @@ std::vector<peer_figure> measure_peers(const cpu_set_t& mask) {
   out.push_back({"OpenMP", "fib", measure(2, kFibTrials, [] {
                    return checked_fib([] { return weft_bench::omp_fib(kFib); });
                  })});
+  out.push_back(
+      {"OpenMP", "chain", measure(2, kTrials, [] { return weft_bench::omp_chain(kChain, 1); })});
+  if (threads > 1) {
+    const auto [chain, fib] = on_every_cpu(mask, [threads] {
+      return std::pair{
+          measure(2, kTrials, [threads] { return weft_bench::omp_chain(kChain, threads); }),
+          measure(2, kFibTrials, [threads] {
+            return checked_fib([threads] { return weft_bench::omp_fib(kFib, threads); });
+          })};
+    });
+    out.push_back({"OpenMP", "chain-streams", chain});
+    out.push_back({"OpenMP", "fib-streams", fib});
+  }
 #endif
 #ifdef WEFT_HEADLINE_TBB
   tbb::task_arena arena(1);
@@ -310,6 +388,19 @@ std::vector<peer_figure> measure_peers(const cpu_set_t& mask) {
   out.push_back({"TBB", "fib", measure(2, kFibTrials, [&] {
                    return checked_fib([&] { return weft_bench::tbb_fib(arena, kFib); });
                  })});
+  out.push_back(
+      {"TBB", "chain", measure(2, kTrials, [&] { return weft_bench::tbb_chain(arena, kChain); })});
+  if (threads > 1) {
+    const auto [chain, fib] = on_every_cpu(mask, [threads] {
+      tbb::task_arena wide(threads);
+      return std::pair{measure(2, kTrials, [&] { return weft_bench::tbb_chain(wide, kChain); }),
+                       measure(2, kFibTrials, [&] {
+                         return checked_fib([&] { return weft_bench::tbb_fib(wide, kFib); });
+                       })};
+    });
+    out.push_back({"TBB", "chain-streams", chain});
+    out.push_back({"TBB", "fib-streams", fib});
+  }
 #endif
   return out;
 }
@@ -366,7 +457,9 @@ void print_table(const machine& m, const std::vector<row>& rows,
   std::printf("machine: %s, %d CPUs online (%d usable), governor %s, load average %s\n",
               m.cpu_model.c_str(), m.online_cpus, m.allowed_cpus, m.governor.c_str(),
               weft_bench::load_average().c_str());
-  std::printf("weft: 1 execution stream (more only in the \"streams\" row), affinity compact\n");
+  std::printf(
+      "weft: 1 execution stream (more only in the rows that say so), affinity compact; the peers' "
+      "rows on several streams use as many threads\n");
   std::printf(
       "ns per unit; median and min of the kept trials (first dropped, >1.8x median dropped, "
       "at most 10%%)\n");
@@ -403,67 +496,72 @@ void print_table(const machine& m, const std::vector<row>& rows,
   }
   std::printf("\npeers, median (min) ns per unit, measured in this process:\n");
   for (const peer_figure& p : peers) {
+    const std::string fib = "fork-join fib(" + std::to_string(kFib) + "), per spawn, ";
+    const std::string chain = "chain, N=" + std::to_string(kChain) + ", per level, ";
     std::string what =
         p.key == "fanout/*"
             ? "create+join fan-out, N=" + std::to_string(kPthreadFanOut) + " (every usable CPU)"
-        : p.key == "yield" ? "yield, 2 fibers"
-        : p.key == "fib"   ? "fork-join fib(" + std::to_string(kFib) + "), per spawn, 1 thread"
-                           : "create+join fan-out, N=" + p.key.substr(7) + ", 1 thread";
+        : p.key == "yield"         ? "yield, 2 fibers"
+        : p.key == "fib"           ? fib + "1 thread"
+        : p.key == "fib-streams"   ? fib + "every usable CPU"
+        : p.key == "chain"         ? chain + "1 thread"
+        : p.key == "chain-streams" ? chain + "every usable CPU"
+                                   : "create+join fan-out, N=" + p.key.substr(7) + ", 1 thread";
     std::printf("  %-12s %-46s %12s (%s)\n", p.peer.c_str(), what.c_str(),
                 fixed(p.s.median_ns).c_str(), fixed(p.s.min_ns).c_str());
   }
 }
 
 /// One Google Benchmark aggregate entry: real_time is ns per unit, iterations the units per trial.
-void json_entry(std::ostream& out, const std::string& name, const trial_summary& s,
-                const char* aggregate, double ns, bool last) {
-  out << "    {\n"
-      << "      \"name\": " << json_string(name + "_" + aggregate) << ",\n"
-      << "      \"run_name\": " << json_string(name) << ",\n"
-      << "      \"run_type\": \"aggregate\",\n"
-      << "      \"repetitions\": " << s.kept << ",\n"
-      << "      \"threads\": 1,\n"
-      << "      \"aggregate_name\": \"" << aggregate << "\",\n"
-      << "      \"aggregate_unit\": \"time\",\n"
-      << "      \"iterations\": " << s.units_per_trial << ",\n"
-      << "      \"real_time\": " << fixed(ns, 3) << ",\n"
-      << "      \"time_unit\": \"ns\"\n"
-      << "    }" << (last ? "\n" : ",\n");
+nlohmann::ordered_json json_entry(const std::string& name, const trial_summary& s,
+                                  const char* aggregate, double ns) {
+  nlohmann::ordered_json e;
+  e["name"] = name + "_" + aggregate;
+  e["run_name"] = name;
+  e["run_type"] = "aggregate";
+  e["repetitions"] = s.kept;
+  e["threads"] = 1;
+  e["aggregate_name"] = aggregate;
+  e["aggregate_unit"] = "time";
+  e["iterations"] = s.units_per_trial;
+  e["real_time"] = std::round(ns * 1000) / 1000;
+  e["time_unit"] = "ns";
+  return e;
 }
 
 void write_json(const std::string& path, const char* executable, const machine& m,
                 const std::vector<row>& rows, const std::vector<peer_figure>& peers) {
-  std::ostringstream out;
-  out << "{\n  \"context\": {\n"
-      << "    \"date\": " << json_string(local_date()) << ",\n"
-      << "    \"host_name\": " << json_string(m.host) << ",\n"
-      << "    \"executable\": " << json_string(executable) << ",\n"
-      << "    \"num_cpus\": " << m.online_cpus << ",\n"
-      << "    \"mhz_per_cpu\": " << static_cast<long>(m.mhz) << ",\n"
-      << "    \"cpu_scaling_enabled\": "
-      << (m.governor != "unavailable" && m.governor != "performance" ? "true" : "false") << ",\n"
-      << "    \"cpu_model\": " << json_string(m.cpu_model) << ",\n"
-      << "    \"scaling_governor\": " << json_string(m.governor) << ",\n"
-      << "    \"usable_cpus\": " << m.allowed_cpus << ",\n"
-      << "    \"method\": \"first trial dropped, trials above 1.8x median dropped (at most 10%); "
-         "real_time is ns per unit, iterations units per trial\",\n"
-      << "    \"library_build_type\": \"release\"\n"
-      << "  },\n  \"benchmarks\": [\n";
+  nlohmann::ordered_json doc;
+  auto& context = doc["context"];
+  context["date"] = local_date();
+  context["host_name"] = m.host;
+  context["executable"] = executable;
+  context["num_cpus"] = m.online_cpus;
+  context["mhz_per_cpu"] = static_cast<long>(m.mhz);
+  context["cpu_scaling_enabled"] = m.governor != "unavailable" && m.governor != "performance";
+  context["cpu_model"] = m.cpu_model;
+  context["scaling_governor"] = m.governor;
+  context["usable_cpus"] = m.allowed_cpus;
+  context["method"] =
+      "first trial dropped, trials above 1.8x median dropped (at most 10%); real_time is ns per "
+      "unit, iterations units per trial";
+  context["library_build_type"] = "release";
+  auto& benchmarks = doc["benchmarks"] = nlohmann::ordered_json::array();
   for (const row& r : rows) {
-    json_entry(out, r.name, r.weft, "median", r.weft.median_ns, false);
-    json_entry(out, r.name, r.weft, "min", r.weft.min_ns, false);
+    benchmarks.push_back(json_entry(r.name, r.weft, "median", r.weft.median_ns));
+    benchmarks.push_back(json_entry(r.name, r.weft, "min", r.weft.min_ns));
   }
-  for (std::size_t i = 0; i < peers.size(); ++i) {
-    const peer_figure& p = peers[i];
+  for (const peer_figure& p : peers) {
     const std::string key =
         p.key == "fanout/*" ? "create_join/" + std::to_string(kPthreadFanOut) : p.key;
     const std::string name = p.peer + "/" + key;
-    json_entry(out, name, p.s, "median", p.s.median_ns, false);
-    json_entry(out, name, p.s, "min", p.s.min_ns, i + 1 == peers.size());
+    benchmarks.push_back(json_entry(name, p.s, "median", p.s.median_ns));
+    benchmarks.push_back(json_entry(name, p.s, "min", p.s.min_ns));
   }
-  out << "  ]\n}\n";
   std::ofstream file(path);
-  file << out.str();
+  // Names come from this program, but a host or CPU model string is the machine's: replace what
+  // is not UTF-8 rather than fail.
+  file << doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
   if (!file.flush()) throw std::runtime_error("cannot write " + path);
 }
 
@@ -514,6 +612,12 @@ int run(const options& opts, const char* executable) {
   rows.push_back(tasklet_row(kSmallFanOut));
   // Before the yield_to row, which replaces the primary's scheduler for its private pool.
   row fork_join = fib_row();
+  const row chain_one = chain_row(1);
+  std::optional<row> chain_all, fork_join_all;
+  if (all_streams > 1) {
+    chain_all = chain_row(all_streams);
+    fork_join_all = fib_streams_row(all_streams);
+  }
   rows.push_back(yield_row());
   std::optional<row> handoff = yield_to_row();
   if (!handoff) {
@@ -523,8 +627,11 @@ int run(const options& opts, const char* executable) {
     return 1;
   }
   rows.push_back(*handoff);
+  rows.push_back(chain_one);
+  if (chain_all) rows.push_back(*chain_all);
   rows.push_back(fork_join);
-  const std::vector<peer_figure> peers = measure_peers(mask);
+  if (fork_join_all) rows.push_back(*fork_join_all);
+  const std::vector<peer_figure> peers = measure_peers(mask, all_streams);
 
   rows.push_back(control_one);
   rows.push_back(control_all);
@@ -538,6 +645,12 @@ int run(const options& opts, const char* executable) {
       "\nscaling: per-stream fan-out on %d streams / on 1 stream = %sx; the machine control on %d "
       "CPUs / on 1 = %sx\n",
       all_streams, fixed(weft_scaling, 3).c_str(), all_streams, fixed(machine_scaling, 3).c_str());
+  if (chain_all && fork_join_all) {
+    std::printf(
+        "chain on %d streams / on 1 stream = %sx; fork-join fib speedup on %d streams = %s\n",
+        all_streams, fixed(chain_all->weft.median_ns / chain_one.weft.median_ns, 3).c_str(),
+        all_streams, fixed(fork_join.weft.median_ns / fork_join_all->weft.median_ns, 2).c_str());
+  }
   if (!opts.json.empty()) write_json(opts.json, executable, m, rows, peers);
   return 0;
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The peers of the headline table that run in weft_headline's own process: Boost.Fiber, OpenMP
 // tasks (when the compiler has OpenMP: WEFT_HEADLINE_OPENMP) and oneTBB's task_group (when TBB was
-// found: WEFT_HEADLINE_TBB). Each runs on the calling thread only (one fiber scheduler, one OpenMP
-// thread, an arena of one), which weft has bound to the primary stream's CPU, so that it is
-// compared with weft's one-stream rows on the same core. Each workload returns the units it did.
+// found: WEFT_HEADLINE_TBB). The one-thread figures run on the calling thread only (one fiber
+// scheduler, one OpenMP thread, an arena of one), which weft has bound to the primary stream's
+// CPU, so that they are compared with weft's one-stream rows on the same core; the multi-thread
+// ones (`threads` > 1) are run by the caller from a thread of the process's whole CPU mask, so
+// that the peer's own threads are not confined to one CPU. Each workload returns the units it did.
 #pragma once
 
 #include <boost/fiber/all.hpp>
@@ -82,6 +84,22 @@ inline std::int64_t tbb_fan_out(tbb::task_arena& arena, std::int64_t n) {
 #endif
 
 #ifdef WEFT_HEADLINE_OPENMP
+/// Level `left` of a task chain: a task creates the next level and waits for it (taskwait).
+inline void omp_chain_level(std::int64_t left) {
+  if (left == 0) return;
+#pragma omp task firstprivate(left)
+  omp_chain_level(left - 1);
+#pragma omp taskwait
+}
+
+/// A chain of `n` tasks from one member of a team of `threads`; returns n.
+inline std::int64_t omp_chain(std::int64_t n, int threads) {
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+  omp_chain_level(n);
+  return n;
+}
+
 /// fib(n) with a task for one branch at every level, as OpenMP programs write it.
 inline long omp_fib_task(int n) {
   if (n < 2) return n;
@@ -93,10 +111,10 @@ inline long omp_fib_task(int n) {
   return a + b;
 }
 
-/// omp_fib_task(n) from one thread's team; returns fib(n).
-inline long omp_fib(int n) {
+/// omp_fib_task(n) from a team of `threads`; returns fib(n).
+inline long omp_fib(int n, int threads = 1) {
   long v = 0;
-#pragma omp parallel num_threads(1)
+#pragma omp parallel num_threads(threads)
 #pragma omp single
   v = omp_fib_task(n);
   return v;
@@ -113,6 +131,20 @@ inline long tbb_fib_level(int n) {
   const long b = tbb_fib_level(n - 2);
   g.wait();
   return a + b;
+}
+
+/// Level `left` of a chain: runs the next level in a task_group of its own and waits for it.
+inline void tbb_chain_level(std::int64_t left) {
+  if (left == 0) return;
+  tbb::task_group g;
+  g.run([left] { tbb_chain_level(left - 1); });
+  g.wait();
+}
+
+/// A chain of `n` tasks in `arena`; returns n.
+inline std::int64_t tbb_chain(tbb::task_arena& arena, std::int64_t n) {
+  arena.execute([n] { tbb_chain_level(n); });
+  return n;
 }
 
 /// tbb_fib_level(n) in `arena`.

@@ -197,6 +197,14 @@ class private_main_pool {
   std::vector<std::shared_ptr<weft::pool>> before_;
 };
 
+/// Level k of a chain of `n` with default placement: creates level k+1 with ult::create (no
+/// stream named: the scheduler decides where it runs) and joins it at once.
+inline void ult_chain_level(std::int64_t k, std::int64_t n) {
+  if (k == n) return;
+  weft::ult child = weft::ult::create([k, n] { ult_chain_level(k + 1, n); });
+  child.join();
+}
+
 /// fib(n) as users write fork-join: a ULT spawned for one branch at every level, joined.
 inline long fib_ult(int n) {
   if (n < 2) return n;

@@ -45,13 +45,6 @@ void chain_level(const std::vector<weft::execution_stream*>& streams, std::int64
   child.join();
 }
 
-/// Level k of the chain, placed by the runtime: creates level k+1 with ult::create and joins it.
-void chain_level_local(std::int64_t k, std::int64_t n) {
-  if (k == n) return;
-  weft::ult child = weft::ult::create([k, n] { chain_level_local(k + 1, n); });
-  child.join();
-}
-
 /// Units a step of the phases program creates.
 constexpr std::int64_t phase_width = 8;
 
@@ -115,7 +108,7 @@ int run(const peer_case& c) {
                            [&] { return fan_out_local(handles, c.n); });
   } else if (c.bench == "ult-chain-local") {
     weft_bench::run_trials("weft-ult", "chain-local", c, [&] {
-      chain_level_local(0, c.n);
+      weft_bench::ult_chain_level(0, c.n);
       return c.n;
     });
   } else if (c.bench == "ult-phases") {

@@ -24,6 +24,8 @@
 // and RSS above the program's empty run, and ratios of every weft variant to every peer; --csv
 // writes peer,bench,n,streams,spawns,median_ms,min_ms,max_ms,ns_per_spawn,spread,kept,trials,
 // speedup,maxrss_kb,rss_above_empty_kb.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -526,32 +528,37 @@ int main(int argc, char** argv) {
   bool forkjoin = false;
   std::vector<std::pair<std::string, std::string>> context;
   std::vector<std::string> inputs;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--json=", 0) == 0) {
-      json = a.substr(7);
-    } else if (a.rfind("--csv=", 0) == 0) {
-      csv = a.substr(6);
-    } else if (a.rfind("--memory-csv=", 0) == 0) {
-      memory_csv = a.substr(13);
-    } else if (a == "--forkjoin") {
-      forkjoin = true;
-    } else if (a.rfind("--markdown=", 0) == 0) {
-      markdown = a.substr(11);
-    } else if (a.rfind("--context=", 0) == 0 && a.find('=', 10) != std::string::npos) {
-      const auto eq = a.find('=', 10);
-      context.emplace_back(a.substr(10, eq - 10), a.substr(eq + 1));
-    } else if (a.rfind("--", 0) == 0) {
-      std::fprintf(
-          stderr,
-          "usage: %s --json=FILE --csv=FILE [--memory-csv=FILE] [--markdown=FILE] [--forkjoin] "
-          "[--context=K=V ...] "
-          "[INPUT ...]\n",
-          argv[0]);
-      return 2;
-    } else {
-      inputs.push_back(a);
-    }
+  std::vector<std::string> context_args;
+  CLI::App app("Turns the peer programs' raw lines into the suite's results.",
+               "weft_bench_collect");
+  app.add_option("--json", json, "Google Benchmark-shaped JSON output")->type_name("FILE");
+  app.add_option("--csv", csv, "CSV output")->type_name("FILE");
+  app.add_option("--memory-csv", memory_csv, "memory CSV output")->type_name("FILE");
+  app.add_option("--markdown", markdown, "the tables as Markdown")->type_name("FILE");
+  app.add_flag("--forkjoin", forkjoin, "the fork-join suite's layout");
+  app.add_option("--context", context_args, "KEY=VALUE for the JSON's context (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false)  // one value per --context: what follows is an INPUT
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::Validator(
+          [](const std::string& kv) {
+            return kv.find('=') == std::string::npos || kv.front() == '='
+                       ? std::string("expected KEY=VALUE")
+                       : std::string();
+          },
+          "KEY=VALUE"));
+  app.add_option("INPUT", inputs, "files of raw lines (default: stdin)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "weft_bench_collect: %s (--help lists the options)\n", e.what());
+    return 2;
+  }
+  for (const std::string& kv : context_args) {
+    const auto eq = kv.find('=');
+    context.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
   results r;
   if (inputs.empty()) {

@@ -22,19 +22,19 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <boost/context/detail/fcontext.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <ctime>
+#include <exception>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -44,6 +44,7 @@
 #include <thread>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "filter.hpp"
@@ -573,21 +574,26 @@ struct options {
   bool peers = false;  // list the peers this build measures and the absent ones, and exit
 };
 
-std::optional<options> parse_options(int argc, char** argv) {
+/// The options, or the exit status when the program should stop (after --help: 0; on a
+/// malformed command line, with the reason printed: 2).
+std::variant<options, int> parse_options(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--peers") {
-      o.peers = true;
-    } else if (arg.starts_with("--json=") && arg.size() > 7) {
-      o.json = arg.substr(7);
-    } else if (arg.starts_with("--streams=")) {
-      const std::string_view v = arg.substr(10);
-      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), o.streams);
-      if (ec != std::errc{} || end != v.data() + v.size() || o.streams < 1) return std::nullopt;
-    } else {
-      return std::nullopt;
-    }
+  CLI::App app("The headline benchmark: weft against the peers in one process.", "weft_headline");
+  app.add_option("--json", o.json, "write the results in Google Benchmark's JSON shape to FILE")
+      ->type_name("FILE");
+  app.add_option("--streams", o.streams,
+                 "streams of the rows on several streams (default: one per usable CPU)")
+      ->check(CLI::Range(1, 1 << 30));
+  app.add_flag("--peers", o.peers, "list the peers this build measures and the absent ones");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr,
+                 "weft_headline: %s\nusage: weft_headline [--json=FILE] [--streams=N] | --peers\n",
+                 e.what());
+    return 2;
   }
   return o;
 }
@@ -658,11 +664,9 @@ int run(const options& opts, const char* executable) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::optional<options> opts = parse_options(argc, argv);
-  if (!opts) {
-    std::fprintf(stderr, "usage: %s [--json=FILE] [--streams=N] | --peers\n", argv[0]);
-    return 2;
-  }
+  const std::variant<options, int> parsed = parse_options(argc, argv);
+  if (const int* status = std::get_if<int>(&parsed)) return *status;
+  const options* opts = &std::get<options>(parsed);
   if (opts->peers) {
     std::printf("peers measured: pthread, Boost.Fiber");
 #ifdef WEFT_HEADLINE_OPENMP

@@ -21,10 +21,14 @@
 
 #include <weft/weft.hpp>
 
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
 #include "workloads.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -87,41 +91,35 @@ int main(int argc, char** argv) {
   std::string json, dir = "/tmp", demo;
   int demo_fib = 9, demo_leaf_us = 0;
   bool named = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    const auto value = [&](std::string_view key) -> const char* {
-      return a.substr(0, key.size()) == key ? argv[i] + key.size() : nullptr;
-    };
-    if (const char* v = value("--json=")) {
-      json = v;
-    } else if (const char* v = value("--min=")) {
-      lo = std::atoi(v);
-    } else if (const char* v = value("--max=")) {
-      hi = std::atoi(v);
-    } else if (const char* v = value("--units=")) {
-      units = std::atol(v);
-    } else if (a == "--named") {
-      named = true;
-    } else if (const char* v = value("--streams=")) {
-      streams = std::atoi(v);
-    } else if (const char* v = value("--trials=")) {
-      trials = std::max(1, std::atoi(v));
-    } else if (const char* v = value("--dir=")) {
-      dir = v;
-    } else if (const char* v = value("--demo=")) {
-      demo = v;
-    } else if (const char* v = value("--demo-fib=")) {
-      demo_fib = std::atoi(v);
-    } else if (const char* v = value("--demo-leaf-us=")) {
-      demo_leaf_us = std::atoi(v);
-    } else {
-      std::fprintf(
-          stderr,
-          "usage: %s [--json=FILE] [--min=N] [--max=N] [--units=N] [--named] [--streams=N] "
-          "[--trials=N] [--dir=DIR] [--demo=FILE [--demo-fib=N] [--demo-leaf-us=N]]\n",
-          argv[0]);
-      return 2;
-    }
+  CLI::App app("What tracing costs: fork-join fib untraced and traced, and the trace's write.",
+               "weft_trace_bench");
+  app.add_option("--json", json, "write the results in Google Benchmark's JSON shape to FILE")
+      ->type_name("FILE");
+  app.add_option("--min", lo, "smallest fib argument")->check(CLI::Range(2, 40));
+  app.add_option("--max", hi, "largest fib argument")->check(CLI::Range(2, 40));
+  app.add_option("--units", units, "units of the traced fan-out whose write is timed")
+      ->check(CLI::Range(1, 1 << 30));
+  app.add_flag("--named", named, "give every unit of that fan-out a name");
+  app.add_option("--streams", streams, "execution streams")->check(CLI::Range(1, 4096));
+  app.add_option("--trials", trials, "trials per fib row")->check(CLI::Range(1, 1 << 30));
+  app.add_option("--dir", dir, "where the timed traces are written (and removed)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--demo", demo, "write the trace of one fib run to FILE and exit")
+      ->type_name("FILE");
+  app.add_option("--demo-fib", demo_fib, "the demo's fib argument")->check(CLI::Range(2, 30));
+  app.add_option("--demo-leaf-us", demo_leaf_us, "the demo's computation per leaf, in us")
+      ->check(CLI::Range(0, 1'000'000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "weft_trace_bench: %s (--help lists the options)\n", e.what());
+    return 2;
+  }
+  if (lo > hi) {
+    std::fprintf(stderr, "weft_trace_bench: --min=%d is above --max=%d\n", lo, hi);
+    return 2;
   }
   const std::string path = dir + "/weft-trace-bench-" + std::to_string(getpid()) + ".json";
   weft::config cfg;
@@ -197,24 +195,23 @@ int main(int argc, char** argv) {
   results.push_back({write_name + "_cpu/units:" + std::to_string(units), median(write_cpu), units});
 
   if (!json.empty()) {
-    std::FILE* out = std::fopen(json.c_str(), "w");
-    if (!out) {
-      std::perror(json.c_str());
+    nlohmann::ordered_json doc;
+    doc["context"] = {{"executable", "weft_trace_bench"}, {"streams", streams}};
+    auto& benchmarks = doc["benchmarks"] = nlohmann::ordered_json::array();
+    for (const result& r : results) {
+      benchmarks.push_back({{"name", r.name},
+                            {"run_type", "iteration"},
+                            {"iterations", 1},
+                            {"real_time", std::round(r.seconds * 1e9)},
+                            {"time_unit", "ns"},
+                            {"units", r.units}});
+    }
+    std::ofstream out(json);
+    out << doc.dump(2) << "\n";
+    if (!out.flush()) {
+      std::fprintf(stderr, "weft_trace_bench: cannot write %s\n", json.c_str());
       return 1;
     }
-    std::fprintf(out,
-                 "{\n  \"context\": {\"executable\": \"weft_trace_bench\", \"streams\": %d},\n",
-                 streams);
-    std::fprintf(out, "  \"benchmarks\": [\n");
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      const result& r = results[i];
-      std::fprintf(out,
-                   "    {\"name\": \"%s\", \"run_type\": \"iteration\", \"iterations\": 1, "
-                   "\"real_time\": %.0f, \"time_unit\": \"ns\", \"units\": %ld}%s\n",
-                   r.name.c_str(), r.seconds * 1e9, r.units, i + 1 < results.size() ? "," : "");
-    }
-    std::fprintf(out, "  ]\n}\n");
-    std::fclose(out);
   }
   return 0;
 }

@@ -14,13 +14,13 @@
 // exits with status 3; bad arguments exit with status 2.
 #pragma once
 
-#include <charconv>
+#include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "unit_body.hpp"
@@ -39,30 +39,22 @@ struct peer_case {
 /// Parses the command line; on error prints the usage and exits with status 2.
 inline peer_case parse_case(int argc, char** argv) {
   peer_case c;
-  auto number = [&](std::string_view v, auto& out) {
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-    return ec == std::errc{} && end == v.data() + v.size();
-  };
-  bool ok = true;
-  for (int i = 1; i < argc && ok; ++i) {
-    const std::string_view a = argv[i];
-    if (a.starts_with("--bench=")) {
-      c.bench = a.substr(8);
-    } else if (a.starts_with("--n=")) {
-      ok = number(a.substr(4), c.n) && c.n >= 1;
-    } else if (a.starts_with("--streams=")) {
-      ok = number(a.substr(10), c.streams) && c.streams >= 1;
-    } else if (a.starts_with("--trials=")) {
-      ok = number(a.substr(9), c.trials) && c.trials >= 1;
-    } else if (a.starts_with("--warmup=")) {
-      ok = number(a.substr(9), c.warmup) && c.warmup >= 0;
-    } else {
-      ok = false;
-    }
-  }
-  if (!ok || c.bench.empty() || c.n < 1) {
-    std::fprintf(stderr, "usage: %s --bench=NAME --n=N [--streams=S] [--trials=T] [--warmup=W]\n",
-                 argv[0]);
+  CLI::App app("One case of one peer of weft's benchmark suite.", argc > 0 ? argv[0] : "peer");
+  app.add_option("--bench", c.bench, "the case")->required();
+  app.add_option("--n", c.n, "units per trial")
+      ->required()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  app.add_option("--streams", c.streams, "streams or threads")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--trials", c.trials, "timed trials")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--warmup", c.warmup, "untimed trials first")->check(CLI::Range(0, 1 << 20));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::exit(app.exit(e));
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr,
+                 "%s: %s\nusage: %s --bench=NAME --n=N [--streams=S] [--trials=T] [--warmup=W]\n",
+                 app.get_name().c_str(), e.what(), app.get_name().c_str());
     std::exit(2);
   }
   return c;

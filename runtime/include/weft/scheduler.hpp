@@ -164,6 +164,10 @@ class scheduler {
   // alive until it tells them it stopped; pools_ may grow meanwhile.
   std::vector<std::shared_ptr<pool>> spun_on_;
   bool spinning_ = false;
+  // True while the runtime's loop is inside pick_next(), in the builds with asserts (invariant 10:
+  // pools() does not change while a hook iterates it). Present in every build: the layout must
+  // not depend on the macro.
+  bool picking_ = false;
   std::chrono::nanoseconds doze_{0};  // the next doze beside units left alone (stream::park)
   detail::stream* stream_ = nullptr;
   idle_policy idle_;

@@ -38,6 +38,10 @@ execution_stream& execution_stream::create(std::unique_ptr<scheduler> main_sched
     const int node = detail::topology::numa_node_of(cpus);
     return new detail::stream(rank, false, std::move(main_scheduler), std::move(cpus), node);
   });
+  detail::assert_invariant(
+      [s, wanted_rank] { return wanted_rank == -1 || s->rank() == wanted_rank; },
+      "a stream created with a rank has that rank");
+  detail::assert_invariant([s] { return !s->is_primary(); }, "only init() makes the primary");
   s->attach_pools();
   try {
     s->start();
@@ -123,6 +127,8 @@ void execution_stream::free() {
   // Room in the retired list first: out of memory, free() then fails with nothing done.
   rt().streams().reserve_retired();
   if (s.state() != stream_state::terminated || s.thread_started()) join();
+  detail::assert_invariant([&s] { return s.state() == stream_state::terminated; },
+                           "a stream is freed only once it terminated");
   s.release_resources();
   rt().streams().retire(s.rank());
 }

@@ -244,6 +244,8 @@ void stream::shut_down_scheduling() {
 void stream::adopt_orphans(bool busy_only) {
   assert_invariant([this] { return current_stream_no_switch() == this; },
                    "invariant 10: orphans are adopted by the stream's own event check");
+  assert_invariant([this] { return !sched_->picking_; },
+                   "invariant 10: orphans are not adopted while pick_next() iterates pools()");
   if (rt().attachment().adopt(*this, sched_->pools_, busy_only)) sched_->on_pools_changed();
 }
 
@@ -482,6 +484,8 @@ bool stream::has_to_stop() const noexcept {
     if (!timers_.empty() && timers_.has_pending() && !rt().finalizing()) return false;
     for (const auto& p : sched_->pools())
       if (!p->empty()) return false;
+    assert_invariant([r] { return !(r & (request_adopt | request_adopt_busy)); },
+                     "invariant 12: a joining stream does not stop with an adoption pending");
     return true;
   }
   return false;

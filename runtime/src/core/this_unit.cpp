@@ -43,12 +43,27 @@ inline std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
 }
 
 /// yield() for the calling ULT `self` on its stream `s`.
+/// Invariant 4 as a ULT back from a switch sees it, maybe on another stream (read through
+/// current_stream(), which does not reuse the thread-local address from before the switch).
+inline void assert_running_again(work_unit* self) noexcept {
+  detail::assert_invariant(
+      [self] {
+        detail::stream* here = detail::current_stream();
+        return here && here->current() == self &&
+               detail::as_unit(self)->state.load(std::memory_order_relaxed) == unit_state::running;
+      },
+      "invariant 4: a ULT back from a switch is the running unit of the stream it is on");
+}
+
 [[gnu::always_inline]] inline void yield_as(detail::stream* s, work_unit* self) {
-  if (s->switch_state().direct_policy() && s->yield_directly(self))
+  if (s->switch_state().direct_policy() && s->yield_directly(self)) {
+    assert_running_again(self);
     return;  // it reports the yield itself
+  }
   detail::obs::yielded(self);
   detail::switch_record rec{self, detail::switch_action::yield};
   s->switch_to_scheduler(rec);
+  assert_running_again(self);
 }
 
 /// yield_to() for the calling ULT `self` on its stream `s`.
@@ -72,6 +87,7 @@ inline std::pair<detail::stream*, work_unit*> calling_ult(const char* what) {
   detail::obs::yielded(self);
   detail::switch_record rec{self, detail::switch_action::yield};
   s->switch_to_unit(target, rec);
+  assert_running_again(self);
   return true;
 }
 
@@ -120,6 +136,7 @@ void suspend() {
   detail::obs::blocked(self);
   detail::switch_record rec{self, detail::switch_action::suspend};
   s->switch_out(rec);
+  assert_running_again(self);
 }
 
 void exit() {
@@ -138,6 +155,7 @@ void migrate_to(pool& p) {
   detail::switch_record rec{self, detail::switch_action::migrate};
   rec.target = &p;
   s->switch_to_scheduler(rec);
+  assert_running_again(self);
 }
 
 void migrate_to(execution_stream& s) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/unit.hpp"
+#include "platform/assert.hpp"
 #include "weft/error.hpp"
 #include "weft/this_unit.hpp"
 #include "weft/unit_local.hpp"
@@ -168,6 +169,9 @@ local_key local_key::create(local_destructor destructor) {
     ++reg.next;
   }
   key_slot* s = reg.find(index);
+  detail::assert_invariant(
+      [s] { return s && (s->generation.load(std::memory_order_relaxed) & 1) == 0; },
+      "unit-local keys: a slot handed out is not live (even generation)");
   s->destructor.store(destructor, std::memory_order_relaxed);
   std::uint32_t gen = s->generation.load(std::memory_order_relaxed) + 1;  // even -> odd
   if (gen == 0) gen = 1;
@@ -182,6 +186,8 @@ void local_key::destroy() {
   if (!s || s->generation.load(std::memory_order_relaxed) != generation_) {
     throw error(errc::invalid_state, "weft: local_key::destroy on an invalid or deleted key");
   }
+  detail::assert_invariant([this] { return (generation_ & 1) == 1; },
+                           "unit-local keys: a live key has an odd generation");
   s->destructor.store(nullptr, std::memory_order_relaxed);
   s->generation.store(generation_ + 1, std::memory_order_release);  // odd -> even
   reg.free_slots.push_back(index_);

@@ -45,6 +45,10 @@ void pool_access::park(pool& p, park_entry& e) noexcept {
 void pool_access::unpark(pool& p, park_entry& e) noexcept {
   park_guard g(p.park_lock_);
   if (!e.linked) return;
+  assert_invariant([&p, &e] { return e.prev ? e.prev->next == &e : p.park_head_ == &e; },
+                   "parking: a linked entry is reachable from its predecessor");
+  assert_invariant([&e] { return !e.next || e.next->prev == &e; },
+                   "parking: a linked entry's successor points back to it");
   (e.prev ? e.prev->next : p.park_head_) = e.next;
   if (e.next) e.next->prev = e.prev;
   e.linked = false;
@@ -58,6 +62,7 @@ void pool_access::unpark(pool& p, park_entry& e) noexcept {
 pool::~pool() = default;
 
 void pool::push(work_unit* u) noexcept {
+  detail::assert_invariant([u] { return u != nullptr; }, "a pool is pushed a unit, not null");
   // invariant 5: route() sends a push into an attached single-producer pool through its
   // producer's inbox; only the producer (or, for an orphaned pool, a holder of the orphan lock,
   // which this check cannot see) pushes directly.
@@ -98,6 +103,8 @@ void pool::wake_parked() noexcept {
     parked_.fetch_sub(1, std::memory_order_relaxed);
     s = e->owner;
   }
+  detail::assert_invariant([s] { return s != nullptr; },
+                           "parking: a parked entry names its stream");
   s->unpark();
 }
 

@@ -153,6 +153,20 @@ bool scheduler::do_wait_for_work(unsigned& idle_rounds) {
 /// The scheduling loop the runtime runs for every scheduler (a loop_scheduler's own run()
 /// instead). A friend of scheduler.
 struct detail_loop {
+  /// s.pick_next(), marked as iterating pools() where asserts are on (invariant 10).
+  static work_unit* pick(scheduler& s) noexcept {
+    if constexpr (!detail::asserts_enabled) {
+      return s.pick_next();
+    } else {
+      detail::assert_invariant([&s] { return !s.picking_; },
+                               "the loop's pick_next() calls do not nest");
+      s.picking_ = true;
+      work_unit* u = s.pick_next();
+      s.picking_ = false;
+      return u;
+    }
+  }
+
   static void run(scheduler& s) {
     s.on_start();
     struct stop_on_exit {
@@ -170,7 +184,7 @@ struct detail_loop {
     unsigned ran = 0;
     unsigned idle = 0;
     for (;;) {
-      if (work_unit* u = s.pick_next()) {
+      if (work_unit* u = pick(s)) {
         if (s.spinning_) [[unlikely]]
           s.end_spin();
         detail::assert_invariant(
@@ -211,6 +225,8 @@ bool scheduler::add_pool(std::shared_ptr<pool> p) {
     throw error(errc::invalid_state,
                 "weft: add_pool is only for the scheduler's hooks, on its stream");
   }
+  detail::assert_invariant([this] { return !picking_; },
+                           "invariant 10: pools() does not grow while pick_next() iterates it");
   if (std::find(pools_.begin(), pools_.end(), p) != pools_.end()) return false;
   bool consumes = false;
   if (!detail::rt().attachment().add(*stream_, p, consumes)) return false;

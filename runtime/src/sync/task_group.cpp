@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "platform/assert.hpp"
 #include "platform/spinlock.hpp"
 #include "weft/error.hpp"
 
@@ -36,7 +37,18 @@ task_group::~task_group() {
   }
 }
 
+namespace {
+
+/// The group's units are its first min(count, inline_units) inline slots and then `more`, in
+/// creation order: wait() walks them newest first by index.
+bool holds_exactly(std::size_t count, std::size_t inline_units, std::size_t more) noexcept {
+  return more == (count > inline_units ? count - inline_units : 0);
+}
+
+}  // namespace
+
 void task_group::add(work_unit* u) {
+  detail::assert_invariant([u] { return u != nullptr; }, "task_group adds a unit it created");
   if (count_ == 0) {
     epoch_ = detail::runtime_epoch.load(std::memory_order_relaxed);
   } else if (!detail::epoch_is_live(epoch_)) [[unlikely]] {
@@ -58,6 +70,8 @@ void task_group::add(work_unit* u) {
     throw;
   }
   ++count_;
+  detail::assert_invariant([this] { return holds_exactly(count_, inline_units, more_.size()); },
+                           "a task_group's count covers its inline slots and then its list");
 }
 
 void task_group::fail(std::exception_ptr e) noexcept {
@@ -92,6 +106,8 @@ void task_group::wait() {
     std::atomic<bool>& flag;
     ~walk_end() { flag.store(false, std::memory_order_release); }
   } end{waiting_};
+  detail::assert_invariant([this] { return holds_exactly(count_, inline_units, more_.size()); },
+                           "a task_group's count covers its inline slots and then its list");
   auto unit_at = [this](std::size_t i) -> work_unit*& {
     return i < inline_units ? inline_[i] : more_[i - inline_units];
   };
@@ -111,6 +127,8 @@ void task_group::wait() {
       } else {
         more_.resize(count_ - inline_units);
       }
+      detail::assert_invariant([this] { return holds_exactly(count_, inline_units, more_.size()); },
+                               "a task_group keeps the units a failed wait left, in order");
       throw;
     } catch (...) {
       fail(std::current_exception());

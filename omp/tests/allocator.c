@@ -237,8 +237,9 @@ static void pools(void) {
   /* allocator_fb: past the pool, blocks come from fb_data's allocator. */
   {
     omp_allocator_handle_t big = with_trait(omp_atk_alignment, 4096);
-    omp_alloctrait_t f[3] = {
-        {omp_atk_pool_size, 4500}, {omp_atk_fallback, omp_atv_allocator_fb}, {omp_atk_fb_data, big}};
+    omp_alloctrait_t f[3] = {{omp_atk_pool_size, 4500},
+                             {omp_atk_fallback, omp_atv_allocator_fb},
+                             {omp_atk_fb_data, big}};
     omp_allocator_handle_t c = make(omp_default_mem_space, 3, f);
     CHECK(c != omp_null_allocator);
     void* blocks[10];

@@ -5,7 +5,7 @@
    firstprivate variables of a parallel region and a task. With an argument it runs one case that
    must end the program: `abort_fb` (an abort_fb allocator out of room) and `clause_null_fb` (an
    allocate clause whose null_fb allocator is out of room; the test registration checks their
-   messages), or checks OMP_ALLOCATOR (`env_default`). */
+   messages), checks OMP_ALLOCATOR (`env_default`), or misuses the API (`misuse CASE`). */
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -399,7 +399,20 @@ static int env_default(void) {
   return failures;
 }
 
+/* Misuse that libweft-omp stops with a message naming the routine (libgomp's behaviour is
+   undefined there): a pointer no allocator returned, a number that is no allocator, destroying
+   a predefined allocator. */
+static int misuse(const char* what) {
+  static char not_a_block[256];
+  char* volatile inside = not_a_block + 64; /* volatile: GCC would reject the free outright */
+  if (strcmp(what, "foreign_free") == 0) omp_free(inside, omp_default_mem_alloc);
+  if (strcmp(what, "bad_handle") == 0) omp_free(omp_alloc(8, (omp_allocator_handle_t)100), 0);
+  if (strcmp(what, "destroy_predefined") == 0) omp_destroy_allocator(omp_large_cap_mem_alloc);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 2 && strcmp(argv[1], "misuse") == 0) return misuse(argv[2]);
   if (argc > 1 && strcmp(argv[1], "env_default") == 0) return env_default();
   if (argc > 1 && strcmp(argv[1], "abort_fb") == 0) return abort_fb();
   if (argc > 1 && strcmp(argv[1], "clause_null_fb") == 0) return clause_null_fb();

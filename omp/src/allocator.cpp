@@ -111,8 +111,8 @@ allocator_record* record_of(handle a, const char* routine) {
   auto* r = reinterpret_cast<allocator_record*>(a);
   if (a < 4096 || a % alignof(allocator_record) != 0 || r->magic != allocator_magic) {
     fatal(std::string(routine) + ": " + hex(a) +
-          " is not an allocator (neither predefined nor made by omp_init_allocator and not "
-          "destroyed)");
+          " is not an allocator: neither a predefined one nor one made by "
+          "omp_init_allocator and not yet destroyed");
   }
   return r;
 }

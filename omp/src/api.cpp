@@ -1,6 +1,6 @@
 // The omp_* user API of OpenMP 4.5 (and the common 5.0 additions libgomp 12 exports), with the
 // C types of GCC's omp.h: thread, team and level queries, ICV controls, timing, locks, places,
-// devices (the host only) and memory allocators (the default one only).
+// devices (the host only). The memory allocators are in allocator.cpp.
 #include "internal.hpp"
 
 #include <sched.h>
@@ -322,58 +322,12 @@ void omp_display_env(int) {
                g.initial.nthreads, g.initial.max_active_levels, g.streams);
 }
 
-// ---- memory: the default allocator ---------------------------------------------------------
-
-using omp_allocator_handle_t = std::uintptr_t;
-std::uintptr_t g_default_allocator = 1;  // omp_default_mem_alloc
-
-void* omp_alloc(std::size_t size, omp_allocator_handle_t) {
-  return std::malloc(size);
-}
-void* omp_aligned_alloc(std::size_t align, std::size_t size, omp_allocator_handle_t) {
-  void* p = nullptr;
-  if (align < sizeof(void*)) align = sizeof(void*);
-  return posix_memalign(&p, align, size) == 0 ? p : nullptr;
-}
-void* omp_calloc(std::size_t n, std::size_t size, omp_allocator_handle_t) {
-  return std::calloc(n, size);
-}
-void* omp_realloc(void* p, std::size_t size, omp_allocator_handle_t, omp_allocator_handle_t) {
-  return std::realloc(p, size);
-}
-void omp_free(void* p, omp_allocator_handle_t) {
-  std::free(p);
-}
-void omp_set_default_allocator(omp_allocator_handle_t a) {
-  g_default_allocator = a;
-}
-omp_allocator_handle_t omp_get_default_allocator(void) {
-  return g_default_allocator;
-}
-void* GOMP_alloc(std::size_t align, std::size_t size, std::uintptr_t a) {
-  return omp_aligned_alloc(align, size, a);
-}
-void GOMP_free(void* p, std::uintptr_t) {
-  std::free(p);
-}
-
 }  // extern "C"
 
 extern "C" {
 
 // ---- OpenMP 5.0/5.1 routines libgomp 12 exports ----------------------------------------------
 
-void* omp_aligned_calloc(std::size_t align, std::size_t n, std::size_t size,
-                         omp_allocator_handle_t a) {
-  void* p = omp_aligned_alloc(align, n * size, a);
-  if (p) std::memset(p, 0, n * size);
-  return p;
-}
-// Every allocator is the default one: traits are accepted and not enforced.
-omp_allocator_handle_t omp_init_allocator(std::uintptr_t, int, const void*) {
-  return 1;
-}
-void omp_destroy_allocator(omp_allocator_handle_t) {}
 int omp_get_max_teams(void) {
   return 1;
 }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace weft::omp {
@@ -37,6 +38,7 @@ struct icvs {
   sched_kind run_sched = sched_kind::dynamic;       ///< run-sched-var kind
   long run_chunk = 0;                               ///< run-sched-var chunk (0: default)
   int bind = 0;                                     ///< bind-var (omp_proc_bind_t)
+  std::uintptr_t def_allocator = 1;  ///< def-allocator-var (omp_default_mem_alloc, OMP_ALLOCATOR)
 };
 
 /// The process-wide settings read from the environment at the first use.
@@ -63,6 +65,10 @@ inline constexpr std::size_t max_stack_size = std::size_t{1} << 30;
 
 /// The settings, read once (thread-safe).
 globals& settings();
+
+/// The handle of the predefined allocator `name` (lower case, as OMP_ALLOCATOR names it), or 0
+/// (omp_null_allocator) for any other name.
+std::uintptr_t parse_allocator_name(std::string_view name);
 
 /// Makes sure weft runs (initialising it on the calling thread the first time).
 void ensure_runtime();

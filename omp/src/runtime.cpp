@@ -312,6 +312,14 @@ globals read_environment() {
     if (auto n = parse_env_long("OMP_MAX_TASK_PRIORITY", v, 0, INT_MAX, true))
       g.max_task_priority = static_cast<int>(*n);
   }
+  if (const char* v = env_any("OMP_ALLOCATOR")) {
+    // A predefined allocator's name, in any case (libgomp 12 accepts nothing else).
+    if (const std::uintptr_t a = parse_allocator_name(lower(v))) {
+      icv.def_allocator = a;
+    } else {
+      invalid("OMP_ALLOCATOR");
+    }
+  }
   if (const char* v = env("WEFT_OMP_INNER")) {
     const std::string s = lower(v);
     if (s == "ult") {

@@ -1,5 +1,5 @@
-// Explicit tasks on weft ULTs: GOMP_task (if, final, untied, mergeable, priority, depend,
-// detach), taskwait, taskyield, taskgroup (with cancellation), taskloop and task reductions
+// Explicit tasks on weft ULTs: GOMP_task (if, final, untied, mergeable, priority, depend with
+// depobj, detach), taskwait, taskyield, taskgroup (with cancellation), taskloop and task reductions
 // (task_reduction, in_reduction, reduction(task, ...), taskloop reduction). A deferred task is a
 // ULT the creating task joins at taskwait, at the end of a taskgroup, at a barrier or when it ends
 // itself; weft's join runs a child that has not started yet on the joiner's stream. A detached
@@ -7,6 +7,7 @@
 #include "internal.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -119,18 +120,32 @@ void arrive(detach_state* s) {
 
 }  // namespace
 
-/// The dependences among the children of one task: per address, the last writer and the
-/// readers since.
+/// How a depend clause item orders its task against earlier siblings naming the same address.
+/// mutexinoutset is recorded as out: its tasks then run one at a time in creation order, one
+/// of the schedules OpenMP allows (libgomp 12 does the same).
+enum class dep_kind {
+  out,       ///< out, inout, mutexinoutset: after every earlier item
+  in,        ///< after earlier out and inoutset items
+  inoutset,  ///< after earlier out and in items
+};
+
+/// The dependences among the children of one task: per address, the last out task, the newest
+/// run of consecutive in (or inoutset) tasks since it, and the run of the other kind before that
+/// one (which the newest run's tasks wait for). Waiting for the newest run covers every older
+/// task transitively, since a task starts only after its predecessors completed.
 struct dep_table {
   struct entry {
     task_rec* out = nullptr;
-    std::vector<task_rec*> ins;
+    dep_kind run_kind = dep_kind::in;
+    std::vector<task_rec*> run;     ///< the newest run of `run_kind` tasks since `out`
+    std::vector<task_rec*> before;  ///< the run before `run`, of the other kind
   };
   std::unordered_map<std::uintptr_t, entry> map;
   ~dep_table() {
     for (auto& [addr, e] : map) {
       if (e.out) unref(e.out);
-      for (task_rec* r : e.ins) unref(r);
+      for (task_rec* r : e.run) unref(r);
+      for (task_rec* r : e.before) unref(r);
     }
   }
 };
@@ -138,31 +153,74 @@ struct dep_table {
 namespace {
 
 struct dep_list {
-  std::vector<std::pair<std::uintptr_t, bool>> items;  // address, writes
+  std::vector<std::pair<std::uintptr_t, dep_kind>> items;
 };
 
-// GCC's depend array: either {n, nout, addr...} or {0, n, nout, nmutexinoutset, nin, addr...};
-// out, inout and mutexinoutset come first.
+// omp_depend_t as GCC writes it (the depobj construct): the address, then a GOMP_DEPEND_* kind.
+// GCC 12 writes in (1), out (2), inout (3) and mutexinoutset (4), and all ones once destroyed;
+// GCC 13 adds inoutset (5).
+dep_kind depobj_kind(void* const* obj) {
+  const auto kind = reinterpret_cast<std::uintptr_t>(obj[1]);
+  switch (kind) {
+    case 1:
+      return dep_kind::in;
+    case 2:
+    case 3:
+    case 4:
+      return dep_kind::out;
+    case 5:
+      return dep_kind::inoutset;
+    default: {
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "depend(depobj: ...): the omp_depend_t at %p holds no dependence (kind %ld): "
+                    "it was destroyed, or never set by a depobj construct",
+                    static_cast<const void*>(obj), static_cast<long>(kind));
+      fatal(line);
+    }
+  }
+}
+
+// GCC's depend array: either {n, nout, addr...} (out and inout first) or
+// {0, n, nout, nmutexinoutset, nin, addr..., depobj...} where the last n - nout - nmutexinoutset
+// - nin items point to omp_depend_t objects. Items come out in libgomp's order: out-like depobjs,
+// the addresses, then in-like depobjs, so that an address named twice by one task keeps its
+// first (strongest) item.
 dep_list read_depend(void** depend) {
   dep_list d;
   auto count = [&](std::size_t i) { return reinterpret_cast<std::uintptr_t>(depend[i]); };
-  std::size_t n, nout, base;
   if (count(0) != 0) {
-    n = count(0);
-    nout = count(1);
-    base = 2;
-  } else {
-    n = count(1);
-    nout = count(2) + count(3);
-    if (count(2) + count(3) + count(4) != n) unsupported("depend(depobj: ...)");
-    base = 5;
+    const std::size_t n = count(0), nout = count(1);
+    for (std::size_t i = 0; i < n; ++i) {
+      d.items.emplace_back(count(2 + i), i < nout ? dep_kind::out : dep_kind::in);
+    }
+    return d;
   }
-  for (std::size_t i = 0; i < n; ++i) d.items.emplace_back(count(base + i), i < nout);
+  const std::size_t n = count(1), nwrite = count(2) + count(3), normal = nwrite + count(4);
+  if (normal > n) fatal("malformed depend array (more addresses than items)");
+  auto depobj = [&](std::size_t i) { return static_cast<void* const*>(depend[5 + i]); };
+  for (std::size_t i = normal; i < n; ++i) {
+    if (depobj_kind(depobj(i)) == dep_kind::out) {
+      d.items.emplace_back(reinterpret_cast<std::uintptr_t>(depobj(i)[0]), dep_kind::out);
+    }
+  }
+  for (std::size_t i = 0; i < normal; ++i) {
+    d.items.emplace_back(count(5 + i), i < nwrite ? dep_kind::out : dep_kind::in);
+  }
+  for (std::size_t i = normal; i < n; ++i) {
+    const dep_kind k = depobj_kind(depobj(i));
+    if (k != dep_kind::out) d.items.emplace_back(reinterpret_cast<std::uintptr_t>(depobj(i)[0]), k);
+  }
   return d;
 }
 
+void unref_all(std::vector<task_rec*>& tasks) {
+  for (task_rec* r : tasks) unref(r);
+  tasks.clear();
+}
+
 // Collects the tasks `d` must wait for among the siblings, and (when `t` is not null) records t
-// as the new writer or reader.
+// as the new out task or run member.
 std::vector<task_rec*> link_deps(context& parent, const dep_list& d, task_rec* t) {
   if (!parent.deps) parent.deps = new dep_table;
   std::vector<task_rec*> preds;
@@ -176,21 +234,36 @@ std::vector<task_rec*> link_deps(context& parent, const dep_list& d, task_rec* t
     p->refs.fetch_add(1, std::memory_order_relaxed);
     preds.push_back(p);
   };
-  for (const auto& [addr, writes] : d.items) {
+  auto add_all = [&](const std::vector<task_rec*>& tasks) {
+    for (task_rec* p : tasks) add(p);
+  };
+  for (const auto& [addr, kind] : d.items) {
     dep_table::entry& e = parent.deps->map[addr];
+    // A later item of `t` on an address it already holds is redundant (libgomp's rule).
+    if (t && (e.out == t || (!e.run.empty() && e.run.back() == t))) continue;
     add(e.out);
-    if (writes) {
-      for (task_rec* r : e.ins) add(r);
+    const bool joins = kind != dep_kind::out && !e.run.empty() && e.run_kind == kind;
+    if (kind == dep_kind::out) {
+      add_all(e.run);
+    } else if (joins) {
+      add_all(e.before);
+    } else {
+      add_all(e.run);
     }
     if (!t) continue;
     t->refs.fetch_add(1, std::memory_order_relaxed);
-    if (writes) {
+    if (kind == dep_kind::out) {
       if (e.out) unref(e.out);
-      for (task_rec* r : e.ins) unref(r);
-      e.ins.clear();
+      unref_all(e.run);
+      unref_all(e.before);
       e.out = t;
+    } else if (joins) {
+      e.run.push_back(t);
     } else {
-      e.ins.push_back(t);
+      unref_all(e.before);
+      e.before = std::move(e.run);
+      e.run.assign(1, t);
+      e.run_kind = kind;
     }
   }
   return preds;

@@ -224,6 +224,120 @@ TEST_P(AbtSupportTest, JoinAndFreeKeepsAUnitAnExceptionEscaped) {
   weft::detail::discard_unit(u);
 }
 
+/// What a child saw of where it ran: the address of a local of its entry, its stream, its
+/// joiner's state, and its place in a run order.
+struct child_probe {
+  weft::work_unit* joiner = nullptr;
+  std::uintptr_t local = 0;
+  weft::execution_stream* stream = nullptr;
+  weft::unit_state joiner_state = weft::unit_state::ready;
+  std::atomic<int>* order = nullptr;
+  int ran_as = 0;
+};
+
+void probe_child(void* arg) {
+  auto* p = static_cast<child_probe*>(arg);
+  int local = 0;
+  p->local = reinterpret_cast<std::uintptr_t>(&local);
+  p->stream = weft::this_unit::stream();
+  p->joiner_state = weft::detail::as_unit(p->joiner)->state.load();
+  if (p->order) p->ran_as = p->order->fetch_add(1) + 1;
+}
+
+/// True when `address` lies on the stack of the ULT `u`.
+bool on_stack_of(weft::work_unit* u, std::uintptr_t address) {
+  const auto lo = reinterpret_cast<std::uintptr_t>(weft::detail::as_unit(u)->stack.lo);
+  return address >= lo && address < lo + weft::detail::as_unit(u)->stack.size;
+}
+
+/// The layer's joins (join_and_free, wait_unit_helping) with join_help::same_pool on pools of the
+/// stream's own FIFO scheduler, which one stream consumes and nobody owns: the Argobots layer's
+/// setting.
+class LayerJoinTest : public streams_test {
+ protected:
+  void SetUp() override {
+    weft::config cfg = test_config(GetParam());
+    cfg.scheduler = "basic";
+    init(cfg);
+  }
+};
+WEFT_INSTANTIATE_STREAMS(LayerJoinTest);
+
+TEST_P(LayerJoinTest, RunsTheOnlyQueuedUnitOnTheJoinersStack) {
+  for (const bool then_free : {true, false}) {
+    child_probe p;
+    weft::ult joiner = weft::ult::create(last_stream().main_pool(), [&] {
+      p.joiner = weft::this_unit::current();
+      weft::work_unit* child = weft::detail::spawn_c(
+          weft::unit_kind::ult, last_stream().main_pool(), 0, &probe_child, &p);
+      if (then_free) {
+        EXPECT_EQ(join_and_free_of(child, join_help::same_pool), 0);
+      } else {
+        weft::detail::wait_unit_helping(child, join_help::same_pool);
+        EXPECT_EQ(weft::detail::as_unit(child)->state.load(), weft::unit_state::terminated);
+        EXPECT_TRUE(weft::detail::reap_if_done(child));
+      }
+      EXPECT_TRUE(on_stack_of(p.joiner, p.local));
+    });
+    joiner.join();
+    EXPECT_EQ(p.stream, &last_stream());
+    EXPECT_EQ(p.joiner_state, weft::unit_state::blocked);  // in the join while the child ran
+  }
+}
+
+TEST_P(LayerJoinTest, LeavesAUnitQueuedBehindAnotherToTheScheduler) {
+  for (const bool then_free : {true, false}) {
+    std::atomic<int> order{0};
+    child_probe first, second;
+    first.order = second.order = &order;
+    weft::ult joiner = weft::ult::create(last_stream().main_pool(), [&] {
+      first.joiner = second.joiner = weft::this_unit::current();
+      weft::pool& pool = last_stream().main_pool();
+      weft::work_unit* a =
+          weft::detail::spawn_c(weft::unit_kind::ult, pool, 0, &probe_child, &first);
+      weft::work_unit* b =
+          weft::detail::spawn_c(weft::unit_kind::ult, pool, 0, &probe_child, &second);
+      if (then_free) {
+        EXPECT_EQ(join_and_free_of(b, join_help::same_pool), 0);
+      } else {
+        weft::detail::wait_unit_helping(b, join_help::same_pool);
+        EXPECT_TRUE(weft::detail::reap_if_done(b));
+      }
+      // The scheduler ran both, in its FIFO order, each on a stack of its own.
+      EXPECT_FALSE(on_stack_of(first.joiner, second.local));
+      EXPECT_EQ(join_and_free_of(a, join_help::same_pool), 0);
+    });
+    joiner.join();
+    EXPECT_EQ(first.ran_as, 1);
+    EXPECT_EQ(second.ran_as, 2);
+  }
+}
+
+TEST_P(LayerJoinTest, APinnedJoinerLeavesTheUnitAStackOfItsOwn) {
+  // The primary ULT (this test's body) is pinned to the primary stream: a unit run on its stack
+  // would be pinned with it.
+  weft::pool& pool = weft::execution_stream::primary().main_pool();
+  child_probe p;
+  p.joiner = weft::this_unit::current();
+  weft::work_unit* child = weft::detail::spawn_c(weft::unit_kind::ult, pool, 0, &probe_child, &p);
+  EXPECT_EQ(join_and_free_of(child, join_help::same_pool), 0);
+  EXPECT_FALSE(on_stack_of(p.joiner, p.local));
+  EXPECT_EQ(p.stream, &weft::execution_stream::primary());
+}
+
+TEST_P(LayerJoinTest, WithoutHelpTheSchedulerRunsTheUnit) {
+  child_probe p;
+  weft::ult joiner = weft::ult::create(last_stream().main_pool(), [&] {
+    p.joiner = weft::this_unit::current();
+    weft::work_unit* child =
+        weft::detail::spawn_c(weft::unit_kind::ult, last_stream().main_pool(), 0, &probe_child, &p);
+    EXPECT_EQ(join_and_free_of(child, join_help::none), 0);
+    EXPECT_FALSE(on_stack_of(p.joiner, p.local));
+  });
+  joiner.join();
+  EXPECT_EQ(p.stream, &last_stream());
+}
+
 TEST_P(AbtSupportTest, JoinAndFreeRefusesWhatWouldBeMisuse) {
   // A unit joining itself.
   std::atomic<int> own{-1};

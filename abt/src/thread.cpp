@@ -222,16 +222,6 @@ static int never_ran_code(const weft::work_unit* u) noexcept {
 
 namespace {
 
-/// True when a join by the ULT `self` may run `u` at once on the calling stream (join_help_for,
-/// with the joiner's side checked here). The runtime's helping join then takes `u` out of the
-/// pool if it is still queued there and this stream is its consumer, and blocks as usual
-/// otherwise.
-bool joins_in_place(const weft::work_unit* self, weft::work_unit* u, const thread_ext* e) noexcept {
-  if (join_help_for(u, e) != weft::detail::join_help::same_pool) return false;
-  weft::pool* const home = unit_view::home(u);
-  return unit_view::home(self) == home && weft::single_consumer(home->access());
-}
-
 /// Waits for `u`, not yet terminated, to terminate; `self` is the caller's unit (nullptr on an
 /// external thread), which is neither `u` nor joined by it.
 int wait_for_end(weft::work_unit* u, weft::work_unit* self, const thread_ext* e) {
@@ -244,12 +234,10 @@ int wait_for_end(weft::work_unit* u, weft::work_unit* self, const thread_ext* e)
       // weft::detail::check_join would verify. A ULT blocks until the unit ends (SUSPEND, then
       // RESUME and RUN), as in Argobots.
       const tool_block_scope block(ABT_SYNC_EVENT_TYPE_THREAD_JOIN, handle_of(u));
-      // Argobots programs count on the stream whose pool a unit went to running it: the join
-      // runs the unit itself only where Argobots' would (joins_in_place), and otherwise waits.
-      if (can_block && joins_in_place(self, u, e))
-        weft::detail::wait_unit(u);
-      else
-        weft::detail::wait_unit_in_place(u);
+      // Argobots programs count on the stream whose pool a unit went to running it, and on the
+      // order of that pool: the join runs the unit itself only where that stream would run it
+      // next anyway (join_help_for), and otherwise waits.
+      weft::detail::wait_unit_helping(u, join_help_for(u, e));
     } else {
       // Another joiner already waits (weft takes one), or the caller is a tasklet, which
       // cannot block: wait for the end by yielding or spinning, as Argobots does.

@@ -18,10 +18,14 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code);
 /// Frees the terminated unit `u` that join_and_free() left allocated (it holds extras): returns
 /// ABT_ERR_MEM when it never ran for want of a stack, ABT_SUCCESS otherwise.
 int free_terminated(weft::work_unit* u) noexcept;
-/// Where a join of `u` (its extension `e`) may run it, as Argobots' join does: on the joiner's
-/// stream when both belong to the same built-in pool and only one stream consumes it (access
-/// PRIV, SPSC or MPSC), so that `u` would run on this stream anyway. This checks `u`'s side
-/// (it is in the built-in pool the ABT layer put it in); the joiner's is the runtime's.
+/// Where a join of `u` (its extension `e`) may run it: on the joiner's stream when both belong to
+/// the same built-in pool and only one stream consumes it (access PRIV, SPSC or MPSC), so that
+/// `u` would run on this stream anyway, and, when that pool is one of the stream's scheduler's,
+/// only when `u` is the one unit queued there, which the scheduler would run next (the runtime
+/// checks that, join_help::same_pool). Argobots' join suspends the joiner and lets the scheduler
+/// run `u`, then resumes the joiner when `u` ends: running `u` in place gives the same order on
+/// the same stream without the two switches. This checks `u`'s side (it is in the built-in pool
+/// the ABT layer put it in); the joiner's is the runtime's.
 inline weft::detail::join_help join_help_for(const weft::work_unit* u,
                                              const thread_ext* e) noexcept {
   if (!e) return weft::detail::join_help::none;

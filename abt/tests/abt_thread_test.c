@@ -102,6 +102,182 @@ static void test_create_join_free(void) {
   abt_test_stop();
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Joins of units that have not run                                                            */
+
+/* What a child saw while its creator waited in ABT_thread_join or ABT_thread_free. */
+struct join_probe {
+  ABT_thread joiner;
+  ABT_thread self;
+  ABT_pool last_pool;
+  ABT_bool is_primary;
+  ABT_thread_state joiner_state;
+  int rank;
+};
+
+static void probe_under_join(void* arg) {
+  struct join_probe* p = arg;
+  OK(ABT_self_get_thread(&p->self));
+  OK(ABT_self_get_last_pool(&p->last_pool));
+  OK(ABT_self_is_primary(&p->is_primary));
+  OK(ABT_thread_get_state(p->joiner, &p->joiner_state));
+  OK(ABT_xstream_self_rank(&p->rank));
+}
+
+/* Creates a child in the caller's pool and joins it with ABT_thread_join (`join_first`) or
+ * ABT_thread_free: the child runs on the caller's stream, sees itself, its pool and a primary
+ * flag of its own, and the caller as blocked in the join. */
+static void join_child_and_check(ABT_pool pool, int rank, int join_first) {
+  struct join_probe p;
+  memset(&p, 0, sizeof p);
+  p.rank = -1;
+  OK(ABT_self_get_thread(&p.joiner));
+  ABT_thread child;
+  OK(ABT_thread_create(pool, probe_under_join, &p, ABT_THREAD_ATTR_NULL, &child));
+  if (join_first) OK(ABT_thread_join(child));
+  const ABT_thread handle = child;
+  OK(ABT_thread_free(&child));
+  CHECK(child == ABT_THREAD_NULL);
+  CHECK(p.self == handle);
+  CHECK(p.last_pool == pool);
+  CHECK(p.is_primary == ABT_FALSE);
+  CHECK(p.joiner_state == ABT_THREAD_STATE_BLOCKED);
+  CHECK(p.rank == rank);
+}
+
+/* The order in which units ran (`next` counts them). */
+struct run_order {
+  int next;
+  int first;
+  int second;
+  int spawned;
+  int child_end;
+};
+
+static void record_first(void* arg) {
+  struct run_order* o = arg;
+  o->first = abt_test_add(&o->next, 1);
+}
+
+static void record_second(void* arg) {
+  struct run_order* o = arg;
+  o->second = abt_test_add(&o->next, 1);
+}
+
+static void record_spawned(void* arg) {
+  struct run_order* o = arg;
+  o->spawned = abt_test_add(&o->next, 1);
+}
+
+/* Queues an unnamed unit behind itself in its pool, yields, then records its end. */
+static void spawn_and_yield(void* arg) {
+  struct run_order* o = arg;
+  ABT_pool pool;
+  OK(ABT_self_get_last_pool(&pool));
+  OK(ABT_thread_create(pool, record_spawned, o, ABT_THREAD_ATTR_NULL, NULL));
+  OK(ABT_thread_yield());
+  o->child_end = abt_test_add(&o->next, 1);
+}
+
+/* A link of a chain: creates the next link in its pool and frees it (arg: links left). */
+struct chain_state {
+  ABT_pool pool;
+  int links;
+  int ran;
+};
+
+static void chain_link(void* arg) {
+  struct chain_state* c = arg;
+  abt_test_add(&c->ran, 1);
+  if (abt_test_add(&c->links, -1) <= 0) return;
+  ABT_thread next;
+  OK(ABT_thread_create(c->pool, chain_link, c, ABT_THREAD_ATTR_NULL, &next));
+  OK(ABT_thread_free(&next));
+  CHECK(next == ABT_THREAD_NULL);
+}
+
+struct join_case {
+  ABT_pool pool;
+  int rank;
+};
+
+/* Where a joined child that migrates itself ran before and after its migration. */
+struct migrating_child {
+  ABT_xstream target;
+  int rank_before;
+  int rank_after;
+};
+
+static void migrate_and_yield(void* arg) {
+  struct migrating_child* m = arg;
+  ABT_thread self;
+  OK(ABT_self_get_thread(&self));
+  OK(ABT_xstream_self_rank(&m->rank_before));
+  OK(ABT_thread_migrate_to_xstream(self, m->target));
+  OK(ABT_thread_yield());
+  OK(ABT_xstream_self_rank(&m->rank_after));
+}
+
+static void join_cases_in_ult(void* arg) {
+  const struct join_case* c = arg;
+  join_child_and_check(c->pool, c->rank, 0);
+  join_child_and_check(c->pool, c->rank, 1);
+
+  /* A join keeps the pool's order: a unit queued before the joined one runs first. */
+  struct run_order o;
+  memset(&o, 0, sizeof o);
+  ABT_thread first, second;
+  OK(ABT_thread_create(c->pool, record_first, &o, ABT_THREAD_ATTR_NULL, &first));
+  OK(ABT_thread_create(c->pool, record_second, &o, ABT_THREAD_ATTR_NULL, &second));
+  OK(ABT_thread_free(&second));
+  CHECK(o.first == 1 && o.second == 2);
+  OK(ABT_thread_free(&first));
+
+  /* A joined child that yields lets the units queued behind it run; the joiner goes on only
+   * once the child has ended. */
+  memset(&o, 0, sizeof o);
+  ABT_thread child;
+  OK(ABT_thread_create(c->pool, spawn_and_yield, &o, ABT_THREAD_ATTR_NULL, &child));
+  OK(ABT_thread_free(&child));
+  CHECK(o.spawned == 1 && o.child_end == 2);
+
+  /* A joined child may migrate to another stream; its joiner goes on on its own. */
+  ABT_bool migration = ABT_FALSE;
+  OK(ABT_info_query_config(ABT_INFO_QUERY_KIND_ENABLED_MIGRATION, &migration));
+  if (migration && abt_test_num_xstreams > 1) {
+    const int target = (c->rank + 1) % abt_test_num_xstreams;
+    struct migrating_child m = {abt_test_xstreams[target], -1, -1};
+    OK(ABT_thread_create(c->pool, migrate_and_yield, &m, ABT_THREAD_ATTR_NULL, &child));
+    OK(ABT_thread_free(&child));
+    CHECK(m.rank_before == c->rank && m.rank_after == target);
+    int rank = -1;
+    OK(ABT_xstream_self_rank(&rank));
+    CHECK(rank == c->rank);
+  }
+
+  /* A deep chain of joins, each link's child joined before it ran. */
+  struct chain_state chain = {c->pool, abt_test_scaled(3000), 0};
+  const int links = chain.links;
+  chain_link(&chain);
+  CHECK(abt_test_load(&chain.ran) == links);
+}
+
+static void test_join_of_units_not_run(void) {
+  abt_test_start();
+  const int n = abt_test_num_xstreams;
+  /* From a ULT in each stream's main pool. */
+  for (int i = 0; i < n; i++) {
+    struct join_case c = {abt_test_pools[i], i};
+    ABT_thread t;
+    OK(ABT_thread_create(abt_test_pools[i], join_cases_in_ult, &c, ABT_THREAD_ATTR_NULL, &t));
+    OK(ABT_thread_free(&t));
+  }
+  /* From the primary ULT: its child is not the primary ULT, whichever stack it runs on. */
+  struct join_case primary = {abt_test_pools[0], 0};
+  join_cases_in_ult(&primary);
+  abt_test_stop();
+}
+
 /* create_to runs the new ULT before the creator continues. */
 static void create_to_from_ult(void* arg) {
   int* flag = arg;
@@ -1334,6 +1510,7 @@ static void test_attr_stack_size(void) {
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"create_join_free", test_create_join_free},
+      {"join_of_units_not_run", test_join_of_units_not_run},
       {"create_to_and_revive", test_create_to_and_revive},
       {"attributes", test_attributes},
       {"queries_and_states", test_queries_and_states},

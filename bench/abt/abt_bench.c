@@ -15,6 +15,9 @@
  *   yield      two ULTs call ABT_thread_yield N times each
  *   yield_to   two ULTs hand the stream to each other with ABT_thread_yield_to, N times each
  *   chain      a chain N deep: each ULT creates the next with ABT_thread_create and frees it
+ *   fib        fork-join fib(D), D the smallest depth that creates at least N ULTs: each level
+ *              creates a ULT for fib(D-1), computes fib(D-2) itself, then frees (joins) the ULT;
+ *              UNITS is the number of ULTs created, and a wrong result fails the run
  *   lock       the primary ULT locks and unlocks an uncontended ABT_mutex N times
  *   lock-yield two ULTs lock, yield while holding the lock, unlock, N times each (the other waits)
  */
@@ -77,6 +80,27 @@ static void chain_link(void* arg) {
   check(ABT_thread_free(&next), "ABT_thread_free");
 }
 
+/* One level of a fork-join fib: the argument and, once the level returns, its result. */
+typedef struct {
+  long n;
+  long result;
+} fib_level;
+
+static void fib_ult(void* arg) {
+  fib_level* const level = arg;
+  if (level->n < 2) {
+    level->result = level->n;
+    return;
+  }
+  fib_level child = {level->n - 1, 0};
+  ABT_thread t;
+  check(ABT_thread_create(g_pool, fib_ult, &child, ABT_THREAD_ATTR_NULL, &t), "ABT_thread_create");
+  fib_level here = {level->n - 2, 0};
+  fib_ult(&here);
+  check(ABT_thread_free(&t), "ABT_thread_free");
+  level->result = child.result + here.result;
+}
+
 typedef long (*trial_fn)(long n, void* scratch);
 
 static long ult_fan_out(long n, void* scratch) {
@@ -123,6 +147,37 @@ static long chain(long n, void* scratch) {
   (void)scratch;
   chain_link((void*)(intptr_t)n);
   return n;
+}
+
+/* fib(d), computed in a loop: what fib_ult must find. */
+static long fib_value(long d) {
+  long a = 0, b = 1;
+  for (long i = 0; i < d; ++i) {
+    const long next = a + b;
+    a = b;
+    b = next;
+  }
+  return a;
+}
+
+static long fibs(long n, void* scratch) {
+  (void)scratch;
+  /* ULTs(d) = ULTs(d-1) + ULTs(d-2) + 1: the smallest depth that creates at least n. */
+  long depth = 2, prev = 0, ults = 1;
+  while (ults < n) {
+    const long next = ults + prev + 1;
+    prev = ults;
+    ults = next;
+    ++depth;
+  }
+  const long expected = fib_value(depth);
+  fib_level top = {depth, 0};
+  fib_ult(&top);
+  if (top.result != expected) {
+    fprintf(stderr, "abt_bench: fib(%ld) = %ld, expected %ld\n", depth, top.result, expected);
+    exit(1);
+  }
+  return ults;
 }
 
 static long locks(long n, void* scratch) {
@@ -177,6 +232,7 @@ int main(int argc, char** argv) {
   run("ult", "yield", n, trials, yields, NULL);
   run("ult", "yield_to", n, trials, yield_tos, NULL);
   run("ult", "chain", n, trials, chain, NULL);
+  run("ult", "fib", n, trials, fibs, NULL);
   run("mutex", "lock", n, trials, locks, NULL);
   run("mutex", "lock-yield", n, trials, lock_yields, NULL);
   free(scratch);

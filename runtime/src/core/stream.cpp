@@ -382,6 +382,15 @@ bool stream::pools_hold_units() const noexcept {
   return false;
 }
 
+bool stream::pools_hold_one_unit() const noexcept {
+  std::size_t queued = 0;
+  for (const auto& p : sched_->pools()) {
+    queued += p->size();
+    if (queued > 1) return false;
+  }
+  return queued == 1;
+}
+
 void stream::run_one(work_unit* w) {
   unit* const u = as_unit(w);
   execution_stream* pin = u->pinned_to.load(std::memory_order_relaxed);

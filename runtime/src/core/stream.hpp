@@ -197,6 +197,9 @@ class alignas(64) stream final : public execution_stream {
   bool has_events() const noexcept;
   /// True when one of the main scheduler's pools is not empty.
   bool pools_hold_units() const noexcept;
+  /// True when the main scheduler's pools hold one unit in all: the unit the scheduler runs next,
+  /// whatever its policy. The stream's thread; a push by another stream may race with it.
+  bool pools_hold_one_unit() const noexcept;
   /// Fires due timers, and takes over timers handed on by stopped streams.
   void run_timers() noexcept;
   /// Waits until a secondary stream's thread has finished (a ULT blocks without its stream).

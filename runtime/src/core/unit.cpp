@@ -18,6 +18,7 @@
 #include "scheduling/pool_access.hpp"
 #include "weft/error.hpp"
 #include "weft/tasklet.hpp"
+#include "weft/this_unit.hpp"
 #include "weft/ult.hpp"
 
 namespace weft {
@@ -149,18 +150,25 @@ bool may_remove_from(pool& p, stream* here) {
 /// scheduler's stack (not on the joiner's, which may be too small for it). Returns false, having
 /// changed nothing, when `u` cannot be taken; the caller then blocks as usual. What runs after
 /// `u` is what runs after any unit that ends: for the stock work-stealing pools the joiner, whom
-/// the end of `u` made the newest unit of its pool.
-[[gnu::always_inline]] inline bool help_join(stream* s, work_unit* self, work_unit* w) {
+/// the end of `u` made the newest unit of its pool. `when_next`: `u` may also be taken from a
+/// pool of the scheduler's that the stream does not own when it is the one unit queued in that
+/// scheduler's pools (a layer's join, join_help::same_pool).
+[[gnu::always_inline]] inline bool help_join(stream* s, work_unit* self, work_unit* w,
+                                             bool when_next = false) {
   unit* const u = as_unit(w);
   if (u->state.load(std::memory_order_acquire) != unit_state::ready) return false;
   pool* home = u->home.load(std::memory_order_relaxed);
   if (!home || !may_remove_from(*home, s)) return false;
   // The order of the pools this stream's scheduler serves is the scheduler's to keep: there the
   // join only takes the newest unit of an owned pool, the unit that scheduler pops next anyway
-  // (its remove() refuses any other). From any other pool it takes the unit wherever it is.
+  // (its remove() refuses any other), or, when_next, the only unit queued in them, which any
+  // scheduler runs next. From any other pool it takes the unit wherever it is.
   if (pool_access::owner(*home, std::memory_order_relaxed) != s && s->installed_scheduler()) {
-    for (const auto& p : s->installed_scheduler()->pools())
-      if (p.get() == home) return false;
+    for (const auto& p : s->installed_scheduler()->pools()) {
+      if (p.get() != home) continue;
+      if (!when_next || !s->pools_hold_one_unit()) return false;
+      break;
+    }
   }
   execution_stream* pin = u->pinned_to.load(std::memory_order_relaxed);
   if ((pin && pin != s) || u->migrate_to.load(std::memory_order_relaxed)) return false;
@@ -491,13 +499,13 @@ bool reap_if_done(work_unit* u) noexcept {
 namespace {
 
 /// wait_unit() for a caller that knows its stream `s` and unit `self`; `help`: a join that
-/// helps (help_join) may run `u` here.
+/// helps (help_join) may run `u` here; `when_next`: help_join's.
 [[gnu::always_inline]] inline void wait_unit_as(work_unit* u, stream* s, work_unit* self,
-                                                bool help = true) {
+                                                bool help = true, bool when_next = false) {
   std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
   if (w != join_done) {
     if (self) {
-      if (!help || !help_join(s, self, u)) {
+      if (!help || !help_join(s, self, u, when_next)) {
         switch_record rec{self, switch_action::block, &register_joiner, u};
         obs::blocked(self);
         s->switch_out(rec);
@@ -594,6 +602,41 @@ void wait_unit_in_place(work_unit* u) {
   }
 }
 
+namespace {
+
+/// True when a layer's join by `self` (null: not a unit) may run `u` on the calling stream, as
+/// `help` allows (join_help::same_pool: both units' pool is one that only one stream consumes).
+/// Not for a pinned joiner (the primary ULT): a unit run on its stack would be pinned with it
+/// and could not migrate, which a layer's unit may ask to do.
+[[gnu::always_inline]] inline bool layer_join_helps(join_help help, const work_unit* self,
+                                                    const work_unit* u) noexcept {
+  if (help != join_help::same_pool || !self) return false;
+  pool* const home = as_unit(u)->home.load(std::memory_order_relaxed);
+  return home && as_unit(self)->home.load(std::memory_order_relaxed) == home &&
+         single_consumer(home->access()) &&
+         !as_unit(self)->pinned_to.load(std::memory_order_relaxed);
+}
+
+/// A layer's joiner whose stack went to another stream with the unit it ran there (the unit
+/// migrated) goes back to the stream its pool is served by before the layer's caller runs
+/// again: it yields into that pool. The layer's units run where their pool is served.
+[[gnu::cold, gnu::noinline]] void return_to_own_stream() {
+  this_unit::yield();
+}
+
+}  // namespace
+
+void wait_unit_helping(work_unit* u, join_help help) {
+  if (as_unit(u)->join_word.load(std::memory_order_acquire) != join_done) {
+    stream* s = current_stream();
+    work_unit* const self = s ? s->current() : nullptr;
+    const bool helps = layer_join_helps(help, self, u);
+    wait_unit_as(u, s, self, helps, helps);
+    if (helps && current_stream_no_switch() != s) [[unlikely]]
+      return_to_own_stream();
+  }
+}
+
 int join_and_free(work_unit* u, void* slot, join_help help, join_fallback otherwise,
                   void* context) noexcept {
   const std::uintptr_t w = as_unit(u)->join_word.load(std::memory_order_acquire);
@@ -603,14 +646,11 @@ int join_and_free(work_unit* u, void* slot, join_help help, join_fallback otherw
     work_unit* self = s ? s->current() : nullptr;
     if (self == u || w != join_none || (self && as_unit(self)->kind == unit_kind::tasklet))
       return otherwise(context, join_result::refused);
-    bool helps = false;
-    if (help == join_help::same_pool && self) {
-      pool* home = as_unit(u)->home.load(std::memory_order_relaxed);
-      helps = home && as_unit(self)->home.load(std::memory_order_relaxed) == home &&
-              single_consumer(home->access());
-    }
+    const bool helps = layer_join_helps(help, self, u);
     try {
-      wait_unit_as(u, s, self, helps);
+      wait_unit_as(u, s, self, helps, helps);
+      if (helps && current_stream_no_switch() != s) [[unlikely]]
+        return_to_own_stream();
     } catch (...) {
       return otherwise(context, join_result::threw);
     }

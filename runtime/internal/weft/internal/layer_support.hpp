@@ -65,11 +65,24 @@ void pin_unit(work_unit* u, execution_stream& s) noexcept;
 /// never run. Freed with discard_unit(). Throws as allocate_unit().
 [[gnu::returns_nonnull]] work_unit* allocate_stand_in();
 
-/// Where join_and_free() may run the unit it waits for.
+/// Where a layer's join (join_and_free(), wait_unit_helping()) may run the unit it waits for.
 enum class join_help : std::uint8_t {
-  none,       // never on the caller's stream (wait_unit_in_place)
-  same_pool,  // as wait_unit, when the unit's pool is the joiner's own and one stream consumes it
+  none,  // never on the caller's stream (wait_unit_in_place)
+  // On the caller's stream when the unit is ready in the joiner's own pool, which one stream
+  // consumes, and the caller may take it out: as wait_unit does, and, from a pool of the stream's
+  // own scheduler, also when the unit is the one unit queued in that scheduler's pools (the unit
+  // the scheduler runs next anyway, so that the order of its pools is kept). The caller then runs
+  // it in place, on its own stack when enough of it is left (else by a direct switch). Not for a
+  // pinned joiner (its pin would hold the unit); a joiner whose stack went to another stream with
+  // the unit (it migrated) yields back into its own pool before the join returns.
+  same_pool,
 };
+
+/// wait_unit() for a layer's join: waits for `u` to terminate, running it on the caller's stream
+/// where `help` allows (join_help). The caller checked what check_join() checks (`u` is not the
+/// caller, nobody else joins it, the caller is not a tasklet). Call from a ULT or an external
+/// thread; throws what wait_unit() throws.
+void wait_unit_helping(work_unit* u, join_help help);
 
 /// Why join_and_free() did not free the unit (what it passes its fallback).
 enum class join_result : std::uint8_t {

@@ -51,8 +51,13 @@ constexpr std::size_t canary_arena_bytes = std::size_t{16} << 20;
 constexpr std::size_t max_guarded_slots = 64;
 constexpr std::size_t max_canary_slots = 1024;
 /// Free stacks of one size (in bytes) kept whatever their age; four times as many free resident
-/// stacks in arenas still in use trigger a MADV_DONTNEED pass over them.
+/// stacks in arenas still in use trigger a MADV_DONTNEED pass over them, at most once per
+/// drop_interval_ns: a program that frees thousands of stacks and takes them again at once (a
+/// wide fan-out or a FIFO fork-join, round after round) would otherwise pay a pass, TLB
+/// shootdowns and a page fault per stack every round (10x a ULT's cost); one that stopped using
+/// them still gets the pages back at its next such give.
 constexpr std::size_t keep_bytes = std::size_t{8} << 20;
+constexpr std::uint64_t drop_interval_ns = 1'000'000'000;
 /// An arena left empty this long is unmapped (at the next refill or drain of any stream). Deep
 /// recursions that come back within it reuse its pages: a first touch of a page costs far more
 /// than a ULT (tens of microseconds in some VMs).
@@ -139,8 +144,9 @@ struct size_class {
   arena* newest_idle = nullptr;
   std::size_t free_stacks = 0;
   std::size_t resident_free = 0;
-  std::size_t idle_free = 0;  // free stacks in unused arenas
-  std::size_t keep = 0;       // free stacks kept before an empty arena is unmapped
+  std::size_t idle_free = 0;       // free stacks in unused arenas
+  std::size_t keep = 0;            // free stacks kept before an empty arena is unmapped
+  std::uint64_t last_drop_ns = 0;  // coarse_now_ns() of the last drop_free_pages pass
 };
 
 /// The process-wide arenas. Leaked on purpose: stream caches give stacks back during exit.
@@ -508,7 +514,13 @@ void give_arena_stacks(const cached_stack* stacks, std::size_t n) noexcept {
     }
   }
   if (!last) return;
-  if (last->resident_free > last->idle_free + 4 * last->keep) drop_free_pages(*last);
+  if (last->resident_free > last->idle_free + 4 * last->keep) {
+    const std::uint64_t now = coarse_now_ns();
+    if (now - last->last_drop_ns >= drop_interval_ns) {
+      drop_free_pages(*last);
+      last->last_drop_ns = now;
+    }
+  }
   age_out(d, *last);
 }
 

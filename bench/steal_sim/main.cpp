@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
       {"--steal-extra-ns", {&c.steal_extra, "each further unit of a theft"}},
       {"--migration-ns", {&c.migration, "first run on another worker"}},
       {"--handoff-ns", {&c.handoff, "a joiner woken from another worker"}},
+      {"--remote-join-ns", {&c.remote_join, "a join of a unit that ended on another worker"}},
       {"--pause-ns", {&c.pause, "one spin pause"}},
       {"--clock-ns", {&c.clock_read, "a clock read"}},
       {"--wake-call-ns", {&c.wake_call, "the waker's side of a wake"}},

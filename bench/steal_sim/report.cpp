@@ -48,6 +48,7 @@ nlohmann::json costs_json(const cost_model& c) {
           {"steal_extra", c.steal_extra},
           {"migration", c.migration},
           {"handoff", c.handoff},
+          {"remote_join", c.remote_join},
           {"pause", c.pause},
           {"clock_read", c.clock_read},
           {"wake_call", c.wake_call},

@@ -171,7 +171,7 @@ class simulation {
         if (r_.ended[static_cast<std::size_t>(st.arg)] != 0) {
           local(w, c_.join_done);
           // Its completion was written on another core: that line comes over.
-          if (state(st.arg).last_worker != me) w.now += c_.handoff;
+          if (state(st.arg).last_worker != me) w.now += c_.remote_join;
         } else if (!w.array.empty() && w.array.back().unit == st.arg) {
           // The newest unit: taken back and run at once, the joiner resumed when it ends.
           w.array.pop_back();

@@ -5,7 +5,7 @@
 //
 // What a worker does at an event, and what it costs (cost_model's fields):
 //   running a unit: its next step; work (its time), spawn (spawn; the child goes on the own
-//     array's bottom), join (join_done if the child ended, plus handoff if it ended on another
+//     array's bottom), join (join_done if the child ended, plus remote_join if it ended on another
 //     worker; if the child is the array's newest,
 //     pop it and run it at once; else block and switch away: run_switch);
 //   a unit ends: run_switch; its joiner resumes here when its home deque is this worker's,

@@ -45,11 +45,11 @@ struct cost_model {
   sim_ns steal = 90;              ///< a successful theft of one unit (a CAS on the victim's top)
   sim_ns steal_extra = 40;        ///< each further unit of a batch theft
   sim_ns migration = 160;         ///< a unit's first run on a worker it was not last on (cold)
-  sim_ns handoff = 150;  ///< a joiner woken by a child that ended on another worker
+  sim_ns handoff = 150;           ///< a joiner woken by a child that ended on another worker
   sim_ns remote_join = 60;  ///< a join of a child that ended on another worker (its state's line)
-  sim_ns pause = 18;                ///< one spin pause (x86 pause instruction)
-  sim_ns clock_read = 25;           ///< steady_clock::now(), in the grace checks
-  sim_ns wake_call = 1500;          ///< the waker's side of a futex wake
+  sim_ns pause = 18;        ///< one spin pause (x86 pause instruction)
+  sim_ns clock_read = 25;   ///< steady_clock::now(), in the grace checks
+  sim_ns wake_call = 1500;  ///< the waker's side of a futex wake
   sim_ns wake_latency = 6000;       ///< from the wake call until the woken worker runs
   sim_ns park = 1000;               ///< the parking worker's side of a park
   sim_ns park_limit = 100'000'000;  ///< a parked worker looks again after this (weft: 100 ms)

@@ -131,10 +131,15 @@ class simulation {
     events_.push({w.now, ++seq_, i, ++w.token});
   }
 
-  /// A cost the owner pays for a local operation; after a peer's look, the cache line's return.
+  /// A local operation's cost (spawn, pop, switch, join of an ended unit).
   void local(worker& w, sim_ns cost) {
     w.now += cost;
     r_.local_cost += cost;
+  }
+
+  /// A push or pop on the own deque: after a peer's look, its lines come back first.
+  void deque_op(worker& w, sim_ns cost) {
+    local(w, cost);
     if (w.probed) {
       w.probed = false;
       w.now += c_.probed_owner_miss;
@@ -161,7 +166,7 @@ class simulation {
         r_.work += st.arg;
         break;
       case step::op::spawn:
-        local(w, c_.spawn);
+        deque_op(w, c_.spawn);
         state(st.arg) = {0, me, me, -1};
         w.array.push_back({st.arg, ++stamps_});
         ++queued_;
@@ -176,7 +181,7 @@ class simulation {
           // The newest unit: taken back and run at once, the joiner resumed when it ends.
           w.array.pop_back();
           --queued_;
-          local(w, c_.pop);
+          deque_op(w, c_.pop);
           state(st.arg).joiner = u;
           start(me, st.arg);
         } else {
@@ -256,12 +261,12 @@ class simulation {
       u = w.side.front();
       w.side.pop_front();
       --queued_;
-      local(w, c_.pop);
+      deque_op(w, c_.pop);
     } else if (!w.array.empty()) {
       u = w.array.back().unit;
       w.array.pop_back();
       --queued_;
-      local(w, c_.pop);
+      deque_op(w, c_.pop);
     } else if (w_.size() > 1) {
       const sim_ns before = w.now;
       u = steal(me);

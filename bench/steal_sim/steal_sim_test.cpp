@@ -200,6 +200,19 @@ TEST(StealSim, TraceDurationsAreSummedPerUnit) {
   EXPECT_EQ(w(17), sampled_work(d, 1)(17));
 }
 
+TEST(StealSim, ReadsARecordedWeftTrace) {
+  // WEFT_TRACE=... weft_fj_weft --bench=ult-fib --n=10 --streams=1 --trials=1 --warmup=0: the
+  // harness's ULT and fib(10)'s 88 ULTs, 166.276 us of runs in all.
+  const std::vector<sim_ns> d = read_trace_durations(WEFT_STEAL_SIM_TESTDATA "/fib10-1stream.json");
+  ASSERT_EQ(d.size(), 89u);
+  sim_ns total = 0;
+  for (sim_ns ns : d) {
+    EXPECT_GE(ns, 0);
+    total += ns;
+  }
+  EXPECT_NEAR(static_cast<double>(total), 166276.0, 89.0);  // each slice rounded to 1 ns
+}
+
 TEST(StealSim, BadTracesAreRejectedWithTheirName) {
   const auto message = [](const std::string& path) {
     try {

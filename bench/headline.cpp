@@ -22,7 +22,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <boost/context/detail/fcontext.hpp>
 #include <nlohmann/json.hpp>
 
@@ -48,6 +47,7 @@
 #include <vector>
 
 #include "filter.hpp"
+#include "headline_options.hpp"
 #include "headline_peers.hpp"
 #include "machine.hpp"
 #include "workloads.hpp"
@@ -568,37 +568,7 @@ void write_json(const std::string& path, const char* executable, const machine& 
 
 // --- Command line ---
 
-struct options {
-  std::string json;
-  int streams = 0;     // 0: one per usable CPU
-  bool peers = false;  // list the peers this build measures and the absent ones, and exit
-};
-
-/// The options, or the exit status when the program should stop (after --help: 0; on a
-/// malformed command line, with the reason printed: 2).
-std::variant<options, int> parse_options(int argc, char** argv) {
-  options o;
-  CLI::App app("The headline benchmark: weft against the peers in one process.", "weft_headline");
-  app.add_option("--json", o.json, "write the results in Google Benchmark's JSON shape to FILE")
-      ->type_name("FILE");
-  app.add_option("--streams", o.streams,
-                 "streams of the rows on several streams (default: one per usable CPU)")
-      ->check(CLI::Range(1, 1 << 30));
-  app.add_flag("--peers", o.peers, "list the peers this build measures and the absent ones");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr,
-                 "weft_headline: %s\nusage: weft_headline [--json=FILE] [--streams=N] | --peers\n",
-                 e.what());
-    return 2;
-  }
-  return o;
-}
-
-int run(const options& opts, const char* executable) {
+int run(const weft_bench::headline_options& opts, const char* executable) {
   const cpu_set_t mask = weft_bench::process_affinity();  // before weft binds this thread
   const machine m = describe_machine(mask);
   const int all_streams = opts.streams ? opts.streams : m.allowed_cpus;
@@ -664,9 +634,10 @@ int run(const options& opts, const char* executable) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::variant<options, int> parsed = parse_options(argc, argv);
+  const std::variant<weft_bench::headline_options, int> parsed =
+      weft_bench::parse_headline_options(argc, argv);
   if (const int* status = std::get_if<int>(&parsed)) return *status;
-  const options* opts = &std::get<options>(parsed);
+  const weft_bench::headline_options* opts = &std::get<weft_bench::headline_options>(parsed);
   if (opts->peers) {
     std::printf("peers measured: pthread, Boost.Fiber");
 #ifdef WEFT_HEADLINE_OPENMP

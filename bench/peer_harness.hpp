@@ -14,8 +14,6 @@
 // exits with status 3; bad arguments exit with status 2.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -37,28 +35,7 @@ struct peer_case {
 };
 
 /// Parses the command line; on error prints the usage and exits with status 2.
-inline peer_case parse_case(int argc, char** argv) {
-  peer_case c;
-  CLI::App app("One case of one peer of weft's benchmark suite.", argc > 0 ? argv[0] : "peer");
-  app.add_option("--bench", c.bench, "the case")->required();
-  app.add_option("--n", c.n, "units per trial")
-      ->required()
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-  app.add_option("--streams", c.streams, "streams or threads")->check(CLI::Range(1, 1 << 16));
-  app.add_option("--trials", c.trials, "timed trials")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--warmup", c.warmup, "untimed trials first")->check(CLI::Range(0, 1 << 20));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    std::exit(app.exit(e));
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr,
-                 "%s: %s\nusage: %s --bench=NAME --n=N [--streams=S] [--trials=T] [--warmup=W]\n",
-                 app.get_name().c_str(), e.what(), app.get_name().c_str());
-    std::exit(2);
-  }
-  return c;
-}
+peer_case parse_case(int argc, char** argv);
 
 /// Reports that `peer` does not run `c` (and why), then exits with status 3.
 [[noreturn]] inline void skip_case(const char* peer, const peer_case& c, const char* why) {

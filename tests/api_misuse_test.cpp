@@ -6,9 +6,11 @@
 #include <abt.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -82,11 +84,10 @@ TEST_P(ApiMisuseTest, MigrateAndPinOfATerminatedUlt) {
   weft::ult u = weft::ult::create([&ran] { ran = true; });
   ASSERT_TRUE(wait_until([&] { return u.state() == weft::unit_state::terminated; }));
   weft::execution_stream& last = *weft::execution_stream::by_rank(GetParam() - 1);
-  // Not an error (the ULT has no next scheduling point): nothing may change but the request.
-  const auto migrate = errc_of([&] { u.migrate_to(last); });
-  const auto pin = errc_of([&] { u.pin_to(&last); });
-  EXPECT_TRUE(!migrate || *migrate == weft::errc::invalid_state) << describe(migrate);
-  EXPECT_TRUE(!pin || *pin == weft::errc::invalid_state) << describe(pin);
+  // Terminated but not joined: the ULT has no next scheduling point, so both are refused.
+  EXPECT_WEFT_ERRC(u.migrate_to(last), weft::errc::invalid_state);
+  EXPECT_WEFT_ERRC(u.pin_to(&last), weft::errc::invalid_state);
+  EXPECT_WEFT_ERRC(u.pin_to(nullptr), weft::errc::invalid_state);
   EXPECT_WEFT_ERRC(u.resume(), weft::errc::invalid_state);
   u.join();
   EXPECT_TRUE(ran.load());
@@ -137,6 +138,34 @@ TEST_P(ApiMisuseTest, UnlockOfAnUnlockedMutexLeavesItUsable) {
     }));
   for (auto& u : units) u.join();
   EXPECT_EQ(count, n * 100);
+  expect_fresh_units_sound();
+}
+
+TEST_P(ApiMisuseTest, ConditionVariableWaitedWithTwoMutexes) {
+  weft::condition_variable cv;
+  weft::mutex first;
+  weft::mutex second;
+  bool go = false;
+  weft::ult waiter = weft::ult::create([&] {
+    std::unique_lock lock(first);
+    cv.wait(lock, [&] { return go; });
+  });
+  ASSERT_TRUE(blocked(waiter));  // queued on cv, bound to `first`
+  {
+    std::unique_lock lock(second);
+    EXPECT_WEFT_ERRC(cv.wait(lock), weft::errc::invalid_state);
+    EXPECT_TRUE(lock.owns_lock());  // refused before the lock was released
+  }
+  {
+    std::lock_guard lock(first);
+    go = true;
+  }
+  cv.notify_all();
+  waiter.join();
+  // Nobody is queued any more: the second mutex may now be used.
+  std::unique_lock lock(second);
+  EXPECT_EQ(cv.wait_for(lock, std::chrono::milliseconds(1)), std::cv_status::timeout);
+  lock.unlock();
   expect_fresh_units_sound();
 }
 

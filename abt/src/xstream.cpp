@@ -9,6 +9,7 @@
 
 #include "objects.hpp"
 #include "units.hpp"
+#include "weft/error.hpp"
 #include "weft/runtime.hpp"
 #include "weft/this_unit.hpp"
 #include "weft/ult.hpp"
@@ -85,9 +86,16 @@ int apply_affinity(ABT_xstream h, const std::vector<int>& cpus) {
     effective.erase(std::unique(effective.begin(), effective.end()), effective.end());
     if (effective.empty()) return EINVAL;  // as pthread_setaffinity_np would say at revive
   } else {
-    weft::ult u = weft::ult::create(h->stream->main_pool(),
-                                    [&] { rc = bind_calling_thread(cpus, effective); });
-    u.pin_to(h->stream);
+    weft::ult u = weft::ult::create(h->stream->main_pool(), [&] {
+      // Another stream may take the ULT from the pool before the pin below lands.
+      while (weft::this_unit::stream() != h->stream) weft::this_unit::migrate_to(*h->stream);
+      rc = bind_calling_thread(cpus, effective);
+    });
+    try {
+      u.pin_to(h->stream);  // spares the ULT a detour through another stream
+    } catch (const weft::error& e) {
+      if (e.condition() != weft::errc::invalid_state) throw;  // else it already ran, on h->stream
+    }
     u.join();
   }
   if (rc == 0) h->cpus = std::move(effective);

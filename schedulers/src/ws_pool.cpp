@@ -16,19 +16,34 @@
 //  - growing copies [top, bottom) into a new array published before any later bottom_ store, so a
 //    taker that sees an index pushed after the growth (through bottom_) also sees the new array;
 //    old arrays stay allocated until the pool dies, since a slow taker may still read one.
+//
+// Out of memory: a push cannot fail (pool::push is noexcept and the runtime has no way to take
+// back a wake-up or a yield), so an owner push that finds the array full and cannot allocate a
+// bigger one puts the unit in the side lane instead, which is an intrusive list and needs no
+// memory. Nothing is lost and nothing is reported: the owner pops the side lane when its array is
+// empty (and every 61st pop), thieves take from it too; only the order changes (the unit runs
+// after the array's units, not before them). The next owner push that finds the array full tries
+// to grow it again, so the array grows as soon as memory is back. Retired arrays are kept on an
+// intrusive list for the same reason: retiring one allocates nothing.
 #include "weft/schedulers/ws_pool.hpp"
 
 #include <algorithm>
+#include <new>
 
 #include "weft/ext/ext.hpp"
 
 namespace weft {
 
 struct ws_pool::ring {
-  explicit ring(std::int64_t capacity)
-      : mask(capacity - 1),
-        slots(new std::atomic<work_unit*>[static_cast<std::size_t>(capacity)]),
-        stamps(new std::atomic<std::uint64_t>[static_cast<std::size_t>(capacity)]) {}
+  /// A ring of `capacity` slots (a power of two), or nullptr when there is no memory for it.
+  static ring* make(std::int64_t capacity) noexcept {
+    const auto n = static_cast<std::size_t>(capacity);
+    std::unique_ptr<std::atomic<work_unit*>[]> slots(new (std::nothrow) std::atomic<work_unit*>[n]);
+    std::unique_ptr<std::atomic<std::uint64_t>[]> stamps(new (std::nothrow)
+                                                             std::atomic<std::uint64_t>[n]);
+    if (!slots || !stamps) return nullptr;
+    return new (std::nothrow) ring(capacity, std::move(slots), std::move(stamps));
+  }
   std::atomic<work_unit*>& at(std::int64_t i) noexcept { return slots[i & mask]; }
   std::atomic<std::uint64_t>& stamp(std::int64_t i) noexcept { return stamps[i & mask]; }
   std::int64_t capacity() const noexcept { return mask + 1; }
@@ -36,6 +51,12 @@ struct ws_pool::ring {
   std::unique_ptr<std::atomic<work_unit*>[]> slots;
   // Beside each slot, the number of the owner push that filled it (oldest_stamp()).
   std::unique_ptr<std::atomic<std::uint64_t>[]> stamps;
+  ring* retired_next = nullptr;  // the list of arrays replaced by bigger ones (ws_pool::retired_)
+
+ private:
+  ring(std::int64_t capacity, std::unique_ptr<std::atomic<work_unit*>[]> s,
+       std::unique_ptr<std::atomic<std::uint64_t>[]> st) noexcept
+      : mask(capacity - 1), slots(std::move(s)), stamps(std::move(st)) {}
 };
 
 namespace {
@@ -72,11 +93,16 @@ std::int64_t round_capacity(std::size_t n) {
 }  // namespace
 
 ws_pool::ws_pool(std::size_t initial_capacity)
-    : pool(access_mode::mpmc), array_(new ring(round_capacity(initial_capacity))) {}
+    : pool(access_mode::mpmc), array_(ring::make(round_capacity(initial_capacity))) {
+  if (!array_.load(std::memory_order_relaxed)) throw std::bad_alloc();
+}
 
 ws_pool::~ws_pool() {
   delete array_.load(std::memory_order_relaxed);
-  for (ring* r : retired_) delete r;
+  while (ring* r = retired_) {
+    retired_ = r->retired_next;
+    delete r;
+  }
 }
 
 bool ws_pool::claim(execution_stream& owner) noexcept {
@@ -159,20 +185,28 @@ void ws_pool::owner_push(work_unit* u) noexcept {
   const std::int64_t b = bottom_.load(std::memory_order_relaxed);
   const std::int64_t t = top_.load(std::memory_order_acquire);
   ring* a = array_.load(std::memory_order_relaxed);
-  if (b - t >= a->capacity()) a = grow(a, t, b);
+  if (b - t >= a->capacity()) [[unlikely]] {
+    a = grow(a, t, b);
+    if (!a) {  // no memory for a bigger array: the side lane needs none (see the top of the file)
+      side_push(u);
+      return;
+    }
+  }
   a->at(b).store(u, std::memory_order_relaxed);
   a->stamp(b).store(++pushes_, std::memory_order_relaxed);
   bottom_.store(b + 1, std::memory_order_release);
 }
 
 ws_pool::ring* ws_pool::grow(ring* r, std::int64_t top, std::int64_t bottom) noexcept {
-  auto* bigger = new ring(r->capacity() * 2);
+  ring* bigger = ring::make(r->capacity() * 2);
+  if (!bigger) return nullptr;
   for (std::int64_t i = top; i < bottom; ++i) {
     bigger->at(i).store(r->at(i).load(std::memory_order_relaxed), std::memory_order_relaxed);
     bigger->stamp(i).store(r->stamp(i).load(std::memory_order_relaxed), std::memory_order_relaxed);
   }
   array_.store(bigger, std::memory_order_release);
-  retired_.push_back(r);
+  r->retired_next = retired_;
+  retired_ = r;
   return bigger;
 }
 

@@ -32,12 +32,24 @@ class cv_core {
   /// Blocks until notified or `deadline` (nullptr: none). `unlock_user` releases the user's lock
   /// once the caller is queued (under the internal spinlock: it must not block); `relock_user`
   /// takes it again on every way out, exceptions included. Returns timed_out if the deadline
-  /// passed first.
+  /// passed first. `user_mutex` names the mutex the waiters must share (condition_variable), or
+  /// is nullptr when each waiter may bring its own lock (condition_variable_any): a wait with a
+  /// mutex other than the one of the waiters still queued throws errc::invalid_state, with the
+  /// user's lock held and nothing queued. The check costs a compare under the internal lock.
   template <class Unlock, class Relock>
   wait_status wait(Unlock&& unlock_user, Relock&& relock_user,
-                   const sync_clock::time_point* deadline) {
+                   const sync_clock::time_point* deadline, const void* user_mutex = nullptr) {
     throw_if_tasklet("condition_variable::wait");  // before the user's lock is released
     lock_.lock();
+    if (user_mutex) {
+      // The queue being empty ends the binding, as POSIX has it: a waiter that was woken (taken
+      // from the queue) no longer counts, even before its wait() has returned.
+      if (bound_mutex_ != user_mutex && !queue_.empty()) {
+        lock_.unlock();
+        throw_cv_mutex_mismatch();
+      }
+      bound_mutex_ = user_mutex;
+    }
     waiters_.fetch_add(1, std::memory_order_seq_cst);
     waiter w;
     w.kind = wait_kind::condition_variable;
@@ -72,6 +84,9 @@ class cv_core {
  private:
   spinlock lock_;
   wait_queue queue_;
+  // The mutex of the condition_variable waiters queued now (under lock_; meaningful only while
+  // queue_ holds a waiter).
+  const void* bound_mutex_ = nullptr;
   // Callers inside wait() (queued, or just woken): lets notify skip the lock when nobody waits.
   std::atomic<std::uint32_t> waiters_{0};
 };
@@ -83,6 +98,9 @@ class cv_core {
 /// happen, but a woken waiter competes for the mutex like any other locker, so always re-check
 /// the condition (the predicate overloads do). Tasklets cannot wait (errc::tasklet_cannot_block,
 /// thrown with the lock still held). notify_* may be called from any context, lock held or not.
+/// All waiters queued at the same time must wait with the same mutex: a wait with another one
+/// throws errc::invalid_state (thrown with the lock still held); once no waiter is queued, the
+/// next wait may bring any mutex.
 ///
 /// Destruction: as with std::condition_variable, only the notification has to happen before
 /// the destructor: a woken waiter may destroy the condition variable while notify_*() has not
@@ -96,8 +114,12 @@ class condition_variable {
   void notify_one() noexcept { core_.notify_one(); }
   void notify_all() noexcept { core_.notify_all(); }
 
+  /// Throws errc::invalid_state, with `lock` still held, when other waiters queued on this
+  /// condition variable wait with a different mutex (undefined behaviour for POSIX and
+  /// std::condition_variable); errc::tasklet_cannot_block from a tasklet.
   void wait(std::unique_lock<mutex>& lock) {
-    core_.wait([&] { lock.mutex()->unlock(); }, [&] { lock.mutex()->lock(); }, nullptr);
+    core_.wait([&] { lock.mutex()->unlock(); }, [&] { lock.mutex()->lock(); }, nullptr,
+               lock.mutex());
   }
   template <class Pred>
   void wait(std::unique_lock<mutex>& lock, Pred pred) {
@@ -107,8 +129,8 @@ class condition_variable {
   std::cv_status wait_until(std::unique_lock<mutex>& lock,
                             const std::chrono::time_point<Clock, Duration>& t) {
     const auto deadline = detail::to_steady(t);
-    const wait_status st =
-        core_.wait([&] { lock.mutex()->unlock(); }, [&] { lock.mutex()->lock(); }, &deadline);
+    const wait_status st = core_.wait([&] { lock.mutex()->unlock(); },
+                                      [&] { lock.mutex()->lock(); }, &deadline, lock.mutex());
     return st == wait_status::timed_out ? std::cv_status::timeout : std::cv_status::no_timeout;
   }
   /// Returns pred() as last evaluated: false only if the deadline passed with pred() false.

@@ -69,12 +69,15 @@ class ult : public unit_handle {
   /// it is not suspended.
   void resume() const;
   /// Moves the ULT to pool `p`: at once if it is queued (and its pool can remove it), otherwise at
-  /// its next scheduling point (when it is popped, or when a suspended ULT is resumed).
+  /// its next scheduling point (when it is popped, or when a suspended ULT is resumed). Any
+  /// context. Throws errc::not_joinable (empty handle: never set, moved from or joined),
+  /// errc::invalid_state (the ULT terminated and waits for its join; the primary ULT).
   void migrate_to(pool& p) const;
   /// Moves the ULT to stream `s` (into its scheduler's migration pool).
   void migrate_to(execution_stream& s) const { migrate_to(s.migration_pool()); }
   /// Restricts the ULT to stream `s` (nullptr lifts it): if another stream pops it, that stream
-  /// hands it to `s` instead of running it.
+  /// hands it to `s` instead of running it. Any context. Throws errc::not_joinable (empty handle),
+  /// errc::invalid_state (the ULT terminated and waits for its join: it is never popped again).
   void pin_to(execution_stream* s) const;
 };
 

@@ -822,7 +822,12 @@ void tasklet::migrate_to(pool& p) const {
 
 void ult::pin_to(execution_stream* s) const {
   if (!joinable()) throw error(errc::not_joinable, "weft: pin_to on an empty handle");
-  detail::as_unit(live_unit("pin_to"))->pinned_to.store(s, std::memory_order_relaxed);
+  detail::unit* const u = detail::as_unit(live_unit("pin_to"));
+  // A pin is applied when the ULT is next popped, which a terminated one never is.
+  if (u->state.load(std::memory_order_acquire) == unit_state::terminated) {
+    throw error(errc::invalid_state, "weft: cannot pin a terminated unit");
+  }
+  u->pinned_to.store(s, std::memory_order_relaxed);
 }
 
 }  // namespace weft

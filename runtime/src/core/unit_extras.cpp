@@ -4,7 +4,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
+#include <string>
 
 #include "core/unit_local.hpp"
 #include "weft/error.hpp"
@@ -25,7 +27,22 @@ unit_extras* const out_of_memory_extras = [] {
   return x;
 }();
 
+/// What throw_resource() throws when it cannot build its own error: made while memory was there.
+const std::exception_ptr out_of_memory_error =
+    std::make_exception_ptr(error(errc::resource,
+                                  "weft: out of memory (memory or the address space (ulimit -v) is "
+                                  "exhausted; the error's own message could not be built)"));
+
 }  // namespace
+
+void throw_resource(const char* what, int errnum) {
+  try {
+    if (errnum == 0) throw error(errc::resource, what);
+    throw error(errc::resource, std::string(what) + ": " + std::strerror(errnum));
+  } catch (const std::bad_alloc&) {
+    std::rethrow_exception(out_of_memory_error);
+  }
+}
 
 unit_extras& ensure_extras(work_unit* u) {
   if (!as_unit(u)->extras) {

@@ -33,6 +33,11 @@ inline bool has_error(const work_unit* u) noexcept {
   const unit_extras* x = extras_of(u);
   return x && x->error;
 }
+/// Throws weft::error with errc::resource and the message `what` (followed by ": " and
+/// strerror(errnum) when errnum != 0). When memory is too short to build that error (its message
+/// lives on the heap), throws the generic out-of-memory error built at load time instead, so that
+/// a failed mapping never becomes std::bad_alloc, or std::terminate, for want of a few bytes.
+[[noreturn]] void throw_resource(const char* what, int errnum = 0);
 /// Records the exception being handled as u's error (call in a catch block). If even the small
 /// block cannot be allocated, u gets a shared one whose error (errc::resource) says so.
 void capture_error(work_unit* u) noexcept;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/runtime_state.hpp"
+#include "core/unit_extras.hpp"
 #include "observe/observe.hpp"
 #include "platform/assert.hpp"
 #include "platform/locks.hpp"
@@ -261,7 +262,7 @@ arena* map_arena(depot& d, size_class& c) WEFT_REQUIRES(d.lock) {
   const std::size_t page = page_size();
   // Out of memory is a resource failure like a refused mapping: the ULT's join reports it.
   auto* a = new (std::nothrow) arena;
-  if (!a) throw error(errc::resource, "weft: cannot allocate a ULT stack arena: out of memory");
+  if (!a) throw_resource("weft: cannot allocate a ULT stack arena: out of memory");
   a->owner = &c;
   const std::size_t limit = guard_limit();
   const std::size_t guarded_slots =
@@ -286,8 +287,7 @@ arena* map_arena(depot& d, size_class& c) WEFT_REQUIRES(d.lock) {
     } else if (!a->base) {
       const int e = errno;
       delete a;
-      throw error(errc::resource,
-                  std::string("weft: cannot map a ULT stack arena: ") + std::strerror(e));
+      throw_resource("weft: cannot map a ULT stack arena", e);
     }
   } else if (guard_limit_is_automatic()) {
     char why[160];
@@ -306,8 +306,7 @@ arena* map_arena(depot& d, size_class& c) WEFT_REQUIRES(d.lock) {
     if (!a->base) {
       const int e = errno;
       delete a;
-      throw error(errc::resource,
-                  std::string("weft: cannot map a ULT stack arena: ") + std::strerror(e));
+      throw_resource("weft: cannot map a ULT stack arena", e);
     }
     // Only in case transparent huge pages are on for every mapping: a 2 MiB fault would make
     // every stack in it resident at once.
@@ -320,7 +319,7 @@ arena* map_arena(depot& d, size_class& c) WEFT_REQUIRES(d.lock) {
   } catch (...) {
     munmap(a->base, a->bytes);
     delete a;
-    throw error(errc::resource, "weft: cannot record a ULT stack arena: out of memory");
+    throw_resource("weft: cannot record a ULT stack arena: out of memory");
   }
   obs::mapped_stacks(a->nslots);
   ++d.arenas;
@@ -578,8 +577,7 @@ stack_region map_stack(std::size_t size) {
   void* base = mmap(nullptr, size + page, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
   if (base == MAP_FAILED) {
-    throw error(errc::resource,
-                std::string("weft: cannot map a ULT stack: ") + std::strerror(errno));
+    throw_resource("weft: cannot map a ULT stack", errno);
   }
   obs::mapped_stacks(1);
   stack_region s;

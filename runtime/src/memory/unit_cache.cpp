@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <new>
 
+#include "core/unit_extras.hpp"
 #include "platform/topology.hpp"
 #include "weft/error.hpp"
 #include "weft/unit_handle.hpp"
@@ -52,17 +53,17 @@ bool fits_handles(const void* memory, std::size_t bytes) noexcept {
 /// same, it is retried with a low hint, and failing that the runtime reports it.
 void* map_low(std::size_t bytes) {
   void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) throw error(errc::resource, "weft: cannot allocate work units");
+  if (memory == MAP_FAILED) throw_resource("weft: cannot allocate work units");
   if (fits_handles(memory, bytes)) return memory;
   munmap(memory, bytes);
   void* const hint = reinterpret_cast<void*>(std::uintptr_t{1} << (handle_address_bits - 2));
   memory = mmap(hint, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) throw error(errc::resource, "weft: cannot allocate work units");
+  if (memory == MAP_FAILED) throw_resource("weft: cannot allocate work units");
   if (fits_handles(memory, bytes)) return memory;
   munmap(memory, bytes);
-  throw error(errc::resource,
-              "weft: the kernel placed work unit descriptors above 2^47, where handles cannot "
-              "name them");
+  throw_resource(
+      "weft: the kernel placed work unit descriptors above 2^47, where handles cannot name "
+      "them");
 }
 
 }  // namespace
@@ -83,8 +84,13 @@ work_unit* unit_allocator::take(int numa_node) {
   }
   // A new slab, placed on the stream's node so that its descriptors are local to their users.
   // Its record's room first: out of memory, no mapping is left unowned.
-  if (slabs_.size() == slabs_.capacity())
-    slabs_.reserve(std::max<std::size_t>(8, 2 * slabs_.capacity()));
+  if (slabs_.size() == slabs_.capacity()) {
+    try {
+      slabs_.reserve(std::max<std::size_t>(8, 2 * slabs_.capacity()));
+    } catch (const std::bad_alloc&) {
+      throw_resource("weft: cannot allocate work units: out of memory");
+    }
+  }
   const bool huge = allocated_ >= huge_after;
   std::size_t bytes = huge ? huge_slab_bytes : batch * sizeof(unit);
   void* memory = huge ? map_huge(bytes, numa_node) : nullptr;

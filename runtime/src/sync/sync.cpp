@@ -25,6 +25,12 @@ void throw_tasklet_cannot_block(const char* what) {
               std::string("weft: ") + what + " would block a tasklet (tasklets never block)");
 }
 
+void throw_cv_mutex_mismatch() {
+  throw error(errc::invalid_state,
+              "weft: condition_variable::wait with a mutex other than the one its queued waiters "
+              "wait with (every waiter queued at the same time must use the same mutex)");
+}
+
 void throw_if_tasklet(const char* what) {
   if (this_unit::is_tasklet()) throw_tasklet_cannot_block(what);
 }

@@ -32,6 +32,9 @@ using sync_clock = std::chrono::steady_clock;
 void throw_if_tasklet(const char* what);
 /// Throws errc::tasklet_cannot_block unconditionally, naming `what`.
 [[noreturn]] void throw_tasklet_cannot_block(const char* what);
+/// Throws errc::invalid_state for a condition_variable wait whose mutex is not the one of
+/// the waiters already queued.
+[[noreturn]] void throw_cv_mutex_mismatch();
 
 /// An identity for the caller that survives migration: its work_unit for ULTs and tasklets, the
 /// address of a thread-local byte (tagged with 1) for external threads and scheduler loops.

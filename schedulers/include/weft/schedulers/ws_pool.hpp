@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "weft/pool.hpp"
 
@@ -38,6 +37,9 @@ namespace weft {
 class ws_pool final : public pool {
  public:
   /// `initial_capacity` is rounded up to a power of two (at least 2); the array doubles when full.
+  /// An owner push that finds the array full when no memory is left for a bigger one goes to the
+  /// side lane instead: a push never fails and never loses its unit. Throws std::bad_alloc when
+  /// there is no memory for the first array.
   explicit ws_pool(std::size_t initial_capacity = 256);
   ~ws_pool() override;
 
@@ -86,6 +88,7 @@ class ws_pool final : public pool {
   struct ring;
   bool owned_by_caller() const noexcept;
   void owner_push(work_unit* u) noexcept;
+  /// The array doubled (published to takers), or nullptr when there is no memory for it.
   ring* grow(ring* r, std::int64_t top, std::int64_t bottom) noexcept;
   work_unit* take_bottom() noexcept;
   work_unit* take_top() noexcept;
@@ -97,7 +100,7 @@ class ws_pool final : public pool {
   // Written by the owner only; read by takers.
   alignas(64) std::atomic<std::int64_t> bottom_{0};
   std::atomic<ring*> array_;
-  std::vector<ring*> retired_;  // owner only: arrays thieves may still read, freed at destruction
+  ring* retired_ = nullptr;  // owner only: arrays thieves may still read, freed at destruction
   // The yield lane: an intrusive doubly linked FIFO list through pool_next and pool_prev, owner
   // only (its units' pool_holder is this pool); its length is read by size() from anywhere.
   work_unit* yield_head_ = nullptr;

@@ -23,12 +23,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <weft/weft.hpp>
+
+#include "gbench_options.hpp"
 
 namespace {
 
@@ -237,29 +239,14 @@ void register_benchmarks() {
   }
 }
 
-/// The value of `--flag=VALUE` in argv, or nullptr.
-const char* flag_value(int argc, char** argv, std::string_view flag) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a.size() > flag.size() + 2 && a.starts_with("--") && a.substr(2, flag.size()) == flag &&
-        a[flag.size() + 2] == '=')
-      return argv[i] + flag.size() + 3;
-  }
-  return nullptr;
-}
-
 /// --run=CASE --units=N [--reps=R]: one warm-up and R runs of the case, nothing printed.
-int run_once(const char* name, int argc, char** argv) {
-  const char* units = flag_value(argc, argv, "units");
-  const char* reps = flag_value(argc, argv, "reps");
-  const std::int64_t n = units ? std::atoll(units) : 1000;
-  const long r = reps ? std::atol(reps) : 1;
+int run_once(const weft_bench::single_run& run) {
   for (const bench_case& c : kCases) {
-    if (std::strcmp(c.name, name) != 0) continue;
-    for (long i = 0; i <= r; ++i) c.run(n);
+    if (run.name != c.name) continue;
+    for (long i = 0; i <= run.reps; ++i) c.run(run.units);
     return 0;
   }
-  std::fprintf(stderr, "weft_abt_layer_bench: no case %s; the cases are:", name);
+  std::fprintf(stderr, "weft_abt_layer_bench: no case %s; the cases are:", run.name.c_str());
   for (const bench_case& c : kCases) std::fprintf(stderr, " %s", c.name);
   std::fprintf(stderr, "\n");
   return 2;
@@ -268,7 +255,8 @@ int run_once(const char* name, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* once = flag_value(argc, argv, "run");
+  const std::optional<weft_bench::single_run> once =
+      weft_bench::parse_single_run(argc, argv, "weft_abt_layer_bench");
   if (!once) {
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
@@ -279,7 +267,7 @@ int main(int argc, char** argv) {
   }
   int rc = 0;
   if (once) {
-    rc = run_once(once, argc, argv);
+    rc = run_once(*once);
   } else {
     register_benchmarks();
     benchmark::RunSpecifiedBenchmarks();

@@ -24,14 +24,13 @@
 #include <weft/schedulers/randws_scheduler.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "gbench_options.hpp"
 #include "workloads.hpp"
 
 namespace {
@@ -144,35 +143,12 @@ void register_benchmarks() {
   }
 }
 
-/// Removes --streams=N from argv and returns N (0 when malformed).
-int take_streams_flag(int& argc, char** argv, int fallback) {
-  constexpr std::string_view prefix = "--streams=";
-  int streams = fallback;
-  int out = 1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg.substr(0, prefix.size()) != prefix) {
-      argv[out++] = argv[i];
-      continue;
-    }
-    const std::string_view value = arg.substr(prefix.size());
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), streams);
-    if (ec != std::errc{} || end != value.data() + value.size() || streams < 1) streams = 0;
-  }
-  argc = out;
-  argv[argc] = nullptr;
-  return streams;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const cpu_set_t mask = weft_bench::process_affinity();
-  g_streams = take_streams_flag(argc, argv, std::max(2, CPU_COUNT(&mask)));
-  if (g_streams == 0) {
-    std::fprintf(stderr, "weft_sched_bench: --streams needs a positive integer\n");
-    return 2;
-  }
+  g_streams = weft_bench::take_streams_option(argc, argv, std::max(2, CPU_COUNT(&mask)),
+                                              "weft_sched_bench");
   register_shared_schedulers();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

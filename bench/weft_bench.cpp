@@ -21,12 +21,11 @@
 #include <boost/context/fiber.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <cstdio>
-#include <string_view>
 #include <vector>
 
+#include "gbench_options.hpp"
 #include "workloads.hpp"
 
 namespace {
@@ -240,35 +239,10 @@ void register_benchmarks(int streams) {
   common(benchmark::RegisterBenchmark("BM_fiber_resume", &BM_fiber_resume), 0.1);
 }
 
-/// Removes --streams=N from argv (Google Benchmark rejects flags it does not know) and returns N,
-/// 1 when absent, 0 when malformed.
-int take_streams_flag(int& argc, char** argv) {
-  constexpr std::string_view prefix = "--streams=";
-  int streams = 1;
-  int out = 1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg.substr(0, prefix.size()) != prefix) {
-      argv[out++] = argv[i];
-      continue;
-    }
-    const std::string_view value = arg.substr(prefix.size());
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), streams);
-    if (ec != std::errc{} || end != value.data() + value.size() || streams < 1) streams = 0;
-  }
-  argc = out;
-  argv[argc] = nullptr;
-  return streams;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int streams = take_streams_flag(argc, argv);
-  if (streams == 0) {
-    std::fprintf(stderr, "weft_bench: --streams needs a positive integer\n");
-    return 2;
-  }
+  const int streams = weft_bench::take_streams_option(argc, argv, 1, "weft_bench");
   g_process_affinity = weft_bench::process_affinity();
 
   weft::config cfg;

@@ -38,7 +38,7 @@ cmake --build "$build" -j2 --target weft_loops_nested weft_loops_nested_gomp \
   weft_loops_kernels_bench weft_loops_kernels_mpi_bench weft_omp_dropin >/dev/null
 bin=$build/loops
 clang++-14 -std=c++20 -O2 -fopenmp=libomp -I"$here/bench" -o "$bin/weft_loops_nested_iomp" \
-  "$here/bench/nested_omp.cpp" "$here/bench/kernels_common.cpp"
+  "$here/bench/nested_omp.cpp" "$here/bench/kernels_common.cpp" "$here/bench/bench_options.cpp"
 
 # Inner team sizes of the sweep (SWEEP=1-36 for every size; the default keeps the run short).
 if [[ ${QUICK:-0} == 1 ]]; then

@@ -11,6 +11,8 @@
  */
 #include "converse.h"
 
+#include <argp.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -134,15 +136,40 @@ static void start(void* arg) {
   CmiFree(spawn);
 }
 
+/* The command line, read with glibc's argp: up to three positional integers in ranges. */
+static error_t parse_option(int key, char* arg, struct argp_state* state) {
+  static const char* const names[] = {"PEs", "LAPS", "THREADS"};
+  const long lo[] = {1, 1, 1};
+  const long hi[] = {CMI_MAX_PES, 1L << 30, 256};
+  int* values = state->input;
+  if (key != ARGP_KEY_ARG) return ARGP_ERR_UNKNOWN;
+  if (state->arg_num > 2) argp_error(state, "too many arguments");
+  const unsigned i = state->arg_num;
+  char* end = NULL;
+  errno = 0;
+  const long v = strtol(arg, &end, 10);
+  if (errno != 0 || end == arg || *end != '\0' || v < lo[i] || v > hi[i])
+    argp_error(state, "%s: '%s' is not an integer from %ld to %ld", names[i], arg, lo[i], hi[i]);
+  values[i] = (int)v;
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  const int pes = argc > 1 ? atoi(argv[1]) : 4;
-  laps = argc > 2 ? atoi(argv[2]) : 100;
-  threads_per_pe = argc > 3 ? atoi(argv[3]) : 8;
-  if (pes < 1 || pes > CMI_MAX_PES || laps < 1 || threads_per_pe < 1 || threads_per_pe > 256) {
-    fprintf(stderr, "usage: %s [PEs 1..%d] [laps >= 1] [threads per PE 1..256]\n", argv[0],
-            CMI_MAX_PES);
-    return 2;
-  }
+  static const struct argp parser = {
+      NULL,
+      parse_option,
+      "[PEs [LAPS [THREADS]]]",
+      "The Converse-style runtime's demo: a token ring of LAPS laps over PEs processing elements "
+      "(default 4, 100), and a reduction by THREADS threads per PE (default 8, at most 256).",
+      NULL,
+      NULL,
+      NULL};
+  int values[3] = {4, 100, 8};
+  argp_err_exit_status = 2;
+  if (argp_parse(&parser, argc, argv, 0, NULL, values) != 0) return 2;
+  const int pes = values[0];
+  laps = values[1];
+  threads_per_pe = values[2];
   n_terms = 100000;
   ring_handler = CmiRegisterHandler(on_ring);
   part_handler = CmiRegisterHandler(on_part);

@@ -22,6 +22,8 @@
  *   lock-yield two ULTs lock, yield while holding the lock, unlock, N times each (the other waits)
  */
 #include <abt.h>
+#include <argp.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,13 +214,45 @@ static void run(const char* peer, const char* bench, long n, int trials, trial_f
   free(ns);
 }
 
+/* The command line, read with glibc's argp (the program is C and builds against Argobots too). */
+struct options {
+  long n;
+  long trials;
+};
+
+static error_t parse_option(int key, char* arg, struct argp_state* state) {
+  struct options* o = state->input;
+  if (key != ARGP_KEY_ARG) return ARGP_ERR_UNKNOWN;
+  if (state->arg_num > 1) argp_error(state, "too many arguments");
+  char* end = NULL;
+  errno = 0;
+  const long v = strtol(arg, &end, 10);
+  if (errno != 0 || end == arg || *end != '\0' || v < 1 || v > (1L << 30))
+    argp_error(state, "%s: '%s' is not an integer from 1 to 2^30",
+               state->arg_num == 0 ? "N" : "TRIALS", arg);
+  if (state->arg_num == 0)
+    o->n = v;
+  else
+    o->trials = v;
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  const long n = argc > 1 ? atol(argv[1]) : 10000;
-  const int trials = argc > 2 ? atoi(argv[2]) : 21;
-  if (n < 1 || trials < 1) {
-    fprintf(stderr, "usage: %s [N [TRIALS]]\n", argv[0]);
-    return 2;
-  }
+  static const struct argp parser = {
+      NULL,
+      parse_option,
+      "[N [TRIALS]]",
+      "The abt.h benchmark: fan-outs, yields, a chain and a fork-join fib of N units, TRIALS "
+      "timed trials each (default 10000 and 21).",
+      NULL,
+      NULL,
+      NULL};
+  struct options opts = {10000, 21};
+  /* Usage errors exit with status 2, like the other benchmark programs. */
+  argp_err_exit_status = 2;
+  if (argp_parse(&parser, argc, argv, 0, NULL, &opts) != 0) return 2;
+  const long n = opts.n;
+  const int trials = (int)opts.trials;
   check(ABT_init(0, NULL), "ABT_init");
   ABT_xstream self;
   check(ABT_xstream_self(&self), "ABT_xstream_self");

@@ -6,32 +6,41 @@
 // WEFT_LOOPS_TRIALS (default 100; mat-mat large: a third of it, at least 11); the weft team waits
 // under WEFT_LOOPS_WAIT (active, passive; unset: the layer's default policy).
 // Prints: impl kernel n p median_ms min_ms kept.
+#include "bench_options.hpp"
 #include "kernels_run.hpp"
 
 #include <weft/weft.hpp>
 
+#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace lk = loops_kernels;
 
+namespace {
+
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (lk::kernel k : lk::all_kernels) names.emplace_back(lk::name(k));
+  return names;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc < 3 || (std::strcmp(argv[1], "omp") != 0 && std::strcmp(argv[1], "weft") != 0)) {
-    std::fprintf(stderr, "usage: %s omp|weft P [KERNELS]\n", argv[0]);
-    return 2;
-  }
-  const std::string impl = argv[1];
-  const int p = std::atoi(argv[2]);
-  const std::string only = argc > 3 ? std::string(",") + argv[3] + "," : "";
-  const char* t = std::getenv("WEFT_LOOPS_TRIALS");
-  const int trials = t && std::atoi(t) > 1 ? std::atoi(t) : 100;
+  const auto opts =
+      loops_bench::parse_kernels_options(argc, argv, {"omp", "weft"}, kernel_names(), true);
+  if (!opts) return 2;
+  const std::string& impl = opts->impl;
+  const int p = opts->workers;
+  const int trials = loops_bench::trials_from_env(100);
   std::unique_ptr<weft::runtime> rt;
   if (impl == "weft") rt = std::make_unique<weft::runtime>();  // OpenMP runs without weft's streams
   for (lk::kernel k : lk::all_kernels) {
-    if (!only.empty() && only.find(std::string(",") + lk::name(k) + ",") == std::string::npos)
+    if (!opts->kernels.empty() &&
+        std::find(opts->kernels.begin(), opts->kernels.end(), lk::name(k)) == opts->kernels.end())
       continue;
     for (std::int64_t n : {std::int64_t{1}, lk::large_n(k)}) {
       const lk::problem pr{k, n, p};

@@ -4,35 +4,43 @@
 // mpi+weft initialises weft in each rank (WEFT_NUM_STREAMS streams per rank) and computes each
 // rank's block with the loop layer, waiting for messages with weft::loops::mpi::mpi_wait.
 // Prints on rank 0: impl kernel n p median_ms min_ms kept.
+#include "bench_options.hpp"
 #include "kernels_run.hpp"
 
 #include <weft/loops/mpi.hpp>
 #include <weft/weft.hpp>
 
+#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace lk = loops_kernels;
 
+namespace {
+
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (lk::kernel k : lk::all_kernels) names.emplace_back(lk::name(k));
+  return names;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   weft::loops::mpi::session mpi(&argc, &argv);
-  if (argc < 2 || (std::strcmp(argv[1], "mpi") != 0 && std::strcmp(argv[1], "mpi+weft") != 0)) {
-    if (mpi.rank() == 0)
-      std::fprintf(stderr, "usage: mpirun -np P %s mpi|mpi+weft [KERNELS]\n", argv[0]);
-    return 2;
-  }
-  const std::string impl = argv[1];
+  const auto opts = loops_bench::parse_kernels_options(argc, argv, {"mpi", "mpi+weft"},
+                                                       kernel_names(), false, mpi.rank() == 0);
+  if (!opts) return 2;
+  const std::string& impl = opts->impl;
   const bool with_weft = impl == "mpi+weft";
-  const std::string only = argc > 2 ? std::string(",") + argv[2] + "," : "";
-  const char* t = std::getenv("WEFT_LOOPS_TRIALS");
-  const int trials = t && std::atoi(t) > 1 ? std::atoi(t) : 100;
+  const int trials = loops_bench::trials_from_env(100);
   std::unique_ptr<weft::runtime> rt;
   if (with_weft) rt = std::make_unique<weft::runtime>();
   for (lk::kernel k : lk::all_kernels) {
-    if (!only.empty() && only.find(std::string(",") + lk::name(k) + ",") == std::string::npos)
+    if (!opts->kernels.empty() &&
+        std::find(opts->kernels.begin(), opts->kernels.end(), lk::name(k)) == opts->kernels.end())
       continue;
     for (std::int64_t n : {std::int64_t{1}, lk::large_n(k)}) {
       const lk::problem pr{k, n, mpi.size()};

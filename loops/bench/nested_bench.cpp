@@ -6,6 +6,7 @@
 // widths, e.g. 1-36 or 2,1000 (0: the default, which is 1 when the outer team fills the streams;
 // 1000: one unit per inner iteration). Outer workers are ULTs; inner workers are ULTs or tasklets.
 // Prints one line per configuration: name outer inner median_us min_us kept ok.
+#include "bench_options.hpp"
 #include "nested_common.hpp"
 
 #include <weft/loops/loops.hpp>
@@ -13,17 +14,14 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 namespace wl = weft::loops;
 
 int main(int argc, char** argv) {
-  if (argc < 2 || (std::strcmp(argv[1], "serial") != 0 && argc < 4)) {
-    std::fprintf(stderr, "usage: %s serial | ult|tasklet OUTER INNER-LIST\n", argv[0]);
-    return 2;
-  }
-  const std::string mode = argv[1];
+  const auto opts = loops_bench::parse_nested_options(argc, argv, {"ult", "tasklet"});
+  if (!opts) return 2;
+  const std::string& mode = opts->mode;
   nested::arrays a;
   bool ok = false;
   auto voodoo_serial = [&](std::int64_t x) {
@@ -42,15 +40,11 @@ int main(int argc, char** argv) {
     nested::report("serial", 1, 1, s, ok);
     return ok ? 0 : 1;
   }
-  if (mode != "ult" && mode != "tasklet") {
-    std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
-    return 2;
-  }
   const wl::unit_type inner_units = mode == "ult" ? wl::unit_type::ult : wl::unit_type::tasklet;
-  const int outer = std::atoi(argv[2]);
+  const int outer = opts->outer;
   weft::runtime rt;
   bool all_ok = true;
-  for (int inner : nested::parse_list(argv[3])) {
+  for (int inner : opts->inner) {
     auto petsc_voodoo = [&](std::int64_t x) {
       wl::parallel_for(0, nested::inner_iterations,
                        [&](std::int64_t j) {

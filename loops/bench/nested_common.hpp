@@ -67,26 +67,4 @@ inline void report(const std::string& name, int outer, int inner, const loops_ke
   std::fflush(stdout);
 }
 
-/// Parses "1,2,3" or "1-36" into a list.
-inline std::vector<int> parse_list(const std::string& text) {
-  std::vector<int> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const std::size_t comma = text.find(',', pos);
-    const std::string item =
-        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    const std::size_t dash = item.find('-', 1);
-    if (dash != std::string::npos) {
-      for (int v = std::atoi(item.substr(0, dash).c_str());
-           v <= std::atoi(item.substr(dash + 1).c_str()); ++v)
-        out.push_back(v);
-    } else {
-      out.push_back(std::atoi(item.c_str()));
-    }
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return out;
-}
-
 }  // namespace nested

@@ -4,6 +4,7 @@
 //   nested_omp OUTER INNER-LIST
 // Nesting is on when OMP_MAX_ACTIVE_LEVELS >= 2 (else inner regions run with one thread).
 // Prints one line per inner team size: name outer inner median_us min_us kept ok.
+#include "bench_options.hpp"
 #include "nested_common.hpp"
 
 #include <omp.h>
@@ -13,20 +14,18 @@
 #include <string>
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: %s OUTER INNER-LIST\n", argv[0]);
-    return 2;
-  }
+  const auto opts = loops_bench::parse_nested_options(argc, argv, {});
+  if (!opts) return 2;
 #ifdef __clang__
   const std::string rt = "libomp";
 #else
   const std::string rt = "libgomp";
 #endif
-  const int outer = std::atoi(argv[1]);
+  const int outer = opts->outer;
   const std::string name = rt + (omp_get_max_active_levels() >= 2 ? "-nested" : "-flat");
   nested::arrays a;
   bool all_ok = true;
-  for (int inner : nested::parse_list(argv[2])) {
+  for (int inner : opts->inner) {
     bool ok = false;
     const auto s = nested::time_outer_loop(
         [&] {

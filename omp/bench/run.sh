@@ -34,7 +34,8 @@ clang-14 -O2 -fopenmp=libomp -L"$libomp" -Wl,-rpath,"$libomp" -o "$bin/weft_omp_
   "$here/micro.c"
 clang++-14 -std=c++20 -O2 -fopenmp=libomp -L"$libomp" -Wl,-rpath,"$libomp" \
   -I"$root/loops/bench" -o "$loops/weft_loops_nested_iomp" \
-  "$root/loops/bench/nested_omp.cpp" "$root/loops/bench/kernels_common.cpp"
+  "$root/loops/bench/nested_omp.cpp" "$root/loops/bench/kernels_common.cpp" \
+  "$root/loops/bench/bench_options.cpp"
 
 # run LABEL ENV... -- CMD...: one row per output line, the first column replaced by LABEL.
 run() {

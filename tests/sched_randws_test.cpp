@@ -6,6 +6,7 @@
 
 #include <array>
 #include <functional>
+#include <thread>
 
 #include "test_support.hpp"
 
@@ -356,6 +357,46 @@ TEST_P(RandwsTest, AUnitLeftWaitingByABusyStreamIsStolenAfterTheGrace) {
   EXPECT_TRUE(ran.load());
   EXPECT_NE(child_ran_on, maker_ran_on);
   EXPECT_GE(group->steals(), 1u);
+}
+
+/// randws with a park limit of an hour: a stream that no push wakes sleeps through the test.
+class RandwsWakeTest : public streams_test {
+ protected:
+  void SetUp() override {
+    weft::config cfg = test_config(GetParam());
+    cfg.scheduler = "randws";
+    cfg.park_limit_ms = 3'600'000;
+    init(cfg);
+  }
+};
+WEFT_INSTANTIATE_STREAMS(RandwsWakeTest);
+
+TEST_P(RandwsWakeTest, APrimaryResumedFromTheEventCheckWakesParkedStreamsWithItsPushes) {
+  // The primary ULT is pinned to its stream: a join it waits in, ended on another stream, sends
+  // it back through the stream's inbox, and the stream runs it from its event check, where it was
+  // spinning idle. From then on the primary's pushes must wake the streams that parked
+  // meanwhile; left marked as spinning, its stream kept every push from waking anyone, and a
+  // parked thief slept through the primary's whole fork-join tree.
+  if (streams() < 2) GTEST_SKIP() << "needs a stream to wake";
+  for (int round = 0; round < 3; ++round) {
+    weft::ult::create_on(stream(1), [] {
+      // Long enough for the primary to block in its join, so that its stream's loop spins idle.
+      std::this_thread::sleep_for(5ms);
+    }).join();
+    // The kernel thread sleeps, the primary keeps its stream: meanwhile the others run dry and
+    // park (their idle spin lasts about a millisecond here).
+    std::this_thread::sleep_for(30ms);
+    std::atomic<bool> ran{false};
+    weft::execution_stream* ran_on = nullptr;
+    weft::ult child = weft::ult::create([&] {
+      ran_on = weft::execution_stream::self();
+      ran = true;
+    });
+    // The primary keeps its stream busy: only a woken thief can run the child.
+    EXPECT_TRUE(hold_stream_until([&] { return ran.load(); })) << "round " << round;
+    child.join();
+    EXPECT_NE(ran_on, &stream(0)) << "round " << round;
+  }
 }
 
 }  // namespace

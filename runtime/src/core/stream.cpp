@@ -249,8 +249,11 @@ void stream::adopt_orphans(bool busy_only) {
   if (rt().attachment().adopt(*this, sched_->pools_, busy_only)) sched_->on_pools_changed();
 }
 
-void stream::serve_orphans() {
-  if (work_unit* u = rt().attachment().pop_orphan()) run_unit(u);
+void stream::serve_orphans(scheduler& looping) {
+  if (work_unit* u = rt().attachment().pop_orphan()) {
+    looping.end_spin();
+    run_unit(u);
+  }
 }
 
 void stream::wait_terminated() {
@@ -435,7 +438,7 @@ void stream::run_unit(work_unit* u) {
   // Direct yields used up their budget: the scheduler's own count did not see them, so the
   // events they skipped are checked here (check_events() runs units too: not from inside it).
   if (switching_.take_due_events()) [[unlikely]] {
-    if (!check_events(true)) sched_->on_event_check();
+    if (!check_events(true, *sched_)) sched_->on_event_check();
   }
 }
 
@@ -445,7 +448,7 @@ void stream::run_timers() noexcept {
   if (!timers_.empty()) timers_.fire_due(std::chrono::steady_clock::now());
 }
 
-bool stream::check_events(bool main) {
+bool stream::check_events(bool main, scheduler& looping) {
   assert_invariant([this] { return current_stream_no_switch() == this; },
                    "a stream checks its events on its own thread");
   switching_.refill_direct_budget(sched_->event_freq());
@@ -464,7 +467,14 @@ bool stream::check_events(bool main) {
       }
     }
   }
-  while (work_unit* u = pinned_.pop_front()) run_unit(u);
+  if (!pinned_.empty()) {
+    // A stream that runs a unit is not idle. Left spinning, it would keep every pool it serves
+    // from waking parked streams (pool::wants_wake) for as long as the unit runs: a primary ULT
+    // woken through the inbox then spawned a whole fork-join tree that the parked thief slept
+    // through until its park limit.
+    looping.end_spin();
+    while (work_unit* u = pinned_.pop_front()) run_unit(u);
+  }
   if (main && (requests_.load(std::memory_order_relaxed) & (request_adopt | request_adopt_busy)))
       [[unlikely]] {
     const std::uint32_t r =
@@ -474,7 +484,7 @@ bool stream::check_events(bool main) {
   if (main && rt().events().pending()) [[unlikely]]
     handle_events(*this);
   if (rt().attachment().has_orphans()) [[unlikely]]
-    serve_orphans();
+    serve_orphans(looping);
   return has_to_stop();
 }
 

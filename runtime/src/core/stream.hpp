@@ -151,7 +151,8 @@ class alignas(64) stream final : public execution_stream {
   [[gnu::always_inline]] inline void run_one(work_unit* w);
   /// Delivers the inbox and runs forwarded pinned units; `main`: also applies requests that
   /// change the main scheduler's pools (a stacked scheduler leaves those to the main one).
-  bool check_events(bool main);
+  /// `looping`: the scheduler whose loop checks; its idle spin ends before a unit runs here.
+  bool check_events(bool main, scheduler& looping);
   bool has_to_stop() const noexcept;
   /// True when every scheduler on the stream must return now (stop or scheduler replacement).
   bool must_leave() const noexcept {
@@ -213,7 +214,7 @@ class alignas(64) stream final : public execution_stream {
   /// Takes over every orphaned pool (busy_only: those holding units) into the main scheduler.
   void adopt_orphans(bool busy_only = false);
   /// Runs one unit from an orphaned pool, if one holds any and no other stream is at it.
-  void serve_orphans();
+  void serve_orphans(scheduler& looping);
   /// After free(): drops the scheduler (and its pools) and the caches; the object itself lives on
   /// (closed inbox) until finalize.
   void release_resources() noexcept;

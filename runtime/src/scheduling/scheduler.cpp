@@ -57,13 +57,16 @@ loop_scheduler::loop_scheduler(std::vector<std::shared_ptr<pool>> pools)
 }
 
 void scheduler::do_run_unit(work_unit* u) {
+  // The unit's pushes must wake parked streams again (pool::wants_wake).
+  if (spinning_) [[unlikely]]
+    end_spin();
   if (running_stacked_) ++pops_;
   stream_->run_unit(u);
 }
 
 bool scheduler::do_check_events() {
-  if (!running_stacked_) return stream_->check_events(true);
-  stream_->check_events(false);
+  if (!running_stacked_) return stream_->check_events(true, *this);
+  stream_->check_events(false, *this);
   return do_has_to_stop();
 }
 
@@ -185,8 +188,6 @@ struct detail_loop {
     unsigned idle = 0;
     for (;;) {
       if (work_unit* u = pick(s)) {
-        if (s.spinning_) [[unlikely]]
-          s.end_spin();
         detail::assert_invariant(
             [u] {
               return detail::as_unit(u)->state.load(std::memory_order_relaxed) == unit_state::ready;

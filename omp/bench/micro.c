@@ -5,7 +5,16 @@
      micro doacross a chain of 20000 iterations in 2 threads, schedule(static, 1), each waiting
                     for the one before (depend(sink: i-1)): a hand-off per iteration, ns per
                     iteration
-   Each prints: what median min kept, over 11 batches (the first dropped, then 002's filter:
+     micro chain    10^5 tasks in a chain, each depend(inout: x) on one variable, ms per run
+     micro wavefront a 1024x1024 recurrence in 64x64 blocks of 16x16, one task per block with
+                    depend(in) on its upper and left neighbours and depend(out) on itself (4096
+                    tasks, the diagonals in parallel), ms per run
+     micro taskred  10^6 tasks in_reduction(+) of a taskgroup task_reduction(+), ms per run
+     micro doacross2 the same recurrence as wavefront, element by element, as a doacross loop
+                    for ordered(2) schedule(static, 1) with depend(sink: i-1, j) and
+                    depend(sink: i, j-1), ms per run
+   Each checks its result against a sequential computation (a wrong one exits with 1), and
+   prints: what median min kept, over 11 batches (the first dropped, then 002's filter:
    spikes above 1.8x the median dropped, at most 10%). */
 #include <omp.h>
 #include <stdio.h>
@@ -67,9 +76,93 @@ static void doacross_chain(void) {
   }
 }
 
+#define CHAIN_TASKS 100000
+
+static long dependence_chain(void) {
+  long x = 0;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  for (long i = 0; i < CHAIN_TASKS; ++i) {
+#pragma omp task depend(inout : x) shared(x)
+    ++x;
+  }
+  return x;
+}
+
+/* The wavefront's recurrence: v[i][j] from its upper and left neighbours (unsigned, so that
+   wrap-around is defined); row 0 and column 0 are fixed. */
+#define GRID 1024
+#define BLOCK 16
+#define NBLOCKS (GRID / BLOCK)
+static unsigned grid[GRID][GRID];
+static unsigned grid_check[GRID][GRID];
+
+static unsigned step(unsigned up, unsigned left) {
+  return up * 3u + (left ^ (left >> 7)) + 1u;
+}
+
+static void grid_reset(unsigned (*g)[GRID]) {
+  for (int i = 0; i < GRID; ++i)
+    for (int j = 0; j < GRID; ++j) g[i][j] = (i == 0 || j == 0) ? (unsigned)(i * 7 + j * 13) : 0u;
+}
+
+static void grid_block(int bi, int bj) {
+  for (int i = bi * BLOCK; i < (bi + 1) * BLOCK; ++i)
+    for (int j = bj * BLOCK; j < (bj + 1) * BLOCK; ++j)
+      if (i > 0 && j > 0) grid[i][j] = step(grid[i - 1][j], grid[i][j - 1]);
+}
+
+static void grid_sequential(void) {
+  grid_reset(grid_check);
+  for (int i = 1; i < GRID; ++i)
+    for (int j = 1; j < GRID; ++j)
+      grid_check[i][j] = step(grid_check[i - 1][j], grid_check[i][j - 1]);
+}
+
+static void wavefront(void) {
+  grid_reset(grid);
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  for (int bi = 0; bi < NBLOCKS; ++bi)
+    for (int bj = 0; bj < NBLOCKS; ++bj) {
+      /* A block is named by its first element; a neighbour outside the grid by the block itself
+         (an address named twice by one task keeps its out). */
+      const int i0 = bi * BLOCK, j0 = bj * BLOCK;
+      const int up = bi > 0 ? i0 - BLOCK : i0, left = bj > 0 ? j0 - BLOCK : j0;
+#pragma omp task depend(in : grid[up][j0], grid[i0][left]) depend(out : grid[i0][j0])
+      grid_block(bi, bj);
+    }
+}
+
+static void doacross_grid(void) {
+  grid_reset(grid);
+#pragma omp parallel for ordered(2) schedule(static, 1) num_threads(2)
+  for (int i = 1; i < GRID; ++i)
+    for (int j = 1; j < GRID; ++j) {
+#pragma omp ordered depend(sink : i - 1, j) depend(sink : i, j - 1)
+      grid[i][j] = step(grid[i - 1][j], grid[i][j - 1]);
+#pragma omp ordered depend(source)
+    }
+}
+
+#define REDUCTION_TASKS 1000000L
+
+static long task_reduction(void) {
+  long s = 0;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+#pragma omp taskgroup task_reduction(+ : s)
+  for (long i = 0; i < REDUCTION_TASKS; ++i) {
+#pragma omp task in_reduction(+ : s) firstprivate(i)
+    s += i;
+  }
+  return s;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s region|barrier|fib [N]|doacross\n", argv[0]);
+    fprintf(stderr, "usage: %s region|barrier|fib [N]|doacross|chain|wavefront|taskred|doacross2\n",
+            argv[0]);
     return 2;
   }
   double t[BATCHES];
@@ -121,6 +214,36 @@ int main(int argc, char** argv) {
       if (chain[CHAIN - 1] != CHAIN) return 1;
     }
     report("doacross", t, BATCHES);
+  } else if (strcmp(argv[1], "chain") == 0) {
+    for (int b = 0; b < BATCHES; ++b) {
+      const double t0 = omp_get_wtime();
+      const long x = dependence_chain();
+      t[b] = (omp_get_wtime() - t0) * 1e3;
+      if (x != CHAIN_TASKS) return 1;
+    }
+    report("chain", t, BATCHES);
+  } else if (strcmp(argv[1], "wavefront") == 0 || strcmp(argv[1], "doacross2") == 0) {
+    const int tasks = strcmp(argv[1], "wavefront") == 0;
+    grid_sequential();
+    for (int b = 0; b < BATCHES; ++b) {
+      const double t0 = omp_get_wtime();
+      if (tasks) {
+        wavefront();
+      } else {
+        doacross_grid();
+      }
+      t[b] = (omp_get_wtime() - t0) * 1e3;
+      if (memcmp(grid, grid_check, sizeof grid) != 0) return 1;
+    }
+    report(argv[1], t, BATCHES);
+  } else if (strcmp(argv[1], "taskred") == 0) {
+    for (int b = 0; b < BATCHES; ++b) {
+      const double t0 = omp_get_wtime();
+      const long s = task_reduction();
+      t[b] = (omp_get_wtime() - t0) * 1e3;
+      if (s != REDUCTION_TASKS * (REDUCTION_TASKS - 1) / 2) return 1;
+    }
+    report("taskred", t, BATCHES);
   } else {
     return 2;
   }

@@ -2,7 +2,9 @@
 # Runs libweft-omp against its peers, every OpenMP program unmodified and built once by GCC (the
 # LLVM libomp runs use the same sources built by clang-14):
 #  1. micro.c: fork/join of an empty region of 2, an empty barrier, fib(N) with omp task, a
-#     doacross chain (a hand-off between 2 threads per iteration);
+#     doacross chain (a hand-off between 2 threads per iteration), a dependence chain, a blocked
+#     wavefront of tasks, a task reduction over 10^6 tasks and a 2-D doacross wavefront
+#     (deps_alternated.sh runs the last four alternated);
 #  2. the 003 nested benchmark (loops/bench/nested_omp.cpp): flat (inner team of 1) and
 #     36 outer x inner 1..36, on libgomp, libomp, libweft-omp with inner ULTs and with inner
 #     tasklets (WEFT_OMP_INNER=tasklet), next to weft::loops' own nested version;
@@ -60,8 +62,9 @@ header() { echo "# $(date -u '+%F %T UTC') $(nproc) CPUs; load: $(cut -d' ' -f1-
 weft=(LD_LIBRARY_PATH=$dropin)
 {
   header
-  echo "# runtime what median min kept (region, barrier: us; fib: ms; doacross: ns/iteration)"
-  for what in region barrier "fib $fibn" doacross; do
+  echo "# runtime what median min kept (region, barrier: us; fib, chain, wavefront, taskred," \
+    "doacross2: ms; doacross: ns/iteration)"
+  for what in region barrier "fib $fibn" doacross chain wavefront taskred doacross2; do
     runp libgomp -- "$bin/weft_omp_micro" $what
     runp libgomp-active OMP_WAIT_POLICY=active -- "$bin/weft_omp_micro" $what
     runp libgomp-passive OMP_WAIT_POLICY=passive -- "$bin/weft_omp_micro" $what

@@ -7,7 +7,7 @@ set -euo pipefail
 res=$1
 for stat in median min; do
   col=3; [[ $stat == min ]] && col=4
-  echo "## micro, $stat (region, barrier: us; fib: ms; doacross: ns/iteration)"
+  echo "## micro, $stat (region, barrier: us; fib, chain, wavefront, taskred, doacross2: ms; doacross: ns/iteration)"
   awk -v c="$col" '!/^#/ { m[$1, $2] = $c; w[$2] = 1; r[$1] = 1 }
     END {
       for (x in w) {

@@ -204,6 +204,9 @@ struct unit_arg {
   void (*run)(unit_arg*) noexcept;  ///< what the unit does
 };
 
+/// Where the calling unit's or thread's current context is recorded (never null).
+context** current_slot();
+
 /// The calling unit's or thread's current context (never null).
 context& current();
 
@@ -211,6 +214,8 @@ context& current();
 class context_scope {
  public:
   explicit context_scope(context* c);
+  /// The same, given current_slot() (looked up by the caller already).
+  context_scope(context** slot, context* c);
   ~context_scope();
   context_scope(const context_scope&) = delete;
   context_scope& operator=(const context_scope&) = delete;

@@ -374,9 +374,18 @@ struct foreign_record {
 
 thread_local std::unique_ptr<foreign_record> t_foreign;
 
+// The primary ULT's record (it runs the initial task and member 0 of every top-level team, so
+// current() is called from it most): found without a unit-local lookup. Cleared when the record
+// is destroyed.
+std::atomic<foreign_record*> g_primary_record{nullptr};
+
 const local_key& foreign_key() {
-  static const local_key key =
-      local_key::create([](void* p) { delete static_cast<foreign_record*>(p); });
+  static const local_key key = local_key::create([](void* p) {
+    auto* r = static_cast<foreign_record*>(p);
+    foreign_record* expected = r;
+    g_primary_record.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+    delete r;
+  });
   return key;
 }
 
@@ -386,8 +395,13 @@ foreign_record* make_record() {
   return r;
 }
 
-context** foreign_slot() {
-  if (initialized() && this_unit::current()) {
+// `u`: the running unit (null outside any), which callers have looked up already.
+context** foreign_slot(work_unit* u) {
+  if (u && initialized()) {
+    const bool primary = u == g_primary_unit;
+    if (primary) {
+      if (foreign_record* r = g_primary_record.load(std::memory_order_acquire)) return &r->cur;
+    }
     void* p = foreign_key().get();
     if (!p) {
       // The thread that started weft carries over what it set before (omp_set_num_threads).
@@ -395,22 +409,23 @@ context** foreign_slot() {
       foreign_key().set(r);
       p = r;
     }
+    if (primary) g_primary_record.store(static_cast<foreign_record*>(p), std::memory_order_release);
     return &static_cast<foreign_record*>(p)->cur;
   }
   if (!t_foreign) t_foreign.reset(make_record());
   return &t_foreign->cur;
 }
 
+}  // namespace
+
 context** current_slot() {
   work_unit* u = this_unit::current();
-  if (!u) return foreign_slot();
+  if (!u) return foreign_slot(nullptr);
   // The C entry and argument a unit was created with: the callable part of the descriptor.
   const detail::unit_callable& c = detail::callable_of(u);
   if (c.entry_fn == &unit_entry) return &static_cast<unit_arg*>(c.entry_arg)->cur;
-  return foreign_slot();
+  return foreign_slot(u);
 }
-
-}  // namespace
 
 std::atomic<int> g_outer_busy{0};
 
@@ -466,7 +481,9 @@ context& current() {
   return **current_slot();
 }
 
-context_scope::context_scope(context* c) : slot_(current_slot()), saved_(*slot_) {
+context_scope::context_scope(context* c) : context_scope(current_slot(), c) {}
+
+context_scope::context_scope(context** slot, context* c) : slot_(slot), saved_(*slot) {
   *slot_ = c;
 }
 

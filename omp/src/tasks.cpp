@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
-#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -38,14 +38,20 @@ struct detach_state {
 };
 
 /// A deferred task: its context, body and argument block (allocated right after it), completion
-/// flag for tasks that depend on it, and a reference count (the task itself, the dependence table
-/// of its parent, its dependants).
+/// flag and event for tasks that depend on it, and a reference count (the task itself, the
+/// dependence table of its parent, its dependants).
 struct task_rec {
   unit_arg hdr;
   context ctx;
   void (*fn)(void*) = nullptr;
   void* data = nullptr;
   std::atomic<bool> done{false};
+  /// Whether the task was recorded in a dependence table (set by its creator before the task
+  /// starts): only then may others wait for it, and only then is `completed` set.
+  bool tracked = false;
+  /// Set after `done` for a tracked task: dependants whose predecessor has not completed block on
+  /// it (instead of polling, which keeps every blocked dependant cycling through the pools).
+  eventual<void> completed;
   std::atomic<int> refs{1};
   std::vector<task_rec*> preds;
   detach_state* detach = nullptr;  ///< detached tasks only
@@ -73,6 +79,12 @@ std::atomic<long> g_live_tasks{0};
 long live_task_limit() {
   static const long limit = 64l * std::max(1, settings().streams);
   return limit;
+}
+
+// Completes `t` for its dependants. The caller holds a reference to `t`.
+void mark_done(task_rec* t) {
+  t->done.store(true, std::memory_order_release);
+  if (t->tracked) t->completed.set();
 }
 
 void unref(task_rec* t) {
@@ -112,7 +124,7 @@ bool cancel_event(detach_state* s) {
 void arrive(detach_state* s) {
   if (s->pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   task_rec* t = s->task;
-  if (t) t->done.store(true, std::memory_order_release);
+  if (t) mark_done(t);
   s->completed.set();
   // The creator holds its own reference until it has seen the completion.
   if (t) unref(t);
@@ -251,6 +263,7 @@ std::vector<task_rec*> link_deps(context& parent, const dep_list& d, task_rec* t
       add_all(e.run);
     }
     if (!t) continue;
+    t->tracked = true;
     t->refs.fetch_add(1, std::memory_order_relaxed);
     if (kind == dep_kind::out) {
       if (e.out) unref(e.out);
@@ -269,11 +282,10 @@ std::vector<task_rec*> link_deps(context& parent, const dep_list& d, task_rec* t
   return preds;
 }
 
+// Blocks until every task of `preds` (tracked tasks the caller holds references to) completed.
 void wait_preds(const std::vector<task_rec*>& preds) {
   for (task_rec* p : preds) {
-    if (!p->done.load(std::memory_order_acquire)) {
-      wait_until([p] { return p->done.load(std::memory_order_acquire); });
-    }
+    if (!p->done.load(std::memory_order_acquire)) p->completed.wait();
   }
 }
 
@@ -314,7 +326,7 @@ void run_task(unit_arg* a) noexcept {
     arrive(s);
     return;
   }
-  t->done.store(true, std::memory_order_release);
+  mark_done(t);
   unref(t);
 }
 
@@ -331,14 +343,15 @@ void init_child(context& child, const context& parent, bool final_task) {
   child.group = parent.group;
 }
 
-// Creates one task: deferred as a ULT, or run at once (undeferred) when `deferred` is false.
+// Creates one task of the calling unit's current context (`slot`: current_slot()): deferred as
+// a ULT, or run at once (undeferred) when `deferred` is false.
 // `prepare` fills the argument block (after cpyfn or the copy). `detach`, when not null, is where
 // the encountering task's event handle lives (the task's own copy is the first word of `data`).
 template <class Prepare>
-void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
-           long arg_align, bool deferred, bool final_task, void** depend, void* detach,
-           Prepare prepare) {
-  context& parent = current();
+void spawn(context** slot, void (*fn)(void*), void* data, void (*cpyfn)(void*, void*),
+           long arg_size, long arg_align, bool deferred, bool final_task, void** depend,
+           void* detach, Prepare prepare) {
+  context& parent = **slot;
   note_blocking(parent);
   const std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1;
   const std::size_t size = arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0;
@@ -383,13 +396,24 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
       }
       child.num = child.held;
     }
-    std::optional<detach_state> event;
-    if (detach) hand_out(&event.emplace());
+    // On the heap: rare, and an optional here would be cleared for every undeferred task.
+    std::unique_ptr<detach_state> event;
+    if (detach) {
+      event = std::make_unique<detach_state>();
+      hand_out(event.get());
+    }
     void* buf = data;
-    std::vector<unsigned char> copy;
+    // The copy of the argument block: on the stack when it fits (the common case, saving an
+    // allocation per undeferred task), else on the heap.
+    alignas(64) unsigned char local[256];
+    std::vector<unsigned char> heap;
     if (cpyfn || size) {
-      copy.resize(size + align);
-      buf = copy.data() + (align - reinterpret_cast<std::uintptr_t>(copy.data()) % align) % align;
+      unsigned char* room = local;
+      if (size + align > sizeof local) {
+        heap.resize(size + align);
+        room = heap.data();
+      }
+      buf = room + (align - reinterpret_cast<std::uintptr_t>(room) % align) % align;
       if (cpyfn) {
         cpyfn(buf, data);
       } else {
@@ -406,23 +430,27 @@ void spawn(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_
         if (outer) g_outer_busy.fetch_sub(1, std::memory_order_relaxed);
       }
     } counted(parent.level == 0);
-    context_scope scope(&child);
+    context_scope scope(slot, &child);
     const bool run = !skipped(child);
     if (run) fn(buf);
     if (own_slot) drop_slot(child);
     finish_children(child);
     if (event) {
       // An undeferred detached task completes when fulfilled; its creator waits here.
-      if (!run && cancel_event(&*event)) arrive(&*event);
-      arrive(&*event);
+      if (!run && cancel_event(event.get())) arrive(event.get());
+      arrive(event.get());
       const slot_pause pause(child);
       event->completed.wait();
     }
     return;
   }
   const std::size_t offset = (sizeof(task_rec) + align - 1) / align * align;
-  void* mem = std::aligned_alloc(alignof(task_rec) > align ? alignof(task_rec) : align,
-                                 (offset + size + 63) / 64 * 64);
+  const std::size_t mem_align = std::max(alignof(task_rec), align);
+  const std::size_t mem_size = (offset + size + 63) / 64 * 64;
+  // malloc where its alignment suffices: glibc serves it from the thread's cache, while
+  // aligned_alloc takes the arena's lock, which the streams freeing tasks contend for.
+  void* mem = mem_align <= alignof(std::max_align_t) ? std::malloc(mem_size)
+                                                     : std::aligned_alloc(mem_align, mem_size);
   if (!mem) fatal("out of memory creating a task");
   auto* t = ::new (mem) task_rec;
   t->hdr.cur = &t->ctx;
@@ -667,11 +695,12 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
                long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
                void* detach) {
   (void)priority;  // accepted: weft's pools are FIFO per stream
-  const context& c = current();
+  context** slot = current_slot();
+  context& c = **slot;
   const bool final_task = c.final_task || (flags & flag_final);
   const bool deferred = if_clause && !c.final_task;
   (void)flag_untied;
-  spawn(fn, data, cpyfn, arg_size, arg_align, deferred, final_task,
+  spawn(slot, fn, data, cpyfn, arg_size, arg_align, deferred, final_task,
         (flags & flag_depend) ? depend : nullptr, (flags & flag_detach) ? detach : nullptr,
         [](void*) {});
 }
@@ -824,7 +853,8 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
     }
     return;
   }
-  context& c = current();
+  context** slot = current_slot();
+  context& c = **slot;
   // Task sizes: `tasks` tasks, the first `r` of them one iteration longer; with a strict
   // grainsize, tasks of exactly the grainsize and a shorter last one (GOMP_TASK_FLAG_STRICT).
   std::uint64_t tasks, q, r = 0, last = 0;
@@ -858,7 +888,7 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
   for (std::uint64_t k = 0; k < tasks; ++k) {
     const std::uint64_t hi = last && k + 1 == tasks ? n : lo + q + (k < r ? 1 : 0);
     const I s = sp.at(lo), e = sp.bound(hi, n);
-    spawn(fn, data, cpyfn, arg_size, arg_align, deferred, final_task, nullptr, nullptr,
+    spawn(slot, fn, data, cpyfn, arg_size, arg_align, deferred, final_task, nullptr, nullptr,
           [s, e](void* buf) {
             I* bounds = static_cast<I*>(buf);
             bounds[0] = s;

@@ -256,6 +256,18 @@ void ult_body(void* arg) {
   }
 }
 
+/// The helpers the ULTs start: iteration i of ULT u gives the stream away the ways u + i, ... ,
+/// u + i + 3 (mod switch_kinds), and the last three ways start one each.
+long helpers_started(int iterations) {
+  long n = 0;
+  for (int u = 0; u < ults; ++u) {
+    for (int i = 0; i < iterations; ++i) {
+      for (int k = 0; k < 4; ++k) n += (u + i + k) % switch_kinds >= eventual_from_helper;
+    }
+  }
+  return n;
+}
+
 void test_exception_state() {
   abt_test_start();
   OK(ABT_mutex_create(&shared_mutex));
@@ -272,12 +284,15 @@ void test_exception_state() {
   OK(ABT_mutex_free(&shared_mutex));
 
   const long lost = thrown.load() - caught_right.load() - caught_wrong.load();
-  const long expected = static_cast<long>(ults) * iterations * per_iteration + helpers.load();
+  const long expected =
+      static_cast<long>(ults) * iterations * per_iteration + helpers_started(iterations);
   std::printf(
       "%d ULTs, %d iterations each, %ld helpers: exceptions thrown %ld (expected %ld), "
       "caught right %ld, caught wrong %ld, lost %ld, wrong states seen %ld\n",
       ults, iterations, helpers.load(), thrown.load(), expected, caught_right.load(),
       caught_wrong.load(), lost, wrong_state.load());
+  std::fflush(stdout);  // a failed check ends the process at once
+  CHECK(helpers.load() == helpers_started(iterations));
   CHECK(thrown.load() == expected);
   CHECK(caught_wrong.load() == 0);
   CHECK(lost == 0);

@@ -3,7 +3,7 @@
 # option, well-formed ones run (at the smallest sizes, or listing instead of measuring).
 # Usage: cli_test.sh NAME=PATH... (weft_bench, weft_sched_bench, weft_abt_layer_bench,
 # weft_abt_bench, weft_loops_nested, weft_loops_nested_gomp, weft_loops_kernels_bench,
-# converse_demo; the checks of programs not named are left out)
+# converse_demo, weft_omp_micro; the checks of programs not named are left out)
 # SPDX-License-Identifier: Apache-2.0
 set -uo pipefail
 declare -A bin
@@ -42,6 +42,11 @@ expect 2 "PEs: '0' is not an integer from 1" converse_demo 0
 expect 2 "THREADS: '257' is not an integer" converse_demo 2 5 257
 expect 2 "LAPS: 'x'" converse_demo 2 x
 expect 0 "" converse_demo 2 3 2
+expect 2 "which case?" weft_omp_micro
+expect 2 "no case 'nope'" weft_omp_micro nope
+expect 2 "N: '10x' is not an integer" weft_omp_micro fib 10x
+expect 2 "too many arguments" weft_omp_micro region 3
+expect 0 "" weft_omp_micro fib 12
 expect 2 "MODE" weft_loops_nested
 expect 2 "MODE" weft_loops_nested fibers 1 1
 expect 2 "'3-1' is not a width" weft_loops_nested ult 1 3-1

@@ -16,6 +16,8 @@
    Each checks its result against a sequential computation (a wrong one exits with 1), and
    prints: what median min kept, over 11 batches (the first dropped, then 002's filter:
    spikes above 1.8x the median dropped, at most 10%). */
+#include <argp.h>
+#include <errno.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,14 +161,50 @@ static long task_reduction(void) {
   return s;
 }
 
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s region|barrier|fib [N]|doacross|chain|wavefront|taskred|doacross2\n",
-            argv[0]);
-    return 2;
+/* The command line, read with glibc's argp: the case, and fib's N. */
+static const char* const cases[] = {"region", "barrier",   "fib",     "doacross",
+                                    "chain",  "wavefront", "taskred", "doacross2"};
+
+struct options {
+  const char* name;
+  int n;
+};
+
+static error_t parse_option(int key, char* arg, struct argp_state* state) {
+  struct options* o = state->input;
+  if (key == ARGP_KEY_END && o->name == NULL) argp_error(state, "which case?");
+  if (key != ARGP_KEY_ARG) return ARGP_ERR_UNKNOWN;
+  if (state->arg_num == 0) {
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+      if (strcmp(arg, cases[i]) == 0) o->name = cases[i];
+    if (o->name == NULL) argp_error(state, "no case '%s'", arg);
+    return 0;
   }
+  if (state->arg_num > 1 || strcmp(o->name, "fib") != 0) argp_error(state, "too many arguments");
+  char* end = NULL;
+  errno = 0;
+  const long v = strtol(arg, &end, 10);
+  if (errno != 0 || end == arg || *end != '\0' || v < 1 || v > 45)
+    argp_error(state, "N: '%s' is not an integer from 1 to 45", arg);
+  o->n = (int)v;
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  static const struct argp parser = {
+      NULL,
+      parse_option,
+      "region|barrier|fib [N]|doacross|chain|wavefront|taskred|doacross2",
+      "OpenMP micro-benchmarks, each checked: one case per run (fib: N, default 30).",
+      NULL,
+      NULL,
+      NULL};
+  struct options opts = {NULL, 30};
+  argp_err_exit_status = 2;
+  if (argp_parse(&parser, argc, argv, 0, NULL, &opts) != 0) return 2;
+  const char* const name = opts.name;
   double t[BATCHES];
-  if (strcmp(argv[1], "region") == 0) {
+  if (strcmp(name, "region") == 0) {
     const int reps = 2000;
     for (int b = 0; b < BATCHES; ++b) {
       const double t0 = omp_get_wtime();
@@ -177,7 +215,7 @@ int main(int argc, char** argv) {
       t[b] = (omp_get_wtime() - t0) / reps * 1e6;
     }
     report("region", t, BATCHES);
-  } else if (strcmp(argv[1], "barrier") == 0) {
+  } else if (strcmp(name, "barrier") == 0) {
     const int reps = 5000;
     for (int b = 0; b < BATCHES; ++b) {
       double dt = 0;
@@ -194,8 +232,8 @@ int main(int argc, char** argv) {
       t[b] = dt / reps * 1e6;
     }
     report("barrier", t, BATCHES);
-  } else if (strcmp(argv[1], "fib") == 0) {
-    const int n = argc > 2 ? atoi(argv[2]) : 30;
+  } else if (strcmp(name, "fib") == 0) {
+    const int n = opts.n;
     long result = 0;
     for (int b = 0; b < BATCHES; ++b) {
       const double t0 = omp_get_wtime();
@@ -206,7 +244,7 @@ int main(int argc, char** argv) {
     }
     report("fib", t, BATCHES);
     if (result != fib_check(n)) return 1;
-  } else if (strcmp(argv[1], "doacross") == 0) {
+  } else if (strcmp(name, "doacross") == 0) {
     for (int b = 0; b < BATCHES; ++b) {
       const double t0 = omp_get_wtime();
       doacross_chain();
@@ -214,7 +252,7 @@ int main(int argc, char** argv) {
       if (chain[CHAIN - 1] != CHAIN) return 1;
     }
     report("doacross", t, BATCHES);
-  } else if (strcmp(argv[1], "chain") == 0) {
+  } else if (strcmp(name, "chain") == 0) {
     for (int b = 0; b < BATCHES; ++b) {
       const double t0 = omp_get_wtime();
       const long x = dependence_chain();
@@ -222,8 +260,8 @@ int main(int argc, char** argv) {
       if (x != CHAIN_TASKS) return 1;
     }
     report("chain", t, BATCHES);
-  } else if (strcmp(argv[1], "wavefront") == 0 || strcmp(argv[1], "doacross2") == 0) {
-    const int tasks = strcmp(argv[1], "wavefront") == 0;
+  } else if (strcmp(name, "wavefront") == 0 || strcmp(name, "doacross2") == 0) {
+    const int tasks = strcmp(name, "wavefront") == 0;
     grid_sequential();
     for (int b = 0; b < BATCHES; ++b) {
       const double t0 = omp_get_wtime();
@@ -235,8 +273,8 @@ int main(int argc, char** argv) {
       t[b] = (omp_get_wtime() - t0) * 1e3;
       if (memcmp(grid, grid_check, sizeof grid) != 0) return 1;
     }
-    report(argv[1], t, BATCHES);
-  } else if (strcmp(argv[1], "taskred") == 0) {
+    report(name, t, BATCHES);
+  } else if (strcmp(name, "taskred") == 0) {
     for (int b = 0; b < BATCHES; ++b) {
       const double t0 = omp_get_wtime();
       const long s = task_reduction();

@@ -31,6 +31,7 @@ void stream_table::erase(int rank) noexcept {
       },
       "stream table: a stream is erased from the slot it was inserted in");
   slots_[static_cast<std::size_t>(rank)] = nullptr;
+  live_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void stream_table::reserve_retired() {
@@ -52,6 +53,7 @@ void stream_table::retire(int rank) noexcept {
                    "stream table: room was reserved before a stream is retired");
   retired_.push_back(slot);  // cannot fail: reserve_retired() made room
   slot = nullptr;
+  live_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 stream* stream_table::at(int rank) const noexcept {
@@ -97,6 +99,7 @@ void stream_table::delete_all_but(const stream* keep) noexcept {
   for (stream* s : retired_) delete s;
   slots_.clear();
   retired_.clear();
+  live_.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace weft::detail

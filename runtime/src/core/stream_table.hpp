@@ -2,6 +2,7 @@
 // The execution streams of the runtime by rank, and the freed ones kept until teardown.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <vector>
@@ -38,6 +39,7 @@ class stream_table {
     assert_invariant([&] { return s && !slots_[static_cast<std::size_t>(rank)]; },
                      "stream table: a stream takes a free slot");
     slots_[static_cast<std::size_t>(rank)] = s;
+    live_.fetch_add(1, std::memory_order_relaxed);
     return s;
   }
   /// Empties the slot of `rank` (a stream whose start failed; its creator deletes it).
@@ -54,6 +56,9 @@ class stream_table {
   stream* slot(std::size_t i, bool& end) const noexcept;
   /// The number of streams in slots.
   int count() const noexcept;
+  /// count() without the lock, for the idle loop: exact once the streams' creations and frees
+  /// have returned, a moment stale while one runs.
+  int live() const noexcept { return live_.load(std::memory_order_relaxed); }
   /// The ranks the next `n` streams created with the lowest free rank will take.
   std::vector<int> free_ranks(int n) const;
 
@@ -90,6 +95,7 @@ class stream_table {
   mutable std::mutex mutex_;
   std::vector<stream*> slots_;    // index = rank
   std::vector<stream*> retired_;  // freed, kept until teardown
+  std::atomic<int> live_{0};      // streams in slots_, written under mutex_
 };
 
 }  // namespace weft::detail

@@ -6,6 +6,7 @@
 // leaves it through pop, which hands back the ABT_thread (new interface) or the ABT_unit (old
 // one). The layer pairs units and work units in one registry so it can answer ABT_unit_get_thread
 // and free each unit (with the pool's callback) when its work unit leaves the pool.
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <new>
@@ -51,6 +52,19 @@ struct unit_registry {
   std::mutex mutex;
   std::unordered_map<ABT_unit, weft::work_unit*> to_thread;
   std::unordered_map<const weft::work_unit*, ABT_unit> to_unit;
+  /// to_thread.size() + to_unit.size(), stored (release) under the mutex after every change. The
+  /// lookups read it (acquire) first and skip the mutex while it is 0: a program without user
+  /// pools, or with none of their units alive, runs every unit (ABT_xstream_run_unit, whose
+  /// scheduler loops call it per unit) without taking this process-wide lock. A unit is recorded
+  /// before its pool hands it out, so whoever holds a user pool's unit sees a nonzero count.
+  std::atomic<std::size_t> entries{0};
+
+  /// Called under the mutex after changing the maps.
+  void count_entries() noexcept {
+    entries.store(to_thread.size() + to_unit.size(), std::memory_order_release);
+  }
+  /// Whether no pair is recorded; callable without the mutex.
+  bool empty() const noexcept { return entries.load(std::memory_order_acquire) == 0; }
 };
 unit_registry& units() {
   static unit_registry* r = new unit_registry;
@@ -115,11 +129,13 @@ class user_pool final : public weft::pool {
         r.to_thread[unit] = u;
         r.to_unit[u] = unit;
         unit_owner()[unit] = this;
+        r.count_entries();
         return unit;
       } catch (...) {
         r.to_thread.erase(unit);
         r.to_unit.erase(u);
         unit_owner().erase(unit);
+        r.count_entries();
       }
     }
     // Freed outside the registry's lock: the callback may call back into the layer.
@@ -152,6 +168,7 @@ class user_pool final : public weft::pool {
       auto tu = r.to_unit.find(u);
       if (tu != r.to_unit.end() && tu->second == unit) r.to_unit.erase(tu);
       unit_owner().erase(unit);
+      r.count_entries();
     }
     free_unit(unit);
     return u;
@@ -547,6 +564,7 @@ weft::work_unit* user_unit_thread(ABT_unit unit, bool forget) noexcept {
   user_pool* owner = nullptr;
   {
     unit_registry& r = units();
+    if (r.empty()) return nullptr;
     std::lock_guard lock(r.mutex);
     auto it = r.to_thread.find(unit);
     if (it == r.to_thread.end()) return nullptr;
@@ -559,6 +577,7 @@ weft::work_unit* user_unit_thread(ABT_unit unit, bool forget) noexcept {
 
 ABT_unit user_unit_of(const weft::work_unit* u) noexcept {
   unit_registry& r = units();
+  if (r.empty()) return nullptr;
   std::lock_guard lock(r.mutex);
   auto it = r.to_unit.find(u);
   return it == r.to_unit.end() ? nullptr : it->second;

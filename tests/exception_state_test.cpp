@@ -198,6 +198,39 @@ TEST_P(ExceptionStateTest, ChildOnItsJoinersStackHasItsOwn) {
   EXPECT_EQ(s.bad.load(), 0);
 }
 
+/// Many exceptions, each caught, held across a switch, rethrown and caught again, by 8 ULTs at
+/// once: the cheap switches (a yield, a wait on a held mutex) every time, a migration every 16th.
+TEST_P(ExceptionStateTest, AHundredThousandExceptionsKeepTheirState) {
+  shared s;
+  s.streams = streams();
+  constexpr int units = 8;
+  const int per_unit = static_cast<int>(scaled(12'500, 50));
+  std::atomic<long> caught_right{0};
+  run_all(units, [&](int u) {
+    for (int i = 0; i < per_unit; ++i) {
+      const int id = u * per_unit + i;
+      try {
+        try {
+          throw tagged{id};
+        } catch (const tagged& t) {
+          const std::exception_ptr mine = std::current_exception();
+          give_away(s, i % 16 == 15 ? 3 + 4 * (id % s.streams) : i % 2);
+          s.check(std::current_exception() == mine && std::uncaught_exceptions() == 0 &&
+                  t.id == id);
+          throw;
+        }
+      } catch (const tagged& again) {
+        if (again.id == id && std::uncaught_exceptions() == 0) caught_right.fetch_add(1);
+      }
+      s.check(!std::current_exception());
+    }
+    s.done.fetch_add(1);
+  });
+  EXPECT_EQ(s.done.load(), units);
+  EXPECT_EQ(caught_right.load(), static_cast<long>(units) * per_unit);
+  EXPECT_EQ(s.bad.load(), 0);
+}
+
 TEST_P(ExceptionStateTest, PrimaryHandlerAmongOthers) {
   shared s;
   s.streams = streams();

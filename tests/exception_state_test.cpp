@@ -240,6 +240,7 @@ TEST_P(ExceptionStateTest, PrimaryHandlerAmongOthers) {
   } catch (const tagged& t) {
     const std::exception_ptr mine = std::current_exception();
     std::vector<weft::ult> units;
+    units.reserve(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i)
       units.push_back(weft::ult::create([&s, i] { handle_and_switch(s, i); }));
     for (int k = 0; k < 8; ++k) {

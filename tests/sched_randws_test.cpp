@@ -54,6 +54,7 @@ TEST_P(RandwsTest, EveryStreamIsInOneGroupAndListsEveryPool) {
       wait_until([&] { return group->pools().size() == static_cast<std::size_t>(streams()); }));
   std::atomic<int> complete{0};
   std::vector<weft::ult> us;
+  us.reserve(static_cast<std::size_t>(streams()));
   for (int r = 0; r < streams(); ++r) {
     us.push_back(weft::ult::create_on(stream(r), [&] {
       if (wait_until([&] {
@@ -185,6 +186,7 @@ TEST_P(RandwsTest, StreamsJoinAndLeaveTheGroup) {
     auto& s = dynamic_cast<weft::randws_scheduler&>(extra->main_scheduler());
     EXPECT_EQ(s.group(), group);
     std::vector<weft::ult> us;
+    us.reserve(200);
     for (int i = 0; i < 200; ++i) {
       us.push_back(weft::ult::create_on(i % 2 ? *extra : stream(i % streams()), [&] {
         weft::this_unit::yield();

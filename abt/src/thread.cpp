@@ -822,9 +822,14 @@ int ABT_thread_is_unnamed(ABT_thread thread, ABT_bool* is_unnamed) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!is_unnamed) return ABT_ERR_INV_ARG;
+  // A unit created through weft's C++ API (a scheduler ULT of ABT_pool_add_sched among them)
+  // has no extension: it is unnamed, as Argobots' scheduler ULTs are, when nothing holds it to
+  // join, i.e. when it frees itself at its end.
   thread_ext* e = ext_of(u);
-  *is_unnamed =
-      e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed) ? ABT_TRUE : ABT_FALSE;
+  const bool unnamed =
+      e ? (e->flags.load(std::memory_order_relaxed) & flag_unnamed) != 0
+        : unit_view::join_of(u, std::memory_order_relaxed) == unit_view::join_state::detached;
+  *is_unnamed = unnamed ? ABT_TRUE : ABT_FALSE;
   return ABT_SUCCESS;
 }
 

@@ -374,7 +374,11 @@ int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle)
         return ABT_ERR_MIGRATION_NA;  // already running
       if (e) e->last_pool.store(target_handle, std::memory_order_relaxed);
       if (e && e->migration_cb) e->migration_cb(handle_of(u), e->migration_arg);
+      // Argobots moves a ULT that migrates itself when it yields: a tool sees it yield on this
+      // stream and run again on the target's.
+      if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
       weft::this_unit::migrate_to(target);
+      if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
       return ABT_SUCCESS;
     }
     if (unit_view::kind(u) == weft::unit_kind::tasklet) {

@@ -867,6 +867,12 @@ static void yield_once(void* arg) {
   OK(ABT_thread_yield());
 }
 
+static void migrate_self_to(void* arg) {
+  ABT_thread self;
+  OK(ABT_thread_self(&self));
+  OK(ABT_thread_migrate_to_pool(self, *(ABT_pool*)arg));
+}
+
 static void suspend_once(void* arg) {
   (void)arg;
   OK(ABT_self_suspend());
@@ -915,6 +921,18 @@ static void test_tool_events(void) {
   ABT_thread handle = t;
   OK(ABT_thread_free(&t));
   {
+    static const uint64_t e[] = {EV(CREATE), EV(RUN),  EV(YIELD), EV(RUN),
+                                 EV(FINISH), EV(JOIN), EV(FREE),  0};
+    check_events_of(handle, e, __LINE__);
+  }
+
+  /* A ULT that migrates itself yields on its stream and runs again on the target's, as in
+   * Argobots: a tool that tracks the stream of each RUN sees it FINISH where it last ran. */
+  if (abt_test_num_xstreams > 1) {
+    clear_log();
+    OK(ABT_thread_create(pool, migrate_self_to, &abt_test_pools[0], ABT_THREAD_ATTR_NULL, &t));
+    handle = t;
+    OK(ABT_thread_free(&t));
     static const uint64_t e[] = {EV(CREATE), EV(RUN),  EV(YIELD), EV(RUN),
                                  EV(FINISH), EV(JOIN), EV(FREE),  0};
     check_events_of(handle, e, __LINE__);

@@ -952,6 +952,20 @@ static void test_tool_events(void) {
     CHECK(suspend_sync_of(handle) == ABT_SYNC_EVENT_TYPE_USER);
   }
 
+  /* The same, resumed by ABT_self_resume_yield_to: the resumer reports RESUME there too. The
+   * target is in the caller's stream's pool, the case Argobots' test/basic self_resume_to takes. */
+  clear_log();
+  OK(ABT_thread_create(abt_test_pools[0], suspend_once, NULL, ABT_THREAD_ATTR_NULL, &t));
+  wait_blocked(t);
+  OK(ABT_self_resume_yield_to(t));
+  handle = t;
+  OK(ABT_thread_free(&t));
+  {
+    static const uint64_t e[] = {EV(CREATE), EV(RUN),  EV(SUSPEND), EV(RESUME), EV(RUN),
+                                 EV(FINISH), EV(JOIN), EV(FREE),    0};
+    check_events_of(handle, e, __LINE__);
+  }
+
   /* Blocking on an eventual and on a join: SUSPEND, RESUME, RUN, with the object's type; the
    * joiner resumes after the joined unit finished, and the join is reported after that. */
   clear_log();

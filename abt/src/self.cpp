@@ -40,6 +40,8 @@ int check_target(ABT_thread thread) noexcept {
 int resume_target(ABT_thread thread) {
   weft::work_unit* u = unit_of(thread);
   if (!unit_view::user_suspended(u)) return ABT_ERR_THREAD;
+  // Reported by the resumer, as ABT_thread_resume does: the target's RUN follows its RESUME.
+  if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RESUME);
   weft::resume(u);
   return ABT_SUCCESS;
 }

@@ -374,7 +374,11 @@ int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle)
         return ABT_ERR_MIGRATION_NA;  // already running
       if (e) e->last_pool.store(target_handle, std::memory_order_relaxed);
       if (e && e->migration_cb) e->migration_cb(handle_of(u), e->migration_arg);
+      // Argobots moves a ULT that migrates itself when it yields: a tool sees it yield on this
+      // stream and run again on the target's.
+      if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
       weft::this_unit::migrate_to(target);
+      if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RUN);
       return ABT_SUCCESS;
     }
     if (unit_view::kind(u) == weft::unit_kind::tasklet) {
@@ -822,9 +826,14 @@ int ABT_thread_is_unnamed(ABT_thread thread, ABT_bool* is_unnamed) {
   weft::work_unit* u = unit_of(thread);
   if (!u) return ABT_ERR_INV_THREAD;
   if (!is_unnamed) return ABT_ERR_INV_ARG;
+  // A unit created through weft's C++ API (a scheduler ULT of ABT_pool_add_sched among them)
+  // has no extension: it is unnamed, as Argobots' scheduler ULTs are, when nothing holds it to
+  // join, i.e. when it frees itself at its end.
   thread_ext* e = ext_of(u);
-  *is_unnamed =
-      e && (e->flags.load(std::memory_order_relaxed) & flag_unnamed) ? ABT_TRUE : ABT_FALSE;
+  const bool unnamed =
+      e ? (e->flags.load(std::memory_order_relaxed) & flag_unnamed) != 0
+        : unit_view::join_of(u, std::memory_order_relaxed) == unit_view::join_state::detached;
+  *is_unnamed = unnamed ? ABT_TRUE : ABT_FALSE;
   return ABT_SUCCESS;
 }
 

@@ -867,6 +867,12 @@ static void yield_once(void* arg) {
   OK(ABT_thread_yield());
 }
 
+static void migrate_self_to(void* arg) {
+  ABT_thread self;
+  OK(ABT_thread_self(&self));
+  OK(ABT_thread_migrate_to_pool(self, *(ABT_pool*)arg));
+}
+
 static void suspend_once(void* arg) {
   (void)arg;
   OK(ABT_self_suspend());
@@ -920,6 +926,18 @@ static void test_tool_events(void) {
     check_events_of(handle, e, __LINE__);
   }
 
+  /* A ULT that migrates itself yields on its stream and runs again on the target's, as in
+   * Argobots: a tool that tracks the stream of each RUN sees it FINISH where it last ran. */
+  if (abt_test_num_xstreams > 1) {
+    clear_log();
+    OK(ABT_thread_create(pool, migrate_self_to, &abt_test_pools[0], ABT_THREAD_ATTR_NULL, &t));
+    handle = t;
+    OK(ABT_thread_free(&t));
+    static const uint64_t e[] = {EV(CREATE), EV(RUN),  EV(YIELD), EV(RUN),
+                                 EV(FINISH), EV(JOIN), EV(FREE),  0};
+    check_events_of(handle, e, __LINE__);
+  }
+
   /* A suspension: SUSPEND, RESUME (from the resumer), RUN. */
   clear_log();
   OK(ABT_thread_create(pool, suspend_once, NULL, ABT_THREAD_ATTR_NULL, &t));
@@ -932,6 +950,20 @@ static void test_tool_events(void) {
                                  EV(FINISH), EV(JOIN), EV(FREE),    0};
     check_events_of(handle, e, __LINE__);
     CHECK(suspend_sync_of(handle) == ABT_SYNC_EVENT_TYPE_USER);
+  }
+
+  /* The same, resumed by ABT_self_resume_yield_to: the resumer reports RESUME there too. The
+   * target is in the caller's stream's pool, the case Argobots' test/basic self_resume_to takes. */
+  clear_log();
+  OK(ABT_thread_create(abt_test_pools[0], suspend_once, NULL, ABT_THREAD_ATTR_NULL, &t));
+  wait_blocked(t);
+  OK(ABT_self_resume_yield_to(t));
+  handle = t;
+  OK(ABT_thread_free(&t));
+  {
+    static const uint64_t e[] = {EV(CREATE), EV(RUN),  EV(SUSPEND), EV(RESUME), EV(RUN),
+                                 EV(FINISH), EV(JOIN), EV(FREE),    0};
+    check_events_of(handle, e, __LINE__);
   }
 
   /* Blocking on an eventual and on a join: SUSPEND, RESUME, RUN, with the object's type; the

@@ -143,6 +143,23 @@ static void user_sched_run_threads(ABT_sched sched) {
   abt_test_add(&user_sched_returns, 1);
 }
 
+/* What ABT_thread_is_unnamed says of the ULT that runs a stacked scheduler (-1 before it ran):
+ * Argobots creates that ULT unnamed (it frees itself when the scheduler ends), and a tool that
+ * tracks ULTs relies on it to accept a FREE event without a JOIN. */
+static int stacked_sched_unnamed = -1;
+
+static void user_sched_run_threads_probed(ABT_sched sched) {
+  ABT_thread self = ABT_THREAD_NULL;
+  OK(ABT_self_get_thread(&self));
+  ABT_bool unnamed = ABT_FALSE;
+  OK(ABT_thread_is_unnamed(self, &unnamed));
+  ABT_bool self_unnamed = ABT_FALSE;
+  OK(ABT_self_is_unnamed(&self_unnamed));
+  CHECK(self_unnamed == unnamed);
+  abt_test_store(&stacked_sched_unnamed, unnamed == ABT_TRUE);
+  user_sched_run_threads(sched);
+}
+
 static int user_sched_free(ABT_sched sched) {
   struct user_sched_data* d = data_of(sched);
   abt_test_store(&last_freed_scheduled, d->scheduled);
@@ -161,6 +178,8 @@ static ABT_sched_def unit_loop_def = {ABT_SCHED_TYPE_ULT, user_sched_init, user_
                                       user_sched_free, user_sched_migration_pool};
 static ABT_sched_def thread_loop_def = {ABT_SCHED_TYPE_ULT, user_sched_init, user_sched_run_threads,
                                         user_sched_free, NULL};
+static ABT_sched_def probed_thread_loop_def = {
+    ABT_SCHED_TYPE_ULT, user_sched_init, user_sched_run_threads_probed, user_sched_free, NULL};
 
 static void test_sched_config(void) {
   abt_test_start();
@@ -387,13 +406,14 @@ static void test_stacking(void) {
   ABT_sched_config config;
   OK(ABT_sched_config_create(&config, ABT_sched_config_automatic, 1, ABT_sched_config_var_end));
   ABT_sched inner;
-  OK(ABT_sched_create(&thread_loop_def, 1, &inner_pool, config, &inner));
+  OK(ABT_sched_create(&probed_thread_loop_def, 1, &inner_pool, config, &inner));
   OK(ABT_pool_add_sched(outer_pool, inner));
   struct tally t = {0, xstream, 0, 1};
   const int units = abt_test_scaled(100);
   spawn(inner_pool, &t, units, units);
   abt_test_wait_count(&t.count, 2 * units);
   CHECK(t.wrong_stream == 0);
+  CHECK(abt_test_load(&stacked_sched_unnamed) == 1); /* the units ran: so did the scheduler */
   OK(ABT_sched_finish(inner));
   abt_test_wait_count(&user_sched_frees, frees + 1);
 

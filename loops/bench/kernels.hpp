@@ -26,6 +26,9 @@ inline constexpr kernel all_kernels[] = {kernel::pingpong, kernel::rightshift, k
 /// Short name ("pingpong", ...).
 const char* name(kernel k);
 
+/// The names of all_kernels, in order (what a command line may name).
+std::vector<std::string> all_names();
+
 /// One problem: kernel, n per worker, p workers.
 struct problem {
   kernel k;

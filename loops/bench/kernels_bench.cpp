@@ -15,23 +15,12 @@
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <vector>
 
 namespace lk = loops_kernels;
 
-namespace {
-
-std::vector<std::string> kernel_names() {
-  std::vector<std::string> names;
-  for (lk::kernel k : lk::all_kernels) names.emplace_back(lk::name(k));
-  return names;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   const auto opts =
-      loops_bench::parse_kernels_options(argc, argv, {"omp", "weft"}, kernel_names(), true);
+      loops_bench::parse_kernels_options(argc, argv, {"omp", "weft"}, lk::all_names(), true);
   if (!opts) return 2;
   const std::string& impl = opts->impl;
   const int p = opts->workers;

@@ -29,6 +29,12 @@ const char* name(kernel k) {
   return "?";
 }
 
+std::vector<std::string> all_names() {
+  std::vector<std::string> names;
+  for (kernel k : all_kernels) names.emplace_back(name(k));
+  return names;
+}
+
 std::int64_t large_n(kernel k) {
   switch (k) {
     case kernel::pingpong:

@@ -14,24 +14,13 @@
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <vector>
 
 namespace lk = loops_kernels;
-
-namespace {
-
-std::vector<std::string> kernel_names() {
-  std::vector<std::string> names;
-  for (lk::kernel k : lk::all_kernels) names.emplace_back(lk::name(k));
-  return names;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   weft::loops::mpi::session mpi(&argc, &argv);
   const auto opts = loops_bench::parse_kernels_options(argc, argv, {"mpi", "mpi+weft"},
-                                                       kernel_names(), false, mpi.rank() == 0);
+                                                       lk::all_names(), false, mpi.rank() == 0);
   if (!opts) return 2;
   const std::string& impl = opts->impl;
   const bool with_weft = impl == "mpi+weft";

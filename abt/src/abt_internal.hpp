@@ -113,10 +113,38 @@ enum slow_path : std::uint32_t {
   // No asymmetric fence (asymmetric_fence.hpp): the end of a unit's entry takes a full fence.
   // Only that end looks at it.
   slow_full_fence = 1u << 3,
+  // A user-defined pool exists (sticky until the layer is initialised anew): yields, resumes and
+  // creates tell its push which operation it is for (push_context_scope).
+  slow_user_pool = 1u << 4,
 };
 /// The slow_path bits in force; tool.cpp, ABT_thread_cancel, ABT_init, ABT_finalize and
 /// init_asymmetric_fence write them.
 [[gnu::visibility("hidden")]] extern std::atomic<std::uint32_t> g_slow_paths;
+
+/// The ABT_pool_context a user pool's push reports on the calling thread: the layer operation
+/// (create, yield, resume ...) under way there, ABT_POOL_CONTEXT_OP_POOL_OTHER outside one. The
+/// push a switch makes for the ULT that switched away (its yield) lands on the same kernel thread
+/// before anything else runs there, so a thread-local value reaches it. Not inline: a ULT may
+/// continue on another thread, and the thread-local's address must be computed afresh.
+[[gnu::noinline]] ABT_pool_context push_context() noexcept;
+[[gnu::noinline]] void set_push_context(ABT_pool_context c) noexcept;
+
+/// Names the operation for the user-pool pushes it makes, when a user pool exists.
+class push_context_scope {
+ public:
+  explicit push_context_scope(ABT_pool_context c) noexcept
+      : on_((g_slow_paths.load(std::memory_order_relaxed) & slow_user_pool) != 0) {
+    if (on_) set_push_context(c);
+  }
+  ~push_context_scope() {
+    if (on_) set_push_context(ABT_POOL_CONTEXT_OP_POOL_OTHER);  // the thread it ends on
+  }
+  push_context_scope(const push_context_scope&) = delete;
+  push_context_scope& operator=(const push_context_scope&) = delete;
+
+ private:
+  bool on_;
+};
 
 /// True when a hot path must look at tool events or cancellation: one relaxed load and one
 /// predictable branch, instead of a check per concern.
@@ -129,7 +157,7 @@ inline bool slow_paths_on() noexcept {
 /// looking after. One load and one branch; the slow form makes every check itself.
 inline bool fast_paths_open() noexcept {
   return (g_slow_paths.load(std::memory_order_acquire) &
-          (slow_tool | slow_cancel | slow_uninitialized)) == 0;
+          (slow_tool | slow_cancel | slow_uninitialized | slow_user_pool)) == 0;
 }
 
 // ------------------------------------------------------------------------------------------

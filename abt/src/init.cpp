@@ -168,7 +168,7 @@ int ABT_init(int, char**) {
     st.primary_arg.store(nullptr, std::memory_order_relaxed);
     init_asymmetric_fence();  // before the first unit of the layer exists
     // No unit of this initialisation has been asked to cancel yet.
-    g_slow_paths.fetch_and(~std::uint32_t{slow_cancel}, std::memory_order_relaxed);
+    g_slow_paths.fetch_and(~std::uint32_t{slow_cancel | slow_user_pool}, std::memory_order_relaxed);
     try {
       register_existing_streams();
     } catch (...) {

@@ -64,6 +64,7 @@ ABT_pool register_pool(std::shared_ptr<weft::pool> p, ABT_pool_access access, bo
   h->access = access;
   h->automatic = automatic;
   h->user_defined = user_defined;
+  if (user_defined) g_slow_paths.fetch_or(slow_user_pool, std::memory_order_seq_cst);
   layer_state& st = state();
   std::lock_guard lock(st.mutex);
   st.pools.push_back(h.get());  // may run out of memory: nothing registered then

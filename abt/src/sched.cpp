@@ -158,13 +158,13 @@ class randws_over_pools final : public weft::scheduler {
   std::minstd_rand rng_;
 };
 
-/// The weft pools behind ABT pool handles; a null handle gets a fresh pool of `kind`.
+/// The weft pools behind ABT pool handles; a null handle gets a fresh pool of `kind` and `access`.
 std::vector<std::shared_ptr<weft::pool>> weft_pools(std::vector<ABT_pool>& pools,
-                                                    ABT_pool_kind kind) {
+                                                    ABT_pool_kind kind, ABT_pool_access access) {
   std::vector<std::shared_ptr<weft::pool>> r;
   for (ABT_pool& p : pools) {
     if (!p) {
-      if (int rc = create_basic_pool(kind, ABT_POOL_ACCESS_MPSC, true, &p))
+      if (int rc = create_basic_pool(kind, access, true, &p))
         throw weft::error(weft::errc::resource, "weft-abt: default pool: " + std::to_string(rc));
     }
     r.push_back(p->pool);
@@ -221,7 +221,8 @@ int create_predef_sched(int predef, int num_pools, ABT_pool* pools, ABT_sched_co
   std::vector<ABT_pool> created_here;
   for (ABT_pool p : list)
     if (!p) created_here.push_back(nullptr);
-  std::vector<std::shared_ptr<weft::pool>> wp = weft_pools(list, kind);
+  // Argobots gives a predefined scheduler MPMC pools: programs pop them from any stream.
+  std::vector<std::shared_ptr<weft::pool>> wp = weft_pools(list, kind, ABT_POOL_ACCESS_MPMC);
   std::unique_ptr<weft::scheduler> s;
   switch (predef) {
     case ABT_SCHED_DEFAULT:
@@ -362,7 +363,9 @@ int ABT_sched_create(ABT_sched_def* def, int num_pools, ABT_pool* pools, ABT_sch
     int automatic = 0;
     config_int(config, ABT_sched_config_automatic.idx, automatic);
     std::vector<ABT_pool> list(pools, pools + num_pools);
-    std::vector<std::shared_ptr<weft::pool>> wp = weft_pools(list, ABT_POOL_FIFO);
+    // A user scheduler's missing pools are MPSC, as in Argobots.
+    std::vector<std::shared_ptr<weft::pool>> wp =
+        weft_pools(list, ABT_POOL_FIFO, ABT_POOL_ACCESS_MPSC);
     // weft schedulers serve at least one pool: a scheduler given none gets a private FIFO pool
     // (not listed among its ABT pools).
     if (wp.empty()) wp.push_back(weft::make_fifo_pool(weft::access_mode::mpsc));

@@ -37,13 +37,9 @@ int check_target(ABT_thread thread) noexcept {
   return ABT_SUCCESS;
 }
 
+/// Resumes `thread` for a switch to it that follows at once (no other stream can take it first).
 int resume_target(ABT_thread thread) {
-  weft::work_unit* u = unit_of(thread);
-  if (!unit_view::user_suspended(u)) return ABT_ERR_THREAD;
-  // Reported by the resumer, as ABT_thread_resume does: the target's RUN follows its RESUME.
-  if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RESUME);
-  weft::resume(u);
-  return ABT_SUCCESS;
+  return resume_thread(unit_of(thread), true);
 }
 
 /// The ABT_self_*_to forms take a ULT the caller may have popped itself. weft switches directly
@@ -59,13 +55,17 @@ void queue_if_popped(weft::work_unit* u) {
   }
 }
 
-/// Switches to `u` (queued first if popped); the caller goes back to its pool. Reported as a
+/// Switches to `u`; the caller goes back to its pool. A popped `u` runs next on this stream
+/// without passing through a pool (Argobots programs count on that: no other stream can take
+/// it first); a `u` this stream cannot take is queued if popped and yielded to. Reported as a
 /// yield of the caller, and RUN when it has its stream again.
 void switch_to(weft::work_unit* u) {
-  queue_if_popped(u);
   if (tool_active())
     tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
-  weft::this_unit::yield_to(u);
+  if (!weft::detail::yield_and_switch(u)) {
+    queue_if_popped(u);
+    weft::this_unit::yield_to(u);
+  }
   tool_running_again();
 }
 
@@ -248,6 +248,7 @@ int ABT_self_yield_to(ABT_thread thread) {
   if (int rc = need_ult()) return rc;
   if (int rc = check_target(thread)) return rc;
   return guarded(ABT_ERR_THREAD, [&] {
+    const push_context_scope ctx(ABT_POOL_CONTEXT_OP_THREAD_YIELD_TO);
     switch_to(unit_of(thread));
     honour_cancel();
     return ABT_SUCCESS;
@@ -259,6 +260,7 @@ int ABT_self_resume_yield_to(ABT_thread thread) {
   if (int rc = check_target(thread)) return rc;
   return guarded(ABT_ERR_THREAD, [&] {
     if (int rc = resume_target(thread)) return rc;
+    const push_context_scope ctx(ABT_POOL_CONTEXT_OP_THREAD_RESUME_YIELD_TO);
     switch_to(unit_of(thread));
     honour_cancel();
     return ABT_SUCCESS;
@@ -283,7 +285,7 @@ int ABT_self_resume_suspend_to(ABT_thread thread) {
   if (int rc = need_ult()) return rc;
   if (int rc = check_target(thread)) return rc;
   return guarded(ABT_ERR_THREAD, [&] {
-    if (int rc = ABT_thread_resume(thread)) return rc;
+    if (int rc = resume_target(thread)) return rc;
     return suspend_to(unit_of(thread));
   });
 }

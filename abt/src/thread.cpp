@@ -140,9 +140,11 @@ namespace {
 /// creations: the descriptor is allocated, set up and then submitted, in three steps.
 /// `report_create` false: the unit replaces a revived one, whose events go on (REVIVE, not
 /// CREATE).
+/// create_unit()'s general form. With `submit` false the unit is made but not submitted: the
+/// caller hands it to weft::detail::submit_and_yield_to.
 int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
-                     const ABT_thread_attr_opaque* attr, ABT_thread* out,
-                     bool report_create = true) {
+                     const ABT_thread_attr_opaque* attr, ABT_thread* out, bool report_create = true,
+                     bool submit = true) {
   const std::size_t stack =
       kind == weft::unit_kind::ult && attr && attr->stack_size ? attr->stack_size : 0;
   weft::work_unit* u = weft::detail::allocate_unit(kind, stack);
@@ -171,7 +173,12 @@ int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn
     weft::detail::set_home(u, p);  // what a tool's POOL query reports
     tool_event(u, ABT_TOOL_EVENT_THREAD_CREATE);
   }
-  weft::detail::submit_unit(u, p);
+  if (submit) {
+    // A create that reports no CREATE is a revive.
+    const push_context_scope ctx(report_create ? ABT_POOL_CONTEXT_OP_THREAD_CREATE
+                                               : ABT_POOL_CONTEXT_OP_THREAD_REVIVE);
+    weft::detail::submit_unit(u, p);
+  }
   if (out)
     *out = handle_of(u);
   else
@@ -361,6 +368,7 @@ ABT_thread_state state_of(const weft::work_unit* u) noexcept {
 }
 
 int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle) {
+  const push_context_scope ctx(ABT_POOL_CONTEXT_OP_THREAD_MIGRATE);
   if (!u) return ABT_ERR_INV_THREAD;
   if (u == primary_unit()) return ABT_ERR_INV_THREAD;  // pinned to the primary stream
   thread_ext* e = ext_of(u);
@@ -401,9 +409,34 @@ int yield_full(bool report) noexcept {
     return yield_outside_ult(self, report);
   return guarded(ABT_ERR_THREAD, [self] {
     if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
+    const push_context_scope ctx(ABT_POOL_CONTEXT_OP_THREAD_YIELD);
     weft::this_unit::yield();
     if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_RUN);
     honour_cancel(self);
+    return ABT_SUCCESS;
+  });
+}
+
+int resume_thread(weft::work_unit* u, bool hold) {
+  if (int rc = ensure_initialized()) return rc;
+  if (!u || unit_view::kind(u) != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
+  if (thread_ext* e = ext_of(u)) {
+    // A unit that suspended "to" another one is resumed before it actually suspends: the
+    // resume cancels the pending suspension (see ABT_self_suspend_to).
+    if (e->suspend_pending.exchange(false, std::memory_order_acq_rel)) return ABT_SUCCESS;
+    while (!unit_view::user_suspended(u) && e->suspending.load(std::memory_order_acquire))
+      sched_yield();  // it is a few instructions away from suspending
+  }
+  if (!unit_view::user_suspended(u)) return ABT_ERR_THREAD;
+  return guarded(ABT_ERR_THREAD, [&] {
+    // Reported by the resumer: the target's RUN follows its RESUME.
+    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RESUME);
+    if (hold) {
+      weft::detail::resume_held(u);
+    } else {
+      const push_context_scope ctx(ABT_POOL_CONTEXT_OP_THREAD_RESUME);
+      weft::resume(u);
+    }
     return ABT_SUCCESS;
   });
 }
@@ -430,6 +463,7 @@ int yield_to_full(ABT_thread thread) noexcept {
   if (!u || u == self || unit_view::kind(u) != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_THREAD, [self, u] {
     if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
+    const push_context_scope ctx(ABT_POOL_CONTEXT_OP_THREAD_YIELD_TO);
     weft::this_unit::yield_to(u);
     if (tool_active()) tool_event(self, ABT_TOOL_EVENT_THREAD_RUN);
     honour_cancel(self);
@@ -479,19 +513,28 @@ int ABT_thread_create(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_
 
 int ABT_thread_create_to(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread_attr attr,
                          ABT_thread* newthread) {
+  if (newthread) *newthread = ABT_THREAD_NULL;  // Argobots 1.x: set on error too
   if (int rc = ensure_initialized()) return rc;
   if (!caller_can_block()) return not_a_ult_code();
+  if (!pool) return ABT_ERR_INV_POOL;
+  if (!thread_func) return ABT_ERR_INV_ARG;
   ABT_thread t = ABT_THREAD_NULL;
-  // The unit is created with a handle so that it stays alive for yield_to; an unnamed one is
+  // The unit is made with a handle so that it stays alive for the switch; an unnamed one is
   // marked so before it first runs (it sees itself unnamed, and its end reports FREE), and
-  // detached once the caller is back.
-  if (int rc = create_thread(pool, thread_func, arg, attr, &t)) return rc;
+  // detached once the caller is back. It runs next here without being queued (Argobots': only
+  // the caller goes to a pool).
+  if (int rc = guarded(ABT_ERR_MEM, [&] {
+        return create_unit_slow(weft::unit_kind::ult, *pool->pool, pool, thread_func, arg, attr, &t,
+                                true, false);
+      }))
+    return rc;
   weft::work_unit* u = unit_of(t);
   if (!newthread) ext_of(u)->flags.fetch_or(flag_unnamed, std::memory_order_acq_rel);
   int rc = guarded(ABT_ERR_THREAD, [&] {
     if (tool_active())
       tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
-    weft::this_unit::yield_to(u);
+    const push_context_scope ctx(ABT_POOL_CONTEXT_OP_THREAD_CREATE_TO);
+    weft::detail::submit_and_yield_to(u, *pool->pool);
     tool_running_again();
     return ABT_SUCCESS;
   });
@@ -527,7 +570,14 @@ int ABT_thread_create_many(int num_threads, ABT_pool* pool_list, void (**thread_
   return ABT_SUCCESS;
 }
 
-int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread* thread) {
+}  // extern "C"
+
+namespace {
+
+/// ABT_thread_revive; with `submit` false the revived unit is not submitted (revive-to hands it
+/// to weft::detail::submit_and_yield_to).
+int revive_thread(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread* thread,
+                  bool submit) {
   if (int rc = ensure_initialized()) return rc;
   if (!thread || !*thread) return ABT_ERR_INV_THREAD;
   if (!pool) return ABT_ERR_INV_POOL;
@@ -554,21 +604,31 @@ int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_
   (void)free_terminated(u);
   *thread = ABT_THREAD_NULL;  // the unit is gone even if its successor cannot be made
   return guarded(ABT_ERR_MEM, [&] {
-    if (int rc = create_unit_slow(kind, *pool->pool, pool, thread_func, arg, &attr, thread, false))
+    if (int rc = create_unit_slow(kind, *pool->pool, pool, thread_func, arg, &attr, thread, false,
+                                  submit))
       return rc;
     if (tool_active()) tool_event(unit_of(*thread), ABT_TOOL_EVENT_THREAD_REVIVE);
     return ABT_SUCCESS;
   });
 }
 
+}  // namespace
+
+extern "C" {
+
+int ABT_thread_revive(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread* thread) {
+  return revive_thread(pool, thread_func, arg, thread, true);
+}
+
 int ABT_thread_revive_to(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thread* thread) {
   if (int rc = ensure_initialized()) return rc;
   if (!caller_can_block()) return not_a_ult_code();
-  if (int rc = ABT_thread_revive(pool, thread_func, arg, thread)) return rc;
+  if (int rc = revive_thread(pool, thread_func, arg, thread, false)) return rc;
   return guarded(ABT_ERR_THREAD, [&] {
     if (tool_active())
       tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
-    weft::this_unit::yield_to(unit_of(*thread));
+    const push_context_scope ctx(ABT_POOL_CONTEXT_OP_THREAD_REVIVE_TO);
+    weft::detail::submit_and_yield_to(unit_of(*thread), *pool->pool);
     tool_running_again();
     return ABT_SUCCESS;
   });
@@ -719,22 +779,7 @@ int ABT_thread_yield(void) {
 }
 
 int ABT_thread_resume(ABT_thread thread) {
-  if (int rc = ensure_initialized()) return rc;
-  weft::work_unit* u = unit_of(thread);
-  if (!u || unit_view::kind(u) != weft::unit_kind::ult) return ABT_ERR_INV_THREAD;
-  if (thread_ext* e = ext_of(u)) {
-    // A unit that suspended "to" another one is resumed before it actually suspends: the
-    // resume cancels the pending suspension (see ABT_self_suspend_to).
-    if (e->suspend_pending.exchange(false, std::memory_order_acq_rel)) return ABT_SUCCESS;
-    while (!unit_view::user_suspended(u) && e->suspending.load(std::memory_order_acquire))
-      sched_yield();  // it is a few instructions away from suspending
-  }
-  if (!unit_view::user_suspended(u)) return ABT_ERR_THREAD;
-  return guarded(ABT_ERR_THREAD, [&] {
-    if (tool_active()) tool_event(u, ABT_TOOL_EVENT_THREAD_RESUME);
-    weft::resume(u);
-    return ABT_SUCCESS;
-  });
+  return resume_thread(unit_of(thread), false);
 }
 
 int ABT_thread_migrate_to_xstream(ABT_thread thread, ABT_xstream xstream) {

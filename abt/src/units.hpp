@@ -147,6 +147,9 @@ inline void honour_cancel() noexcept(false) {
   if (g_slow_paths.load(std::memory_order_relaxed) & slow_cancel) [[unlikely]]
     honour_cancel_slow(weft::this_unit::current());
 }
+/// ABT_thread_resume of `u`; with `hold`, a ULT the caller switches to at once is left ready in
+/// no pool (weft::detail::resume_held) so that no other stream takes it first.
+int resume_thread(weft::work_unit* u, bool hold);
 /// Requests the migration of `u` to `target`.
 int migrate_unit(weft::work_unit* u, weft::pool& target, ABT_pool target_handle);
 /// The handle of the pool `u` is associated with.

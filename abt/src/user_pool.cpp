@@ -19,6 +19,18 @@
 
 namespace abt {
 
+namespace {
+thread_local ABT_pool_context tl_push_context = ABT_POOL_CONTEXT_OP_POOL_OTHER;
+}  // namespace
+
+ABT_pool_context push_context() noexcept {
+  return tl_push_context;
+}
+
+void set_push_context(ABT_pool_context c) noexcept {
+  tl_push_context = c;
+}
+
 /// The definition ABT_pool_user_def_create builds. It is told apart from an old-style
 /// ABT_pool_def (whose first member is an access value, 0..4) by its first word.
 struct user_def {
@@ -458,7 +470,11 @@ class user_pool final : public weft::pool {
  protected:
   void do_push(weft::work_unit* u) noexcept override {
     std::shared_lock lock(retire_mutex_);
-    push_ctx(u, ABT_POOL_CONTEXT_OP_POOL_OTHER);
+    // One push per operation carries its context: a further push from the same thread (another
+    // unit woken meanwhile) is the runtime's own.
+    const ABT_pool_context ctx = push_context();
+    set_push_context(ABT_POOL_CONTEXT_OP_POOL_OTHER);
+    push_ctx(u, ctx);
   }
 
  private:

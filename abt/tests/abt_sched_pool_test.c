@@ -718,8 +718,18 @@ static ABT_thread new_pop(ABT_pool pool, ABT_pool_context context) {
   return u ? u->thread : ABT_THREAD_NULL;
 }
 
+/* The contexts of the pushes into a user pool, in order, while `context_log_on` is set (the
+ * pool that records them is served by one stream). */
+enum { context_log_len = 16 };
+static ABT_pool_context context_log[context_log_len];
+static ABT_thread context_log_thread[context_log_len];
+static int context_log_n, context_log_on;
+
 static void new_push(ABT_pool pool, ABT_unit unit, ABT_pool_context context) {
-  (void)context;
+  if (abt_test_load(&context_log_on) && context_log_n < context_log_len) {
+    context_log_thread[context_log_n] = ((struct user_unit*)unit)->thread;
+    context_log[context_log_n++] = context;
+  }
   list_push(user_pool_of(pool), (struct user_unit*)unit);
 }
 
@@ -1379,6 +1389,79 @@ static void test_user_sched_stopped(void) {
   CHECK(drain_primary.frees == 1);
 }
 
+/* The push contexts a user pool sees, as Argobots passes them: the operation that pushes (a
+ * create, a yield, a yield to a popped ULT, a create-to, a resume), one push per operation. */
+static void empty_ult(void* arg) {
+  (void)arg;
+}
+
+static void suspending_ult(void* arg) {
+  (void)arg;
+  OK(ABT_self_suspend());
+}
+
+static void expect_pushes(int n, ABT_pool_context context, ABT_thread thread) {
+  CHECK(context_log_n == n);
+  CHECK(context_log[n - 1] == context);
+  CHECK(context_log_thread[n - 1] == thread);
+}
+
+static void push_context_driver(void* arg) {
+  ABT_pool pool = *(ABT_pool*)arg;
+  ABT_thread self, t;
+  OK(ABT_self_get_thread(&self));
+  context_log_n = 0;
+  abt_test_add(&context_log_on, 1);
+  OK(ABT_self_yield());
+  expect_pushes(1, ABT_POOL_CONTEXT_OP_THREAD_YIELD, self);
+  OK(ABT_thread_create(pool, empty_ult, NULL, ABT_THREAD_ATTR_NULL, &t));
+  expect_pushes(2, ABT_POOL_CONTEXT_OP_THREAD_CREATE, t);
+  ABT_thread popped = ABT_THREAD_NULL;
+  OK(ABT_pool_pop_thread(pool, &popped));
+  CHECK(popped == t);
+  OK(ABT_self_yield_to(t)); /* only the caller is pushed: the popped target runs directly */
+  expect_pushes(3, ABT_POOL_CONTEXT_OP_THREAD_YIELD_TO, self);
+  OK(ABT_thread_free(&t));
+  OK(ABT_thread_create_to(pool, empty_ult, NULL, ABT_THREAD_ATTR_NULL, &t));
+  expect_pushes(4, ABT_POOL_CONTEXT_OP_THREAD_CREATE_TO, self);
+  OK(ABT_thread_free(&t));
+  OK(ABT_thread_create(pool, suspending_ult, NULL, ABT_THREAD_ATTR_NULL, &t));
+  expect_pushes(5, ABT_POOL_CONTEXT_OP_THREAD_CREATE, t);
+  ABT_thread_state state = ABT_THREAD_STATE_READY;
+  while (state != ABT_THREAD_STATE_BLOCKED) {
+    OK(ABT_self_yield());
+    OK(ABT_thread_get_state(t, &state));
+  }
+  const int after_yields = context_log_n;
+  CHECK(context_log[after_yields - 1] == ABT_POOL_CONTEXT_OP_THREAD_YIELD);
+  OK(ABT_thread_resume(t));
+  expect_pushes(after_yields + 1, ABT_POOL_CONTEXT_OP_THREAD_RESUME, t);
+  OK(ABT_thread_free(&t));
+  abt_test_add(&context_log_on, -1);
+}
+
+static void test_user_pool_push_contexts(void) {
+  abt_test_start();
+  ABT_pool_user_def def;
+  OK(ABT_pool_user_def_create(new_create_unit, new_free_unit, new_is_empty, new_pop, new_push,
+                              &def));
+  OK(ABT_pool_user_def_set_init(def, new_init));
+  OK(ABT_pool_user_def_set_free(def, new_free));
+  OK(ABT_pool_user_def_set_get_size(def, new_get_size));
+  ABT_pool pool;
+  OK(ABT_pool_create(def, ABT_POOL_CONFIG_NULL, &pool));
+  ABT_xstream xstream;
+  OK(ABT_xstream_create_basic(ABT_SCHED_BASIC, 1, &pool, ABT_SCHED_CONFIG_NULL, &xstream));
+  ABT_thread driver;
+  OK(ABT_thread_create_on_xstream(xstream, push_context_driver, &pool, ABT_THREAD_ATTR_NULL,
+                                  &driver));
+  OK(ABT_thread_free(&driver));
+  OK(ABT_xstream_free(&xstream));
+  OK(ABT_pool_free(&pool));
+  OK(ABT_pool_user_def_free(&def));
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"sched_config", test_sched_config},
@@ -1387,6 +1470,7 @@ int main(int argc, char** argv) {
       {"stacking", test_stacking},
       {"predefined_pools", test_predefined_pools},
       {"pool_user_def", test_pool_user_def},
+      {"user_pool_push_contexts", test_user_pool_push_contexts},
       {"pool_def_old", test_pool_def_old},
       {"units", test_units},
       {"user_sched_stopped", test_user_sched_stopped},

@@ -1507,6 +1507,122 @@ static void test_attr_stack_size(void) {
   abt_test_stop();
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* ULTs that pop units from the pools of other streams and switch to them                     */
+
+/* The default scheduler's pools are MPMC, as in Argobots: ULTs may pop from any stream's pool
+ * (Argobots' test/basic ext_thread2). Each unit counts one run; every fourth exits to a unit it
+ * popped, every other fourth yields to one; an external thread joins and frees them all. */
+enum { popping_units = 200 };
+static ABT_thread popping[popping_units];
+static int popping_runs;
+
+static ABT_pool secondary_pool(int i) {
+  return abt_test_pools[1 + i % (abt_test_num_xstreams - 1)];
+}
+
+static void popper(void* arg) {
+  const int id = (int)(intptr_t)arg;
+  abt_test_add(&popping_runs, 1);
+  ABT_unit unit = ABT_UNIT_NULL;
+  OK(ABT_pool_pop(secondary_pool(id / 4), &unit));
+  if (unit == ABT_UNIT_NULL) return;
+  ABT_thread target;
+  OK(ABT_unit_get_thread(unit, &target));
+  if (id % 2 == 0) {
+    OK(ABT_self_exit_to(target));
+  } else {
+    OK(ABT_self_yield_to(target));
+  }
+}
+
+static void* join_all_popping(void* arg) {
+  (void)arg;
+  for (int i = 0; i < popping_units; i++) OK(ABT_thread_free(&popping[i]));
+  return NULL;
+}
+
+static void test_switch_to_popped_from_other_streams(void) {
+  abt_test_start();
+  if (abt_test_num_xstreams < 2) {
+    abt_test_stop();
+    return; /* needs a secondary stream: the primary's pool is weft's own */
+  }
+  for (int i = 1; i < abt_test_num_xstreams; i++) {
+    ABT_pool_access access;
+    OK(ABT_pool_get_access(abt_test_pools[i], &access));
+    CHECK(access == ABT_POOL_ACCESS_MPMC);
+  }
+  const int rounds = abt_test_scaled(20);
+  for (int r = 0; r < rounds; r++) {
+    popping_runs = 0;
+    for (int i = 0; i < popping_units; i++) {
+      OK(ABT_thread_create(secondary_pool(i), popper, (void*)(intptr_t)i, ABT_THREAD_ATTR_NULL,
+                           &popping[i]));
+    }
+    pthread_t joiner;
+    CHECK(pthread_create(&joiner, NULL, join_all_popping, NULL) == 0);
+    CHECK(pthread_join(joiner, NULL) == 0);
+    CHECK(abt_test_load(&popping_runs) == popping_units);
+  }
+  abt_test_stop();
+}
+
+/* ABT_self_yield_to runs a popped target next on the caller's stream: no other stream takes it
+ * first (Argobots' test/basic self_yield_to checks this with a per-stream "next" slot). */
+enum { next_slots = 16 };
+static ABT_thread next_on_stream[next_slots];
+static int next_violations;
+
+static void check_next(int rank) {
+  ABT_thread self;
+  OK(ABT_self_get_thread(&self));
+  ABT_thread expected = __atomic_load_n(&next_on_stream[rank], __ATOMIC_ACQUIRE);
+  if (expected != ABT_THREAD_NULL && expected != self) abt_test_add(&next_violations, 1);
+  __atomic_store_n(&next_on_stream[rank], ABT_THREAD_NULL, __ATOMIC_RELEASE);
+}
+
+static void direct_switcher(void* arg) {
+  (void)arg;
+  for (int i = 0; i < 12; i++) {
+    int rank;
+    OK(ABT_self_get_xstream_rank(&rank));
+    check_next(rank);
+    ABT_unit unit = ABT_UNIT_NULL;
+    OK(ABT_pool_pop(secondary_pool(i + rank), &unit));
+    if (unit == ABT_UNIT_NULL) {
+      OK(ABT_self_yield());
+      continue;
+    }
+    ABT_thread target;
+    OK(ABT_unit_get_thread(unit, &target));
+    __atomic_store_n(&next_on_stream[rank], target, __ATOMIC_RELEASE);
+    OK(ABT_self_yield_to(target));
+  }
+  int rank;
+  OK(ABT_self_get_xstream_rank(&rank));
+  check_next(rank);
+}
+
+static void test_switch_to_runs_target_next(void) {
+  abt_test_start();
+  if (abt_test_num_xstreams < 2 || abt_test_num_xstreams > next_slots) {
+    abt_test_stop();
+    return; /* the ULTs run on secondary streams, whose pools every stream may pop */
+  }
+  const int units = abt_test_scaled(200);
+  ABT_thread* threads = malloc(sizeof(ABT_thread) * (size_t)units);
+  CHECK(threads != NULL);
+  next_violations = 0;
+  for (int i = 0; i < units; i++)
+    OK(ABT_thread_create(secondary_pool(i), direct_switcher, NULL, ABT_THREAD_ATTR_NULL,
+                         &threads[i]));
+  for (int i = 0; i < units; i++) OK(ABT_thread_free(&threads[i]));
+  free(threads);
+  CHECK(abt_test_load(&next_violations) == 0);
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"create_join_free", test_create_join_free},
@@ -1534,6 +1650,8 @@ int main(int argc, char** argv) {
       {"primary_ult", test_primary_ult},
       {"create_to_unnamed", test_create_to_unnamed},
       {"attr_stack_size", test_attr_stack_size},
+      {"switch_to_popped_from_other_streams", test_switch_to_popped_from_other_streams},
+      {"switch_to_runs_target_next", test_switch_to_runs_target_next},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

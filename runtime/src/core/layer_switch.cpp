@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Suspend-and-switch and exit-and-switch for a layer built on weft
+// Yield-, suspend- and exit-and-switch for a layer built on weft
 // (weft/internal/layer_support.hpp): a direct switch to the target (as this_unit::yield_to makes
-// one) whose record suspends the caller, or blocks it with a landing hook that ends it once it no
-// longer runs.
+// one) whose record yields or suspends the caller, or blocks it with a landing hook that ends it
+// once it no longer runs.
 #include "weft/internal/layer_support.hpp"
 
 #include "core/stream.hpp"
@@ -10,8 +10,10 @@
 #include "core/unit_extras.hpp"
 #include "memory/overflow.hpp"
 #include "memory/stack.hpp"
+#include "observe/observe.hpp"
 #include "platform/sanitizer.hpp"
 #include "scheduling/pool_access.hpp"
+#include "weft/this_unit.hpp"
 
 namespace weft::detail {
 
@@ -56,6 +58,32 @@ void finish_exited(work_unit* from, void*) {
 }
 
 }  // namespace
+
+bool yield_and_switch(work_unit* target) {
+  stream* s = current_stream_no_switch();
+  work_unit* self = s ? s->current() : nullptr;
+  if (!self || as_unit(self)->kind != unit_kind::ult) return false;
+  if (!take_target(s, self, target)) return false;
+  obs::yielded(self);
+  switch_record rec{self, switch_action::yield};
+  s->switch_to_unit(target, rec);
+  return true;
+}
+
+void submit_and_yield_to(work_unit* u, pool& p) {
+  stream* s = current_stream_no_switch();
+  work_unit* self = s ? s->current() : nullptr;
+  as_unit(u)->home.store(&p, std::memory_order_relaxed);
+  obs::created(u);
+  if (self && as_unit(self)->kind == unit_kind::ult && take_target(s, self, u)) {
+    obs::yielded(self);
+    switch_record rec{self, switch_action::yield};
+    s->switch_to_unit(u, rec);
+    return;
+  }
+  route(u);
+  if (self && as_unit(self)->kind == unit_kind::ult) this_unit::yield_to(u);
+}
 
 bool suspend_and_switch(work_unit* target) {
   stream* s = current_stream_no_switch();

@@ -760,7 +760,9 @@ work_unit* unit_handle::release_or_throw() {
   return detail::handle_unit(std::exchange(word_, 0));
 }
 
-void resume(work_unit* u) {
+namespace {
+/// Ends the user suspension of `u` (it stays blocked: the caller makes it ready).
+void end_suspension(work_unit* u) {
   bool expected = true;
   if (!u || !detail::as_unit(u)->user_suspended.compare_exchange_strong(
                 expected, false, std::memory_order_acq_rel)) {
@@ -779,8 +781,31 @@ void resume(work_unit* u) {
     detail::cpu_relax();
   }
   detail::obs::woken(u);
+}
+}  // namespace
+
+void resume(work_unit* u) {
+  end_suspension(u);
   detail::make_ready(u);
 }
+
+namespace detail {
+bool resume_held(work_unit* w) {
+  end_suspension(w);
+  unit* const u = as_unit(w);
+  stream* const here = current_stream_no_switch();
+  execution_stream* const pin = u->pinned_to.load(std::memory_order_relaxed);
+  if (!here || !here->current() || (pin && pin != here) ||
+      u->migrate_to.load(std::memory_order_acquire)) {
+    make_ready(w);
+    return false;
+  }
+  assert_invariant([u] { return u->pool_holder.load(std::memory_order_relaxed) == nullptr; },
+                   "invariant 2: a suspended ULT is in no pool");
+  u->state.store(unit_state::ready, std::memory_order_release);
+  return true;
+}
+}  // namespace detail
 
 void ult::resume() const {
   if (!joinable()) throw error(errc::not_joinable, "weft: resume on an empty handle");

@@ -20,6 +20,27 @@
 
 namespace weft::detail {
 
+/// Resumes the user-suspended ULT `u` as weft::resume does, but leaves it ready in no pool, held
+/// for the caller to switch to at once (yield_and_switch, suspend_and_switch, exit_and_switch):
+/// no other stream can take it first. Where the calling stream may not run `u` (it is pinned to
+/// another stream or about to migrate, or the caller is no work unit) it is queued as
+/// weft::resume queues it. True when held; then the caller must switch to it or queue it. Throws
+/// as weft::resume.
+bool resume_held(work_unit* u);
+
+/// Yields the calling ULT (it goes back to its pool, ready) and runs `target` next on the calling
+/// stream, in one switch, as this_unit::yield_to does, but `target` may also be a ready ULT in no
+/// pool (popped by the caller): it never passes through a pool another stream could pop it from.
+/// Returns false, having done nothing, when `target` cannot be run so (see suspend_and_switch);
+/// true once the caller runs again. Call from a ULT, the primary ULT included.
+bool yield_and_switch(work_unit* target);
+
+/// submit_unit() of the allocated unit `u` into `p` followed by a yield of the calling ULT to it,
+/// in one switch: `u` runs next on the calling stream without ever being queued (the caller is),
+/// as Argobots' create-to and revive-to do. Where the stream cannot run a ULT `u` (a tasklet, or
+/// the caller is no ULT) `u` is queued and the caller yields to it as this_unit::yield_to does.
+void submit_and_yield_to(work_unit* u, pool& p);
+
 /// Suspends the calling ULT and runs `target` next on the calling stream, in one switch: the
 /// caller is suspended (resumable with weft::resume) before `target` runs. `target` must be a
 /// ready ULT this stream may run: one queued in a pool this stream may take it out of, or one

@@ -790,19 +790,19 @@ void resume(work_unit* u) {
 }
 
 namespace detail {
-bool resume_held(work_unit* w) {
-  end_suspension(w);
-  unit* const u = as_unit(w);
+bool resume_held(work_unit* u) {
+  end_suspension(u);
+  unit* const d = as_unit(u);
   stream* const here = current_stream_no_switch();
-  execution_stream* const pin = u->pinned_to.load(std::memory_order_relaxed);
+  execution_stream* const pin = d->pinned_to.load(std::memory_order_relaxed);
   if (!here || !here->current() || (pin && pin != here) ||
-      u->migrate_to.load(std::memory_order_acquire)) {
-    make_ready(w);
+      d->migrate_to.load(std::memory_order_acquire)) {
+    make_ready(u);
     return false;
   }
-  assert_invariant([u] { return u->pool_holder.load(std::memory_order_relaxed) == nullptr; },
+  assert_invariant([d] { return d->pool_holder.load(std::memory_order_relaxed) == nullptr; },
                    "invariant 2: a suspended ULT is in no pool");
-  u->state.store(unit_state::ready, std::memory_order_release);
+  d->state.store(unit_state::ready, std::memory_order_release);
   return true;
 }
 }  // namespace detail

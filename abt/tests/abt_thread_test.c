@@ -1623,6 +1623,34 @@ static void test_switch_to_runs_target_next(void) {
   abt_test_stop();
 }
 
+
+/* A single-consumer pool a stream pops is popped by that stream only: another stream's pop is
+ * refused with ABT_ERR_INV_POOL_ACCESS (weft's single-consumer lanes take no lock). */
+static void pop_primary_pool(void* arg) {
+  int* code = arg;
+  ABT_unit unit = ABT_UNIT_NULL;
+  *code = ABT_pool_pop(abt_test_pools[0], &unit);
+  CHECK(unit == ABT_UNIT_NULL);
+}
+
+static void test_foreign_pop_refused(void) {
+  abt_test_start();
+  ABT_pool_access access;
+  OK(ABT_pool_get_access(abt_test_pools[0], &access));
+  ABT_unit unit;
+  OK(ABT_pool_pop(abt_test_pools[0], &unit)); /* the consumer itself */
+  CHECK(unit == ABT_UNIT_NULL);
+  if (abt_test_num_xstreams >= 2 && access != ABT_POOL_ACCESS_MPMC &&
+      access != ABT_POOL_ACCESS_SPMC) {
+    int code = ABT_SUCCESS;
+    ABT_thread t;
+    OK(ABT_thread_create(abt_test_pools[1], pop_primary_pool, &code, ABT_THREAD_ATTR_NULL, &t));
+    OK(ABT_thread_free(&t));
+    CHECK(code == ABT_ERR_INV_POOL_ACCESS);
+  }
+  abt_test_stop();
+}
+
 int main(int argc, char** argv) {
   static const struct abt_test_case cases[] = {
       {"create_join_free", test_create_join_free},
@@ -1652,6 +1680,7 @@ int main(int argc, char** argv) {
       {"attr_stack_size", test_attr_stack_size},
       {"switch_to_popped_from_other_streams", test_switch_to_popped_from_other_streams},
       {"switch_to_runs_target_next", test_switch_to_runs_target_next},
+      {"foreign_pop_refused", test_foreign_pop_refused},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

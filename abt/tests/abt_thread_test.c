@@ -1623,7 +1623,6 @@ static void test_switch_to_runs_target_next(void) {
   abt_test_stop();
 }
 
-
 /* A single-consumer pool a stream pops is popped by that stream only: another stream's pop is
  * refused with ABT_ERR_INV_POOL_ACCESS (weft's single-consumer lanes take no lock). */
 static void pop_primary_pool(void* arg) {

@@ -76,6 +76,16 @@ int user_pool_print_all(ABT_pool p, void* arg, void (*print_fn)(void*, void*), b
 /// The work unit behind a user pool's unit (nullptr if unknown); `forget` drops the pairing and
 /// frees the unit with the pool's free callback.
 weft::work_unit* user_unit_thread(ABT_unit unit, bool forget) noexcept;
+/// Frees the unit associated with `u` (with its pool's callback), if any: `u` is being freed.
+void user_pool_release(const weft::work_unit* u) noexcept;
+/// Takes the unit associated with `u` off it without freeing it (a revive hands it to the
+/// revived work unit with user_pool_attach, or frees it with user_pool_drop); nullptr if none.
+ABT_unit user_pool_detach(const weft::work_unit* u) noexcept;
+/// Associates the detached `unit` with `u` again; false (nothing done) when `unit` is not the
+/// user pool `p`'s.
+bool user_pool_attach(ABT_pool p, weft::work_unit* u, ABT_unit unit) noexcept;
+/// Frees the detached `unit` with its pool's callback.
+void user_pool_drop(ABT_unit unit) noexcept;
 /// The user unit currently standing for `u` in a user pool, or nullptr.
 ABT_unit user_unit_of(const weft::work_unit* u) noexcept;
 

@@ -122,8 +122,12 @@ void delete_pool_handle(ABT_pool p) noexcept {
 
 weft::work_unit* unit_to_thread(ABT_unit unit, ABT_pool pool) noexcept {
   if (!unit) return nullptr;
-  // A user pool's unit leaves its pool here (that pool frees it).
-  if (weft::work_unit* u = user_unit_thread(unit, true)) return u;
+  // A user pool's unit stands for its work unit while that stays associated with the pool; going
+  // to another pool (or a built-in one: `pool` null or not user-defined), the unit is freed.
+  if (weft::work_unit* u = user_unit_thread(unit, false)) {
+    if (!pool || !pool->user_defined) user_unit_thread(unit, true);
+    return u;
+  }
   // Otherwise it is a built-in pool's unit, its work unit, whatever the target pool: Argobots
   // converts a unit between pool kinds. A user pool takes only this layer's work units.
   auto* u = reinterpret_cast<weft::work_unit*>(unit);
@@ -198,6 +202,8 @@ int push_thread(ABT_pool pool, ABT_thread thread, ABT_pool_context ctx) {
   return guarded(ABT_ERR_POOL, [&] {
     // A user pool sets the unit's pool once it has made its unit (a refused one stays as it was).
     if (pool->user_defined) return user_pool_push_thread(pool, u, ctx);
+    // Into a built-in pool: a user pool's unit standing for `u` goes (Argobots converts it).
+    if (g_slow_paths.load(std::memory_order_relaxed) & slow_user_pool) user_pool_release(u);
     weft::detail::set_home(u, *pool->pool);
     if (thread_ext* e = ext_of(u)) e->last_pool.store(pool, std::memory_order_relaxed);
     pool->pool->push(u);

@@ -324,13 +324,18 @@ int ABT_self_schedule(ABT_thread thread, ABT_pool pool) {
   if (int rc = need_ult()) return rc;
   if (u == weft::this_unit::current()) return ABT_ERR_INV_THREAD;
   return guarded(ABT_ERR_THREAD, [&] {
-    queue_if_popped(u);
     if (tool_active())
       tool_event(weft::this_unit::current(), ABT_TOOL_EVENT_THREAD_YIELD, ABT_SYNC_EVENT_TYPE_USER);
-    if (unit_view::kind(u) == weft::unit_kind::ult)
-      weft::this_unit::yield_to(u);
-    else
+    if (unit_view::kind(u) == weft::unit_kind::ult) {
+      // A popped ULT runs next here without passing through a pool (it keeps `pool` as its own).
+      if (!weft::detail::yield_and_switch(u)) {
+        queue_if_popped(u);
+        weft::this_unit::yield_to(u);
+      }
+    } else {
+      queue_if_popped(u);
       weft::this_unit::yield();  // a tasklet runs from a scheduler, not from a ULT's stack
+    }
     tool_running_again();
     honour_cancel();
     return ABT_SUCCESS;

@@ -51,6 +51,10 @@ namespace {
     if (tool_active()) report_entry_end(u, e);
   }
   while (e->key_setter.load(std::memory_order_seq_cst)) sched_yield();
+  // An unnamed unit frees itself at its end, and its user pool's unit with it.
+  if ((g_slow_paths.load(std::memory_order_relaxed) & slow_user_pool) &&
+      (e->flags.load(std::memory_order_relaxed) & flag_unnamed))
+    user_pool_release(u);
 }
 
 std::size_t page_bytes() noexcept {
@@ -124,7 +128,8 @@ void entry_ended(weft::work_unit* u) noexcept {
   // of asymmetric_fence.hpp). One look at g_slow_paths covers that fence and the tool; the
   // common case is two stores and two loads, with no frame.
   thread_ext* const e = ext_in(u);
-  if (!(g_slow_paths.load(std::memory_order_relaxed) & (slow_tool | slow_full_fence))) [[likely]] {
+  if (!(g_slow_paths.load(std::memory_order_relaxed) &
+        (slow_tool | slow_full_fence | slow_user_pool))) [[likely]] {
     e->ending.store(1, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     if (e->key_setter.load(std::memory_order_seq_cst)) [[unlikely]]
@@ -141,14 +146,18 @@ namespace {
 /// `report_create` false: the unit replaces a revived one, whose events go on (REVIVE, not
 /// CREATE).
 /// create_unit()'s general form. With `submit` false the unit is made but not submitted: the
-/// caller hands it to weft::detail::submit_and_yield_to.
+/// caller hands it to weft::detail::submit_and_yield_to. `*reuse`, when given, is a user pool's
+/// unit detached from a unit being revived: it stands for the new unit when `ph` made it, and is
+/// then set to null.
 int create_unit_slow(weft::unit_kind kind, weft::pool& p, ABT_pool ph, void (*fn)(void*), void* arg,
                      const ABT_thread_attr_opaque* attr, ABT_thread* out, bool report_create = true,
-                     bool submit = true) {
+                     bool submit = true, ABT_unit* reuse = nullptr) {
   const std::size_t stack =
       kind == weft::unit_kind::ult && attr && attr->stack_size ? attr->stack_size : 0;
   weft::work_unit* u = weft::detail::allocate_unit(kind, stack);
-  if (ph && ph->user_defined) {
+  if (ph && ph->user_defined && reuse && *reuse && user_pool_attach(ph, u, *reuse)) {
+    *reuse = nullptr;  // revived in the pool it was associated with: its unit stays
+  } else if (ph && ph->user_defined) {
     // The user pool makes the unit's ABT_unit now, so that a refusal fails the create.
     if (int rc = user_pool_reserve_unit(ph, u)) {
       weft::detail::discard_unit(u);
@@ -272,6 +281,9 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
     if (u == self || u == primary_unit()) return invalid_code;
     if (int rc = wait_for_end(u, self, e)) return rc;
   }
+  // A user pool's unit goes with its work unit (Argobots frees it in ABT_thread_free).
+  if (then_free && (g_slow_paths.load(std::memory_order_relaxed) & slow_user_pool))
+    user_pool_release(u);
   if (!slow_paths_on()) [[likely]] {
     // The common case: no tool to tell, and freed at once when nothing escaped the unit.
     if (then_free && weft::detail::reap_if_done(u)) return ABT_SUCCESS;
@@ -288,6 +300,7 @@ int join_unit(weft::work_unit* u, bool then_free, int invalid_code) {
 
 int free_terminated(weft::work_unit* u) noexcept {
   const int rc = never_ran_code(u);
+  if (g_slow_paths.load(std::memory_order_relaxed) & slow_user_pool) user_pool_release(u);
   weft::detail::discard_unit(u);
   return rc;
 }
@@ -601,15 +614,21 @@ int revive_thread(ABT_pool pool, void (*thread_func)(void*), void* arg, ABT_thre
     // Terminated, but weft may not have finished ending it yet.
     if (int rc = wait_for_end(u, weft::this_unit::current(), e)) return rc;
   }
+  // Argobots keeps a user pool's unit across a revive into the same pool.
+  ABT_unit kept = (g_slow_paths.load(std::memory_order_relaxed) & slow_user_pool)
+                      ? user_pool_detach(u)
+                      : nullptr;
   (void)free_terminated(u);
   *thread = ABT_THREAD_NULL;  // the unit is gone even if its successor cannot be made
-  return guarded(ABT_ERR_MEM, [&] {
+  const int rc = guarded(ABT_ERR_MEM, [&] {
     if (int rc = create_unit_slow(kind, *pool->pool, pool, thread_func, arg, &attr, thread, false,
-                                  submit))
+                                  submit, &kept))
       return rc;
     if (tool_active()) tool_event(unit_of(*thread), ABT_TOOL_EVENT_THREAD_REVIVE);
     return ABT_SUCCESS;
   });
+  if (kept) user_pool_drop(kept);  // revived elsewhere, or not at all
+  return rc;
 }
 
 }  // namespace

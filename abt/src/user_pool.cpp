@@ -2,10 +2,12 @@
 // User-defined pools: ABT_pool_user_def_* (Argobots 1.2's interface) and the older struct
 // ABT_pool_def, both as a weft::pool that calls the user's callbacks.
 //
-// A work unit enters a user pool as an ABT_unit the pool makes with its create-unit callback and
-// leaves it through pop, which hands back the ABT_thread (new interface) or the ABT_unit (old
-// one). The layer pairs units and work units in one registry so it can answer ABT_unit_get_thread
-// and free each unit (with the pool's callback) when its work unit leaves the pool.
+// A work unit is associated with a user pool through an ABT_unit the pool makes with its
+// create-unit callback, as in Argobots: made when the work unit is created in the pool (or first
+// pushed into it), queued by every push, handed back by pop as the ABT_thread (new interface) or
+// the ABT_unit (old one) and kept meanwhile, and freed with the pool's callback when the work unit
+// is freed or goes to another pool. The layer pairs units and work units in one registry so it can
+// answer ABT_unit_get_thread and find the unit to queue.
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -110,6 +112,33 @@ class user_pool final : public weft::pool {
     std::unique_lock lock(retire_mutex_);
     ABT_pool h = handle_;
     if (!h) return;
+    // Units still associated with this pool (their work units were not freed yet) go first:
+    // the registry must not name a pool that is gone.
+    std::vector<ABT_unit> left;
+    {
+      unit_registry& r = units();
+      std::lock_guard rlock(r.mutex);
+      for (auto it = unit_owner().begin(); it != unit_owner().end();) {
+        if (it->second != this) {
+          ++it;
+          continue;
+        }
+        const ABT_unit unit = it->first;
+        if (auto t = r.to_thread.find(unit); t != r.to_thread.end()) {
+          if (auto tu = r.to_unit.find(t->second); tu != r.to_unit.end() && tu->second == unit)
+            r.to_unit.erase(tu);
+          r.to_thread.erase(t);
+        }
+        try {
+          left.push_back(unit);
+        } catch (...) {  // out of memory: the unit is forgotten, not freed
+        }
+        it = unit_owner().erase(it);
+      }
+      r.count_entries();
+    }
+    if (initialised_)
+      for (ABT_unit unit : left) free_unit(unit);
     handle_ = nullptr;
     if (!initialised_) return;
     if (is_new_) {
@@ -134,25 +163,41 @@ class user_pool final : public weft::pool {
     ABT_unit unit =
         is_new_ ? new_.create_unit(handle_, handle_of(u)) : old_.u_create_from_thread(handle_of(u));
     if (!unit) return nullptr;
+    bool recorded = false;
+    ABT_unit previous = nullptr;
+    user_pool* previous_owner = nullptr;
     {
       unit_registry& r = units();
       std::lock_guard lock(r.mutex);
       try {
+        auto tu = r.to_unit.find(u);
+        const ABT_unit old = tu != r.to_unit.end() ? tu->second : nullptr;
         r.to_thread[unit] = u;
-        r.to_unit[u] = unit;
         unit_owner()[unit] = this;
-        r.count_entries();
-        return unit;
+        r.to_unit[u] = unit;
+        recorded = true;
+        // The unit of the pool `u` was associated with before goes (one unit per work unit).
+        if (old && old != unit) {
+          previous = old;
+          if (auto o = unit_owner().find(old); o != unit_owner().end()) previous_owner = o->second;
+          r.to_thread.erase(old);
+          unit_owner().erase(old);
+        }
       } catch (...) {
-        r.to_thread.erase(unit);
-        r.to_unit.erase(u);
-        unit_owner().erase(unit);
-        r.count_entries();
+        if (!recorded) {
+          r.to_thread.erase(unit);
+          unit_owner().erase(unit);
+        }
       }
+      r.count_entries();
     }
-    // Freed outside the registry's lock: the callback may call back into the layer.
-    free_unit(unit);
-    return nullptr;
+    // Freed outside the registry's lock: the callbacks may call back into the layer.
+    if (previous_owner) previous_owner->free_unit(previous);
+    if (!recorded) {
+      free_unit(unit);
+      return nullptr;
+    }
+    return unit;
   }
 
   /// Frees `unit` with the definition's callback.
@@ -270,15 +315,14 @@ class user_pool final : public weft::pool {
     return ABT_SUCCESS;
   }
 
-  /// ABT_pool_pop_threads: one call of the definition's pop_many when it has one (its units are
-  /// then freed as pop's are), otherwise pop until `len` or the pool is empty. Returns the count.
+  /// ABT_pool_pop_threads: one call of the definition's pop_many when it has one, otherwise pop
+  /// until `len` or the pool is empty. Returns the count.
   std::size_t pop_many_ctx(ABT_thread* out, std::size_t len, ABT_pool_context ctx) noexcept {
     if (!handle_ || len == 0) return 0;
     if (is_new_ && new_.pop_many) {
       std::size_t num = 0;
       new_.pop_many(handle_, out, len, &num, ctx);
       if (num > len) num = len;  // a definition that claims more than it may write
-      for (std::size_t i = 0; i < num; ++i) forget_thread(unit_of(out[i]));
       return num;
     }
     std::size_t n = 0;
@@ -307,28 +351,20 @@ class user_pool final : public weft::pool {
   weft::work_unit* pop_ctx(ABT_pool_context ctx) noexcept {
     if (!handle_) return nullptr;
     if (is_new_) {
-      ABT_thread t = new_.pop(handle_, ctx);
-      if (!t) return nullptr;
-      weft::work_unit* u = unit_of(t);
-      forget_thread(u);
-      return u;
+      return unit_of(new_.pop(handle_, ctx));  // its unit stays: it is still this pool's
     }
     ABT_unit unit = old_.p_pop(handle_);
-    return unit ? take(unit) : nullptr;
+    return unit ? thread_of(unit) : nullptr;
   }
 
   weft::work_unit* pop_wait_ctx(double secs, ABT_pool_context ctx) noexcept {
     if (!handle_) return nullptr;
     if (is_new_ && new_.pop_wait) {
-      ABT_thread t = new_.pop_wait(handle_, secs, ctx);
-      if (!t) return nullptr;
-      weft::work_unit* u = unit_of(t);
-      forget_thread(u);
-      return u;
+      return unit_of(new_.pop_wait(handle_, secs, ctx));
     }
     if (!is_new_ && old_.p_pop_timedwait) {
       ABT_unit unit = old_.p_pop_timedwait(handle_, ABT_get_wtime() + secs);
-      return unit ? take(unit) : nullptr;
+      return unit ? thread_of(unit) : nullptr;
     }
     return weft::pool::pop_wait(
         std::chrono::nanoseconds(static_cast<long long>(secs > 0 ? secs * 1e9 : 0)));
@@ -373,9 +409,8 @@ class user_pool final : public weft::pool {
     if (!handle_) return ABT_ERR_INV_POOL;
     ABT_unit mine = unit;
     if (owner != this) {
-      mine = make_unit(u);
+      mine = make_unit(u);  // frees `unit` when another pool made it
       if (!mine) return ABT_ERR_OTHER;
-      if (owner) owner->take(unit);
     }
     adopt(u);
     push_made(mine, ABT_POOL_CONTEXT_OP_POOL_OTHER);
@@ -454,7 +489,6 @@ class user_pool final : public weft::pool {
     if (!unit) return false;
     if (old_.u_is_in_pool && old_.u_is_in_pool(unit) == ABT_FALSE) return false;
     old_.p_remove(handle_, unit);
-    take(unit);
     return true;
   }
   std::size_t size() const noexcept override {
@@ -478,9 +512,12 @@ class user_pool final : public weft::pool {
   }
 
  private:
-  void forget_thread(weft::work_unit* u) noexcept {
-    ABT_unit unit = user_unit_of(u);
-    if (unit) take(unit);
+  /// The work unit of a unit this pool made, or nullptr.
+  static weft::work_unit* thread_of(ABT_unit unit) noexcept {
+    unit_registry& r = units();
+    std::lock_guard lock(r.mutex);
+    auto it = r.to_thread.find(unit);
+    return it == r.to_thread.end() ? nullptr : it->second;
   }
 
   mutable std::shared_mutex retire_mutex_;  // shared: the runtime's calls; exclusive: retire()
@@ -597,6 +634,64 @@ ABT_unit user_unit_of(const weft::work_unit* u) noexcept {
   std::lock_guard lock(r.mutex);
   auto it = r.to_unit.find(u);
   return it == r.to_unit.end() ? nullptr : it->second;
+}
+
+void user_pool_release(const weft::work_unit* u) noexcept {
+  unit_registry& r = units();
+  if (r.empty()) return;
+  ABT_unit unit = nullptr;
+  user_pool* owner = nullptr;
+  {
+    std::lock_guard lock(r.mutex);
+    auto tu = r.to_unit.find(u);
+    if (tu == r.to_unit.end()) return;
+    unit = tu->second;
+    if (auto o = unit_owner().find(unit); o != unit_owner().end()) owner = o->second;
+  }
+  if (owner) owner->take(unit);
+}
+
+ABT_unit user_pool_detach(const weft::work_unit* u) noexcept {
+  unit_registry& r = units();
+  if (r.empty()) return nullptr;
+  std::lock_guard lock(r.mutex);
+  auto tu = r.to_unit.find(u);
+  if (tu == r.to_unit.end()) return nullptr;
+  const ABT_unit unit = tu->second;
+  r.to_unit.erase(tu);
+  r.to_thread.erase(unit);  // its owner stays recorded: user_pool_attach or the pool's end
+  r.count_entries();
+  return unit;
+}
+
+void user_pool_drop(ABT_unit unit) noexcept {
+  user_pool* owner = nullptr;
+  {
+    unit_registry& r = units();
+    std::lock_guard lock(r.mutex);
+    auto o = unit_owner().find(unit);
+    if (o == unit_owner().end()) return;  // its pool ended, and freed it
+    owner = o->second;
+    unit_owner().erase(o);
+  }
+  owner->free_unit(unit);
+}
+
+bool user_pool_attach(ABT_pool p, weft::work_unit* u, ABT_unit unit) noexcept {
+  unit_registry& r = units();
+  std::lock_guard lock(r.mutex);
+  auto o = unit_owner().find(unit);
+  if (o == unit_owner().end() || o->second != &as_user(p)) return false;
+  bool done = false;
+  try {
+    r.to_thread[unit] = u;
+    r.to_unit[u] = unit;
+    done = true;
+  } catch (...) {
+    r.to_thread.erase(unit);
+  }
+  r.count_entries();
+  return done;
 }
 
 }  // namespace abt

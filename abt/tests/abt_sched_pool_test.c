@@ -720,7 +720,7 @@ static ABT_thread new_pop(ABT_pool pool, ABT_pool_context context) {
 
 /* The contexts of the pushes into a user pool, in order, while `context_log_on` is set (the
  * pool that records them is served by one stream). */
-enum { context_log_len = 16 };
+enum { context_log_len = 256 };
 static ABT_pool_context context_log[context_log_len];
 static ABT_thread context_log_thread[context_log_len];
 static int context_log_n, context_log_on;
@@ -861,7 +861,8 @@ static void test_pool_user_def(void) {
   /* One call of the definition's pop_many, with Argobots' context for this call. */
   CHECK(pop_many_calls == pops + 1);
   CHECK(pop_many_context == ABT_POOL_CONTEXT_OP_POOL_OTHER && pop_many_max == 3);
-  CHECK(user_units_created - user_units_freed == units_before - 3); /* popped: units freed */
+  /* Popped units stay: a unit is freed with its thread, or when the thread goes to another pool. */
+  CHECK(user_units_created - user_units_freed == units_before);
   for (int i = 0; i < 3; i++) {
     CHECK((popped[i] == threads[0]) + (popped[i] == threads[1]) + (popped[i] == threads[2]) == 1);
     for (int j = 0; j < i; j++) CHECK(popped[j] != popped[i]);
@@ -1200,8 +1201,9 @@ static void test_push_refused(void) {
   CHECK(user_units_created == created + 1 && list_size(user_pool_of(user)) == 1);
   ABT_thread got = ABT_THREAD_NULL;
   OK(ABT_pool_pop_thread(user, &got));
-  CHECK(got == later && user_units_freed == freed + 1);
-  OK(ABT_pool_push_thread(fifo, later));
+  CHECK(got == later && user_units_freed == freed); /* popped, still the user pool's */
+  OK(ABT_pool_push_thread(fifo, later));            /* now the FIFO's: its unit goes */
+  CHECK(user_units_freed == freed + 1);
   CHECK(list_size(user_pool_of(user)) == 0 && push_many_calls == pushes);
   ABT_pool last = ABT_POOL_NULL;
   for (int i = 0; i < 2; i++) {
@@ -1436,7 +1438,21 @@ static void push_context_driver(void* arg) {
   CHECK(context_log[after_yields - 1] == ABT_POOL_CONTEXT_OP_THREAD_YIELD);
   OK(ABT_thread_resume(t));
   expect_pushes(after_yields + 1, ABT_POOL_CONTEXT_OP_THREAD_RESUME, t);
+  /* A revive in the same pool keeps the thread's unit (no create_unit, no free_unit), which
+   * goes with the thread's free. */
+  OK(ABT_thread_join(t)); /* its wake-ups push too: counted from here */
+  const int created = abt_test_load(&user_units_created);
+  const int freed = abt_test_load(&user_units_freed);
+  OK(ABT_thread_revive(pool, empty_ult, NULL, &t));
+  expect_pushes(context_log_n > 0 ? context_log_n : 1, ABT_POOL_CONTEXT_OP_THREAD_REVIVE, t);
+  OK(ABT_thread_join(t));
+  const int before_revive_to = context_log_n;
+  OK(ABT_thread_revive_to(pool, empty_ult, NULL, &t));
+  expect_pushes(before_revive_to + 1, ABT_POOL_CONTEXT_OP_THREAD_REVIVE_TO, self);
+  CHECK(abt_test_load(&user_units_created) == created);
+  CHECK(abt_test_load(&user_units_freed) == freed);
   OK(ABT_thread_free(&t));
+  CHECK(abt_test_load(&user_units_freed) == freed + 1);
   abt_test_add(&context_log_on, -1);
 }
 

@@ -108,6 +108,25 @@ void BM_ult_create_join_per_stream(benchmark::State& state) {
   report_units(state, n);
 }
 
+/// A fan-out whose ULTs run on stacks of their own (the creator yields before it joins, so the
+/// scheduler runs them, rather than the join running each on the joiner's stack), each asking for
+/// range(1) bytes of stack (0: the default): what a runtime ported onto weft that sets its own
+/// stack size (an OpenMP or Argobots program) creates.
+void BM_ult_create_yield_join(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  const weft::ult_attributes attr{.stack_size = static_cast<std::size_t>(state.range(1))};
+  weft::pool& p = weft::execution_stream::primary().main_pool();
+  std::vector<weft::ult>& handles = handle_storage<weft::ult>(n);
+  for (auto _ : state) {
+    handles.clear();
+    for (std::int64_t i = 0; i < n; ++i)
+      handles.push_back(weft::ult::create(p, &weft_bench::unit_body, attr));
+    weft::this_unit::yield();
+    for (auto& h : handles) h.join();
+  }
+  report_units(state, n);
+}
+
 void BM_tasklet_create_join(benchmark::State& state) {
   const std::int64_t n = state.range(0);
   weft::pool& p = weft::execution_stream::primary().main_pool();
@@ -229,6 +248,11 @@ void register_benchmarks(int streams) {
     register_fan_out("BM_ult_create_join_all_streams", &BM_ult_create_join_all_streams);
     register_fan_out("BM_ult_create_join_per_stream", &BM_ult_create_join_per_stream);
   }
+  common(benchmark::RegisterBenchmark("BM_ult_create_yield_join", &BM_ult_create_yield_join)
+             ->Args({10'000, 0})
+             ->Args({10'000, 256 << 10})
+             ->MinWarmUpTime(0.05),
+         0.1);
   register_fan_out("BM_tasklet_create_join", &BM_tasklet_create_join);
   common(benchmark::RegisterBenchmark("BM_yield", &BM_yield), 0.1);
   common(benchmark::RegisterBenchmark("BM_yield_to", &BM_yield_to), 0.1);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ULT stacks from shared arenas: a chain of nested ULTs deeper than vm.max_map_count / 2 (each
 // level keeps its stack alive), reuse of stacks across fan-outs without new mappings, the guard
-// page budget (guarded stacks first, canary stacks past it), memory returned at finalize, the
+// page budget (guarded stacks first, canary stacks past it), a stream's cache of stacks of a
+// size other than the default, memory returned at finalize, the
 // WEFT_STACK_GUARDS setting, and a canary overflow reported with the ULT's id.
 #include <cstdint>
 #include <cstring>
@@ -127,6 +128,29 @@ TEST(StackArena, FanOutsReuseStacksWithoutNewMappings) {
   }
   // finalize gave every stack back and the arenas went with them.
   EXPECT_EQ(weft::detail::arena_stats().arenas, 0u);
+}
+
+// A stream keeps stacks of one size other than the default in its own cache, as it keeps those
+// of the default size: a ULT of that size takes one from the stream and gives it back there, and
+// the arenas' lock is taken once per batch, not per ULT. Observable as stacks that stay out of
+// the arenas' free lists after the ULTs ended.
+TEST(StackArena, AStreamCachesStacksOfOneOtherSize) {
+  clean_weft_env env;
+  weft::config cfg = test_config(1);
+  {
+    weft::runtime rt(cfg);
+    const weft::ult_attributes attr{.stack_size = 256 << 10};
+    const std::size_t free_before = weft::detail::arena_stats().free_stacks;
+    for (int i = 0; i < 3; ++i) {
+      // Run by the scheduler on a stack of its own (a join would run it on the joiner's).
+      weft::ult u = weft::ult::create(
+          weft::execution_stream::primary().main_pool(), [] {}, attr);
+      weft::this_unit::yield();
+      u.join();
+      EXPECT_EQ(weft::detail::arena_stats().free_stacks, free_before) << "after ULT " << i;
+    }
+  }
+  EXPECT_EQ(weft::detail::arena_stats().arenas, 0u);  // finalize gave the cached ones back
 }
 
 TEST(StackArena, StackGuardsSetting) {

@@ -696,9 +696,55 @@ void stack_cache::drain() noexcept {
   count_ -= batch;
 }
 
+void* stack_cache::acquire_other(std::size_t size, stack_region& out) {
+  // An empty second LIFO takes the size asked for now: a program that changes its size once
+  // moves with it, one that mixes sizes pays the arenas' lock only for the sizes it mixes in.
+  if (other_count_ == 0) {
+    other_size_ = size;
+    other_limit_ = std::clamp<std::size_t>(other_budget / size, 2, other_capacity);
+    other_count_ = take_arena_stacks(size, other_free_, other_limit_ / 2);
+  } else if (size != other_size_) {
+    cached_stack c;
+    take_arena_stacks(size, &c, 1);
+    out = c.stack;
+    return c.parked;
+  }
+  assert_invariant([this] { return other_count_ > 0 && other_count_ <= other_limit_; },
+                   "stack cache: a refill leaves stacks to take");
+  const cached_stack& c = other_free_[--other_count_];
+  assert_invariant([&c, size] { return c.stack.lo && c.stack.size == size; },
+                   "invariant 9: a stack of the second LIFO has its size");
+  out = c.stack;
+  return c.parked;
+}
+
+void stack_cache::release_other(const stack_region& s, void* parked) noexcept {
+  if (s.size != other_size_) {
+    const cached_stack c{s, parked};
+    give_arena_stacks(&c, 1);
+    return;
+  }
+  if (other_count_ == other_limit_) {
+    const std::size_t half = other_limit_ / 2;
+    give_arena_stacks(other_free_, half);  // the oldest half, as drain()
+    std::move(other_free_ + half, other_free_ + other_count_, other_free_);
+    other_count_ -= half;
+  }
+  assert_invariant(
+      [this, &s] {
+        for (std::size_t i = 0; i < other_count_; ++i)
+          if (other_free_[i].stack.lo == s.lo) return false;
+        return true;
+      },
+      "invariant 9: a stack enters its stream's cache once");
+  other_free_[other_count_++] = {s, parked};
+}
+
 void stack_cache::clear() noexcept {
   give_arena_stacks(free_, count_);
   count_ = 0;
+  give_arena_stacks(other_free_, other_count_);
+  other_count_ = 0;
 }
 
 }  // namespace weft::detail

@@ -80,8 +80,10 @@ stack_arena_stats arena_stats() noexcept;
 /// acquire() and release() (on every ULT's first run and termination), so they are plain array
 /// operations without a lock or a system call while the cache has a stack (acquire) or room
 /// (release). An empty cache refills half of itself from the process-wide arenas and a full one
-/// gives half back, each a single lock round-trip. Stacks of other sizes go to and from the
-/// arenas one at a time.
+/// gives half back, each a single lock round-trip. A second, smaller LIFO serves one other size
+/// the same way: the size of the last request for another size made while it was empty (a
+/// runtime ported onto weft, such as an OpenMP or Argobots program, often asks every ULT for the
+/// same non-default size). Stacks of any third size go to and from the arenas one at a time.
 class stack_cache {
  public:
   /// Caches stacks of `default_request` + `reserve` bytes (multiples of the page size).
@@ -108,10 +110,7 @@ class stack_cache {
       out = c.stack;
       return c.parked;
     }
-    cached_stack c;
-    take_arena_stacks(size, &c, 1);
-    out = c.stack;
-    return c.parked;
+    return acquire_other(size, out);
   }
   /// Gives a stack back, with the context parked on it (or nullptr).
   void release(const stack_region& s, void* parked) noexcept {
@@ -127,8 +126,7 @@ class stack_cache {
           "invariant 9: a stack enters its stream's cache once");
       free_[count_++] = {s, parked};
     } else if (s.flags & stack_arena) {
-      const cached_stack c{s, parked};
-      give_arena_stacks(&c, 1);
+      release_other(s, parked);
     } else {
       unmap_stack(s);
     }
@@ -146,13 +144,25 @@ class stack_cache {
   static constexpr std::size_t capacity = 64;
   static constexpr std::size_t batch = capacity / 2;
 
+  /// The second LIFO: stacks of other_size_ bytes (0 while it has never served a size), at most
+  /// other_limit_ of them: other_capacity, or fewer for large stacks, so that it holds at most
+  /// other_budget bytes of address space (at least 2 stacks).
+  static constexpr std::size_t other_capacity = 16;
+  static constexpr std::size_t other_budget = std::size_t{16} << 20;
+
   void refill();
   void drain() noexcept;
+  void* acquire_other(std::size_t size, stack_region& out);
+  void release_other(const stack_region& s, void* parked) noexcept;
 
   std::size_t default_request_;
   std::size_t default_size_;
   std::size_t count_ = 0;
   cached_stack free_[capacity];
+  std::size_t other_size_ = 0;
+  std::size_t other_limit_ = 2;
+  std::size_t other_count_ = 0;
+  cached_stack other_free_[other_capacity];
 };
 
 }  // namespace weft::detail

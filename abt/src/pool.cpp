@@ -141,22 +141,25 @@ using namespace abt;
 
 namespace {
 
-/// ABT_ERR_INV_POOL_ACCESS when the caller may not take units out of the built-in pool `pool`:
-/// a single-consumer pool (PRIV, SPSC, MPSC) that a stream's scheduler pops is popped by that
-/// stream only. Its lanes have no lock (Argobots' take one), so another thread's pop would corrupt
-/// it: refused, not raced.
-int check_pop_access(ABT_pool pool) noexcept {
+/// True when the caller may not take units out of the built-in pool `pool`: a single-consumer
+/// pool (PRIV, SPSC, MPSC) that a stream's scheduler serves is popped by that stream only. Its
+/// lanes take no lock (Argobots' pools take one), so another thread's pop would race the
+/// consumer. Such a pop finds the pool empty instead: its units stay for the stream that serves
+/// it (Argobots programs poll their pools and ignore an empty one; the stream's scheduler runs
+/// them, or, once no scheduler serves the pool, another stream does).
+bool foreign_pop(ABT_pool pool) noexcept {
   const weft::pool& p = *pool->pool;
-  if (!pool->user_defined && weft::single_consumer(p.access()) && p.consumer() &&
-      !p.caller_is_consumer())
-    return ABT_ERR_INV_POOL_ACCESS;
-  return ABT_SUCCESS;
+  return !pool->user_defined && weft::single_consumer(p.access()) && p.consumer() &&
+         p.attached_schedulers() > 0 && !p.caller_is_consumer();
 }
 
 int pop_thread(ABT_pool pool, ABT_thread* thread, ABT_pool_context ctx, bool wait, double secs) {
   if (!pool) return ABT_ERR_INV_POOL;
   if (!thread) return ABT_ERR_INV_ARG;
-  if (int rc = check_pop_access(pool)) return rc;
+  if (foreign_pop(pool)) {
+    *thread = ABT_THREAD_NULL;
+    return ABT_SUCCESS;
+  }
   return guarded(ABT_ERR_POOL, [&] {
     weft::work_unit* u;
     if (pool->user_defined) {
@@ -401,7 +404,10 @@ int ABT_pool_get_id(ABT_pool pool, int* id) {
 int ABT_pool_pop(ABT_pool pool, ABT_unit* unit) {
   if (!pool) return ABT_ERR_INV_POOL;
   if (!unit) return ABT_ERR_INV_ARG;
-  if (int rc = check_pop_access(pool)) return rc;
+  if (foreign_pop(pool)) {
+    *unit = ABT_UNIT_NULL;
+    return ABT_SUCCESS;
+  }
   return guarded(ABT_ERR_POOL, [&] {
     *unit = pool->user_defined ? user_pool_pop_unit(pool, false, 0)
                                : reinterpret_cast<ABT_unit>(pool->pool->pop());
@@ -412,7 +418,10 @@ int ABT_pool_pop(ABT_pool pool, ABT_unit* unit) {
 int ABT_pool_pop_wait(ABT_pool pool, ABT_unit* unit, double time_secs) {
   if (!pool) return ABT_ERR_INV_POOL;
   if (!unit) return ABT_ERR_INV_ARG;
-  if (int rc = check_pop_access(pool)) return rc;
+  if (foreign_pop(pool)) {  // nothing can arrive for this caller: no wait (it may be a ULT)
+    *unit = ABT_UNIT_NULL;
+    return ABT_SUCCESS;
+  }
   return guarded(ABT_ERR_POOL, [&] {
     if (pool->user_defined) {
       *unit = user_pool_pop_unit(pool, true, time_secs);
@@ -432,7 +441,7 @@ int ABT_pool_remove(ABT_pool pool, ABT_unit unit) {
   if (!pool) return ABT_ERR_INV_POOL;
   if (!unit) return ABT_ERR_INV_UNIT;
   if (pool->user_defined) return user_pool_remove_unit(pool, unit);
-  if (int rc = check_pop_access(pool)) return rc;
+  if (foreign_pop(pool)) return ABT_ERR_POOL;  // as for a unit that is not in the pool
   return pool->pool->remove(reinterpret_cast<weft::work_unit*>(unit)) ? ABT_SUCCESS : ABT_ERR_POOL;
 }
 

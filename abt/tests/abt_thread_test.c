@@ -1623,16 +1623,24 @@ static void test_switch_to_runs_target_next(void) {
   abt_test_stop();
 }
 
-/* A single-consumer pool a stream pops is popped by that stream only: another stream's pop is
- * refused with ABT_ERR_INV_POOL_ACCESS (weft's single-consumer lanes take no lock). */
+/* A single-consumer pool a stream serves is popped by that stream only: another stream's pop
+ * finds it empty (weft's single-consumer lanes take no lock), and its units stay for their
+ * stream, which runs them. */
+struct foreign_pop_probe {
+  int code;
+  ABT_unit unit;
+  int done;
+};
+
 static void pop_primary_pool(void* arg) {
-  int* code = arg;
-  ABT_unit unit = ABT_UNIT_NULL;
-  *code = ABT_pool_pop(abt_test_pools[0], &unit);
-  CHECK(unit == ABT_UNIT_NULL);
+  struct foreign_pop_probe* p = arg;
+  p->code = ABT_pool_pop(abt_test_pools[0], &p->unit);
+  if (p->code == ABT_SUCCESS && p->unit != ABT_UNIT_NULL)
+    OK(ABT_pool_push(abt_test_pools[0], p->unit)); /* not lost: the check below fails instead */
+  abt_test_add(&p->done, 1);
 }
 
-static void test_foreign_pop_refused(void) {
+static void test_foreign_pop_finds_nothing(void) {
   abt_test_start();
   ABT_pool_access access;
   OK(ABT_pool_get_access(abt_test_pools[0], &access));
@@ -1641,11 +1649,20 @@ static void test_foreign_pop_refused(void) {
   CHECK(unit == ABT_UNIT_NULL);
   if (abt_test_num_xstreams >= 2 && access != ABT_POOL_ACCESS_MPMC &&
       access != ABT_POOL_ACCESS_SPMC) {
-    int code = ABT_SUCCESS;
+    int runs = 0;
+    ABT_thread queued;
+    OK(ABT_thread_create(abt_test_pools[0], add_one, &runs, ABT_THREAD_ATTR_NULL, &queued));
+    struct foreign_pop_probe probe = {ABT_ERR_OTHER, (ABT_unit)&probe, 0};
     ABT_thread t;
-    OK(ABT_thread_create(abt_test_pools[1], pop_primary_pool, &code, ABT_THREAD_ATTR_NULL, &t));
+    OK(ABT_thread_create(abt_test_pools[1], pop_primary_pool, &probe, ABT_THREAD_ATTR_NULL, &t));
+    /* The primary ULT keeps its stream (no ABT call that yields) until the probe has popped, so
+     * `queued` is still in the pool then. */
+    const double give_up = ABT_get_wtime() + 60;
+    while (!abt_test_load(&probe.done)) CHECK(ABT_get_wtime() < give_up);
     OK(ABT_thread_free(&t));
-    CHECK(code == ABT_ERR_INV_POOL_ACCESS);
+    CHECK(probe.code == ABT_SUCCESS && probe.unit == ABT_UNIT_NULL);
+    OK(ABT_thread_free(&queued)); /* still queued for the primary stream, which runs it */
+    CHECK(runs == 1);
   }
   abt_test_stop();
 }
@@ -1679,7 +1696,7 @@ int main(int argc, char** argv) {
       {"attr_stack_size", test_attr_stack_size},
       {"switch_to_popped_from_other_streams", test_switch_to_popped_from_other_streams},
       {"switch_to_runs_target_next", test_switch_to_runs_target_next},
-      {"foreign_pop_refused", test_foreign_pop_refused},
+      {"foreign_pop_finds_nothing", test_foreign_pop_finds_nothing},
   };
   return abt_test_main(argc, argv, cases, ABT_TEST_COUNT(cases));
 }

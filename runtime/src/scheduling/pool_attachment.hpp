@@ -99,6 +99,9 @@ class pool_attachment {
   /// of memory waits for the next call).
   void take_timers(timer_heap& timers) noexcept;
 
+  /// True when an orphaned pool holds units (for checks: takes the lock).
+  bool orphans_hold_units() const;
+
   /// True while orphaned pools may hold units (any thread; may be stale).
   bool has_orphans() const noexcept { return has_orphans_.load(std::memory_order_relaxed); }
   /// True while deadlines wait to be taken over (any thread; may be stale).

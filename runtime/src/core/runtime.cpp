@@ -274,6 +274,10 @@ void finalize() {
       [](work_unit*, void* s) { static_cast<detail::stream*>(s)->request(detail::request_join); },
       p};
   p->switch_to_scheduler(rec);
+  // Every other stream has ended, so no stream can orphan a pool any more, nor hold the lock.
+  detail::assert_invariant([&r] { return !r.attachment().orphans_hold_units(); },
+                           "invariant 12: the primary stops at finalize only once it adopted "
+                           "the orphaned pools' units");
   detail::observation_at_finalize(r);
 
   // 3. What is left can never run (blocked with nobody left to wake it, suspended, sleeping, or

@@ -263,7 +263,11 @@ class alignas(64) stream final : public execution_stream {
   /// Times the stream went to sleep in park(). Any thread; may be stale.
   std::uint64_t times_parked() const noexcept { return park_.count(); }
   /// Adds a deadline to this stream's timers (the stream's thread).
-  void add_timer(timer_node* n) { timers_.add(n); }
+  void add_timer(timer_node* n) {
+    assert_invariant([this] { return current_stream_no_switch() == this; },
+                     "timers: a stream's heap is filled on its own thread");
+    timers_.add(n);
+  }
 
   /// The switching part: running unit, scheduler context, direct-switch state (switching.hpp).
   switching& switch_state() noexcept { return switching_; }

@@ -97,6 +97,9 @@ struct detail_stacking {
   /// The child is done: pools nobody else uses become orphans, which this stream's main
   /// scheduler adopts at its next check (so units left by stop() still run).
   static void detach(scheduler& child, detail::stream& here) {
+    detail::assert_invariant(
+        [&child, &here] { return !child.running_stacked_ && detail::current_stream() == &here; },
+        "invariant 10: a child's pools leave it on the stream of its stacking ULT, after its loop");
     if (detail::rt().attachment().detach_stacked(here, child.pools_))
       here.request(detail::request_adopt);
   }

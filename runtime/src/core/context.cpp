@@ -238,6 +238,8 @@ void stream::resume_unit(work_unit* w) {
   } else {
     tsan_switch(tsan_fiber(u->stack));
     t = jump(u->context, &rec);
+    assert_invariant([eh] { return !eh_held(eh); },
+                     "exception state: every context leaves its thread's state empty");
   }
   asan_finish_switch(fake_stack);
   switching_.leave(outer);
@@ -291,6 +293,12 @@ void stream::switch_directly(work_unit* next, switch_record& rec) {
 }
 
 void stream::switch_out(switch_record& rec) {
+  assert_invariant(
+      [&rec] {
+        return rec.from &&
+               (rec.action == switch_action::block || rec.action == switch_action::suspend);
+      },
+      "switch records: switch_out() carries a unit that blocks or suspends");
   // As a finished ULT does (ult_entry): straight to the policy's choice, when the main
   // scheduler is a policy and something is ready; the lander carries out the record (marks the
   // leaver blocked, runs on_block) exactly as the loop would. switch_directly() takes a null

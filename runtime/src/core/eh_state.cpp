@@ -2,6 +2,7 @@
 // Keeping a context's C++ exception state across its switches (see eh_state.hpp).
 #include "core/eh_state.hpp"
 
+#include "platform/assert.hpp"
 #include "platform/sanitizer.hpp"
 
 namespace weft::detail {
@@ -18,6 +19,8 @@ namespace {
 
 template <auto& Jump>
 transfer jump_keeping(fcontext to, void* data, eh_globals* g, void* tsan_target) noexcept {
+  assert_invariant([g] { return g == thread_eh_globals(); },
+                   "exception state: a leaver stows the state of the thread it runs on");
   const eh_globals mine = *g;
   *g = eh_globals{};
   // ThreadSanitizer's fiber switch comes here, inside this (instrumented) call: made by the
@@ -27,6 +30,8 @@ transfer jump_keeping(fcontext to, void* data, eh_globals* g, void* tsan_target)
   const transfer t = Jump(to, data);
   // Asked afresh: the context may have resumed on another thread. The context that jumped here
   // left that thread's state empty.
+  assert_invariant([] { return !eh_held(thread_eh_globals()); },
+                   "exception state: every context leaves its thread's state empty");
   *thread_eh_globals() = mine;
   return t;
 }

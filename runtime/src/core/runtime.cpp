@@ -54,6 +54,13 @@ std::unique_ptr<alt_signal_stack> primary_alt_stack;
   s->scheduler_loop();
   // finalize asked the scheduler to finish: go back to the primary ULT for good.
   work_unit* primary = s->primary_unit();
+  assert_invariant([s] { return s->current() == nullptr; },
+                   "invariant 4: the primary's loop returns with no unit running on it");
+  assert_invariant(
+      [primary] {
+        return as_unit(primary)->state.load(std::memory_order_relaxed) == unit_state::blocked;
+      },
+      "invariant 4: the primary ULT waits blocked in finalize while its scheduler drains");
   switch_record rec;  // from = nullptr: the scheduler
   rec.action = switch_action::sched_exit;
   rec.on_stream = s;

@@ -472,6 +472,8 @@ void stream::run_timers() noexcept {
 bool stream::check_events(bool main, scheduler& looping) {
   assert_invariant([this] { return current_stream_no_switch() == this; },
                    "a stream checks its events on its own thread");
+  assert_invariant([this, main, &looping] { return !main || &looping == sched_.get(); },
+                   "invariant 10: only the main scheduler's event check adopts pools");
   switching_.refill_direct_budget(sched_->event_freq());
   const switching::event_check checking(switching_);
   run_timers();

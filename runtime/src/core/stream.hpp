@@ -170,6 +170,8 @@ class alignas(64) stream final : public execution_stream {
   void scheduler_loop();
   /// Asks for `bits` and wakes the stream if it is parked.
   void request(std::uint32_t bits) noexcept {
+    assert_invariant([this, bits] { return !primary_ || !(bits & request_stop); },
+                     "the primary stream is never asked to stop (finalize joins it)");
     requests_.fetch_or(bits, std::memory_order_seq_cst);
     if (park_.parked(std::memory_order_seq_cst)) unpark();
   }

@@ -533,6 +533,13 @@ namespace {
         switch_record rec{self, switch_action::block, &register_joiner, u};
         obs::blocked(self);
         s->switch_out(rec);
+        assert_invariant(
+            [self] {
+              stream* here = current_stream();
+              return here && here->current() == self &&
+                     as_unit(self)->state.load(std::memory_order_relaxed) == unit_state::running;
+            },
+            "invariant 4: a joiner resumes as the running unit of the stream it is on");
       }
     } else {
       external_waiter waiter;

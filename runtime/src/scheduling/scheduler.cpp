@@ -277,6 +277,9 @@ bool scheduler::add_pool(std::shared_ptr<pool> p) {
   if (std::find(pools_.begin(), pools_.end(), p) != pools_.end()) return false;
   bool consumes = false;
   if (!detail::rt().attachment().add(*stream_, p, consumes)) return false;
+  detail::assert_invariant(
+      [this, &p] { return !single_consumer(p->access()) || p->consumer() == stream_; },
+      "invariant 6: a single-consumer pool added to a scheduler is consumed by its stream");
   // A stacked scheduler's ULT must then stay on this stream (see stacking.cpp).
   if (consumes && running_stacked_ && stream_->current())
     detail::as_unit(stream_->current())->pinned_to.store(stream_, std::memory_order_relaxed);

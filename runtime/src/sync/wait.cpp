@@ -73,6 +73,13 @@ void block(stream* s, work_unit* self, spinlock* lock, wait_kind kind) {
     rec.arg = lock;
   }
   s->switch_out(rec);
+  assert_invariant(
+      [self] {
+        stream* here = current_stream();
+        return here && here->current() == self &&
+               as_unit(self)->state.load(std::memory_order_relaxed) == unit_state::running;
+      },
+      "invariant 4: a ULT woken from a wait is the running unit of the stream it is on");
   set_wait_kind(self, 0);
 }
 

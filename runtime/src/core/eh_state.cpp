@@ -19,8 +19,6 @@ namespace {
 
 template <auto& Jump>
 transfer jump_keeping(fcontext to, void* data, eh_globals* g, void* tsan_target) noexcept {
-  assert_invariant([g] { return g == thread_eh_globals(); },
-                   "exception state: a leaver stows the state of the thread it runs on");
   const eh_globals mine = *g;
   *g = eh_globals{};
   // ThreadSanitizer's fiber switch comes here, inside this (instrumented) call: made by the
@@ -29,7 +27,8 @@ transfer jump_keeping(fcontext to, void* data, eh_globals* g, void* tsan_target)
   tsan_switch(tsan_target);
   const transfer t = Jump(to, data);
   // Asked afresh: the context may have resumed on another thread. The context that jumped here
-  // left that thread's state empty.
+  // left that thread's state empty. No call may precede the jump in this function: libstdc++
+  // declares __cxa_get_globals const, so its result from before the jump would be reused.
   assert_invariant([] { return !eh_held(thread_eh_globals()); },
                    "exception state: every context leaves its thread's state empty");
   *thread_eh_globals() = mine;

@@ -141,7 +141,7 @@ void suspend() {
   s->switch_out(rec);
   assert_running_again(self);
   detail::assert_invariant(
-      [self] { return !detail::as_unit(self)->user_suspended.load(std::memory_order_acquire); },
+      [u = self] { return !detail::as_unit(u)->user_suspended.load(std::memory_order_acquire); },
       "a suspended ULT runs again only once resume() cleared its flag");
 }
 

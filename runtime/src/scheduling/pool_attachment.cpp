@@ -34,7 +34,7 @@ bool unset_or_orphaned(const stream* producer) noexcept {
   return producer == nullptr || producer == orphaned_producer;
 }
 
-/// True when `p` is on the orphan list `orphans` (for checks; the caller holds the lock).
+/// True when `p` is on the list `orphans` (for checks).
 [[maybe_unused]] bool listed(const pool_attachment::pool_list& orphans, const pool* p) noexcept {
   return std::any_of(orphans.begin(), orphans.end(),
                      [p](const std::shared_ptr<pool>& o) { return o.get() == p; });
@@ -72,7 +72,7 @@ bool pool_attachment::leave_orphans(const pool* p) {
                          [p](const std::shared_ptr<pool>& o) { return o.get() == p; });
   if (it == orphans_.end()) return false;
   orphans_.erase(it);
-  assert_invariant([&o = orphans_, p] { return !listed(o, p); },
+  assert_invariant([this, p] { return !listed(orphans_for_checks(), p); },
                    "invariant 7: a pool is on the orphan list once");
   return true;
 }
@@ -97,10 +97,10 @@ void pool_attachment::attach(stream& s, pool_list& pools) {
     ++it;
   }
   assert_invariant(
-      [&pools, &o = orphans_] {
-        return std::all_of(pools.begin(), pools.end(), [&o](const std::shared_ptr<pool>& p) {
+      [this, &pools] {
+        return std::all_of(pools.begin(), pools.end(), [this](const std::shared_ptr<pool>& p) {
           return pool_access::attached(*p).load(std::memory_order_relaxed) > 0 &&
-                 !listed(o, p.get());
+                 !listed(orphans_for_checks(), p.get());
         });
       },
       "invariant 7: an attached pool is counted and no orphan");
@@ -162,7 +162,7 @@ bool pool_attachment::release(stream& s, const pool_list& pools, timer_heap& tim
     assert_invariant([attached] { return attached > 0; },
                      "invariant 7: attached(p) counts this stream's scheduler until its shutdown");
     if (attached == 1) {
-      assert_invariant([&o = orphans_, &p] { return !listed(o, p.get()); },
+      assert_invariant([this, &p] { return !listed(orphans_for_checks(), p.get()); },
                        "invariant 7: a pool is on the orphan list once");
       for (;;) {
         try {
@@ -199,7 +199,7 @@ bool pool_attachment::adopt(stream& s, pool_list& pools, bool busy_only) noexcep
     adopted = true;
   }
   has_orphans_.store(!orphans_.empty(), std::memory_order_relaxed);
-  assert_invariant([&o = orphans_, busy_only] { return busy_only || o.empty(); },
+  assert_invariant([this, busy_only] { return busy_only || orphans_for_checks().empty(); },
                    "invariant 7: an adoption of all orphans leaves none");
   return adopted;
 }
@@ -237,9 +237,9 @@ bool pool_attachment::attach_stacked(stream& here, const pool_list& pools, bool 
     const bool gone = !unset_or_orphaned(old) && old->state() == stream_state::terminated;
     serve_from(*p, here, gone);
     assert_invariant(
-        [&o = orphans_, &p] {
+        [this, &p] {
           return pool_access::attached(*p).load(std::memory_order_relaxed) > 0 &&
-                 !listed(o, p.get());
+                 !listed(orphans_for_checks(), p.get());
         },
         "invariant 7: a stacked scheduler's pool is counted and no orphan while it runs");
   }
@@ -256,7 +256,7 @@ bool pool_attachment::detach_stacked(stream& here, const pool_list& pools) {
     assert_invariant([before] { return before > 0; },
                      "invariant 7: attached(p) of a stacked scheduler's pool is > 0");
     if (before == 1) {
-      assert_invariant([&o = orphans_, &p] { return !listed(o, p.get()); },
+      assert_invariant([this, &p] { return !listed(orphans_for_checks(), p.get()); },
                        "invariant 7: a pool is on the orphan list once");
       pool_access::consumer(*p).store(nullptr, std::memory_order_release);
       orphans_.push_back(p);

@@ -111,6 +111,11 @@ class pool_attachment {
   /// Names `s` single consumer (and single producer when the old one is gone, `take_producer`
   /// forcing it) of `p`. Under mutex_.
   void serve_from(pool& p, stream& s, bool take_producer) WEFT_REQUIRES(mutex_);
+  /// orphans_ for checks, which run in lambdas the analysis does not see the lock in (their
+  /// caller holds mutex_).
+  const pool_list& orphans_for_checks() const noexcept WEFT_NO_THREAD_SAFETY_ANALYSIS {
+    return orphans_;
+  }
   /// Removes `p` from orphans_ if it is there; true if it was.
   bool leave_orphans(const pool* p) WEFT_REQUIRES(mutex_);
 

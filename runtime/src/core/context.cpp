@@ -31,6 +31,12 @@ stack_region take_finished_stack(work_unit* w) noexcept;
     // Ask each time: the previous ULT on this stack may have migrated to another stream, and
     // pass_stack() may have made the next one current.
     work_unit* self = current_stream()->current();
+    assert_invariant(
+        [self] {
+          return self && as_unit(self)->kind == unit_kind::ult &&
+                 as_unit(self)->state.load(std::memory_order_relaxed) == unit_state::running;
+        },
+        "invariant 4: the ULT an entry loop starts is its stream's current(), running");
     run_callable(self);
     stream* here = current_stream();
     // Straight on to the policy's choice when the main scheduler is a policy: on this
@@ -57,6 +63,8 @@ stack_region take_finished_stack(work_unit* w) noexcept;
 stack_region take_finished_stack(work_unit* w) noexcept {
   unit* const u = as_unit(w);
   const stack_region stack = u->stack;
+  assert_invariant([&stack] { return stack.lo != nullptr && !(stack.flags & stack_borrowed); },
+                   "invariant 9: a ULT that ends on its own stack holds that stack");
   if (!stack_intact(stack)) report_stack_overflow(u);
   u->stack = {};
   u->context = nullptr;
@@ -66,6 +74,8 @@ stack_region take_finished_stack(work_unit* w) noexcept {
 /// Returns the stack of a ULT that ended to the stream's cache, with `parked`, the context that
 /// left it (the ULT's entry loop, which the stack's next ULT resumes).
 void release_finished_stack(stream& s, const stack_region& stack, void* parked) noexcept {
+  assert_invariant([&s] { return current_stream_no_switch() == &s; },
+                   "invariant 9: a finished stack is cached by the stream it ended on");
   if (stack.flags & stack_user)
     tsan_destroy_fiber(tsan_fiber(stack));  // the memory stays the user's
   else
@@ -102,6 +112,12 @@ bool stream::pass_stack(const stack_region& stack, work_unit* w) noexcept {
       !(stack.flags & stack_arena)) {
     return false;
   }
+  assert_invariant(
+      [next] {
+        const unit_state st = next->state.load(std::memory_order_relaxed);
+        return st != unit_state::running && st != unit_state::terminated;
+      },
+      "invariant 3: a unit started on a passed stack runs nowhere else");
   next->stack = stack;
   switching_.set_current(next);
   next->last_stream.store(this, std::memory_order_relaxed);
@@ -148,6 +164,15 @@ bool stream::try_prepare(work_unit* u) noexcept {
 template <bool inline_requeued, bool holds_no_eh_state>
 [[gnu::always_inline]] inline void stream::jump_to(work_unit* w, switch_record& rec) {
   unit* const target = as_unit(w);
+  assert_invariant([this, &rec] { return !rec.from || rec.from == switching_.current(); },
+                   "invariant 4: the leaver of a jump is its stream's current() unit");
+  assert_invariant(
+      [target] {
+        const unit_state st = target->state.load(std::memory_order_relaxed);
+        return target->context != nullptr && target->kind == unit_kind::ult &&
+               st != unit_state::running && st != unit_state::terminated;
+      },
+      "invariant 3: a jump enters a saved ULT context that runs nowhere else");
   switching_.set_current(target);
   target->last_stream.store(this, std::memory_order_relaxed);
   target->state.store(unit_state::running, std::memory_order_relaxed);
@@ -184,6 +209,8 @@ template <bool inline_requeued, bool holds_no_eh_state>
 void stream::resume_unit(work_unit* w) {
   unit* const u = as_unit(w);
   if (!u->context && !try_prepare(u)) return;
+  assert_invariant([u] { return u->kind == unit_kind::ult && u->context != nullptr; },
+                   "a resumed ULT has a context to jump into");
   // Called from the stream's scheduler context, or from a ULT that runs a stacked scheduler
   // (switching::enter says what changes for the run of `u`).
   assert_invariant([this] { return current_stream_no_switch() == this; },
@@ -211,6 +238,8 @@ void stream::resume_unit(work_unit* w) {
   } else {
     tsan_switch(tsan_fiber(u->stack));
     t = jump(u->context, &rec);
+    assert_invariant([eh] { return !eh_held(eh); },
+                     "exception state: every context leaves its thread's state empty");
   }
   asan_finish_switch(fake_stack);
   switching_.leave(outer);
@@ -264,6 +293,12 @@ void stream::switch_directly(work_unit* next, switch_record& rec) {
 }
 
 void stream::switch_out(switch_record& rec) {
+  assert_invariant(
+      [&rec] {
+        return rec.from &&
+               (rec.action == switch_action::block || rec.action == switch_action::suspend);
+      },
+      "switch records: switch_out() carries a unit that blocks or suspends");
   // As a finished ULT does (ult_entry): straight to the policy's choice, when the main
   // scheduler is a policy and something is ready; the lander carries out the record (marks the
   // leaver blocked, runs on_block) exactly as the loop would. switch_directly() takes a null
@@ -311,6 +346,12 @@ bool stream::yield_directly(work_unit* w) {
 }
 
 void stream::switch_to_scheduler(switch_record& rec) {
+  assert_invariant([this] { return current_stream_no_switch() == this; },
+                   "invariant 3: a unit leaves for the scheduler of the stream it runs on");
+  assert_invariant([this, &rec] { return !rec.from || rec.from == switching_.current(); },
+                   "invariant 4: the leaver of a switch is its stream's current() unit");
+  assert_invariant([this] { return switching_.scheduler_context() != nullptr; },
+                   "switch records: a unit leaves for a saved scheduler context");
   obs::to_scheduler(*this);
   rec.on_stream = this;
   eh_globals* const eh = switching_.eh_globals_of_thread();
@@ -365,6 +406,8 @@ void stream::land(transfer t) {
       make_ready_yielded(from);
       break;
     case switch_action::migrate:
+      assert_invariant([rec] { return rec->target != nullptr; },
+                       "switch records: a migration names its target pool");
       obs::migrated(from, rec->target);
       as_unit(from)->context = t.fctx;
       as_unit(from)->home.store(rec->target, std::memory_order_relaxed);
@@ -382,10 +425,20 @@ void stream::land(transfer t) {
       as_unit(from)->state.store(unit_state::blocked, std::memory_order_release);
       break;
     case switch_action::terminate:
+      assert_invariant(
+          [from] {
+            return as_unit(from)->state.load(std::memory_order_relaxed) == unit_state::running;
+          },
+          "invariant 4: a ULT that ends is running until its landing completes it");
       release_finished_stack(*here, take_finished_stack(from), t.fctx);
       complete(from);
       break;
     case switch_action::requeued:
+      assert_invariant(
+          [from] {
+            return as_unit(from)->state.load(std::memory_order_relaxed) == unit_state::ready;
+          },
+          "invariant 4: a direct yielder is ready once it queued itself");
       // Queued before the switch (yield_directly); only this stream can take it out, and
       // nobody runs here before this landing.
       as_unit(from)->context = t.fctx;

@@ -2,6 +2,7 @@
 // Keeping a context's C++ exception state across its switches (see eh_state.hpp).
 #include "core/eh_state.hpp"
 
+#include "platform/assert.hpp"
 #include "platform/sanitizer.hpp"
 
 namespace weft::detail {
@@ -26,7 +27,10 @@ transfer jump_keeping(fcontext to, void* data, eh_globals* g, void* tsan_target)
   tsan_switch(tsan_target);
   const transfer t = Jump(to, data);
   // Asked afresh: the context may have resumed on another thread. The context that jumped here
-  // left that thread's state empty.
+  // left that thread's state empty. No call may precede the jump in this function: libstdc++
+  // declares __cxa_get_globals const, so its result from before the jump would be reused.
+  assert_invariant([] { return !eh_held(thread_eh_globals()); },
+                   "exception state: every context leaves its thread's state empty");
   *thread_eh_globals() = mine;
   return t;
 }

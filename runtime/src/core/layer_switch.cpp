@@ -37,13 +37,25 @@ bool take_target(stream* s, work_unit* self, work_unit* w) {
       pool_access::consumer(*home, std::memory_order_acquire) != s) {
     return false;
   }
-  return home->remove(target);
+  if (!home->remove(target)) return false;
+  assert_invariant(
+      [target] {
+        return target->state.load(std::memory_order_relaxed) == unit_state::ready &&
+               target->pool_holder.load(std::memory_order_relaxed) == nullptr;
+      },
+      "invariant 2: a unit remove() took out is ready and in no pool");
+  return true;
 }
 
 /// Runs where the exit-and-switch lands, once the leaver no longer runs: gives its stack back
 /// (as a terminating ULT's, but with no context parked on it: the leaver stopped mid-stack) and
 /// completes it.
 void finish_exited(work_unit* from, void*) {
+  assert_invariant(
+      [from] {
+        return as_unit(from)->state.load(std::memory_order_relaxed) == unit_state::blocked;
+      },
+      "invariant 4: a ULT that exits by a switch is blocked once its landing saved it");
   const stack_region stack = as_unit(from)->stack;
   if (!stack_intact(stack)) report_stack_overflow(from);
   as_unit(from)->stack = {};

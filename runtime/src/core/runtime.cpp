@@ -54,6 +54,13 @@ std::unique_ptr<alt_signal_stack> primary_alt_stack;
   s->scheduler_loop();
   // finalize asked the scheduler to finish: go back to the primary ULT for good.
   work_unit* primary = s->primary_unit();
+  assert_invariant([s] { return s->current() == nullptr; },
+                   "invariant 4: the primary's loop returns with no unit running on it");
+  assert_invariant(
+      [primary] {
+        return as_unit(primary)->state.load(std::memory_order_relaxed) == unit_state::blocked;
+      },
+      "invariant 4: the primary ULT waits blocked in finalize while its scheduler drains");
   switch_record rec;  // from = nullptr: the scheduler
   rec.action = switch_action::sched_exit;
   rec.on_stream = s;
@@ -274,6 +281,10 @@ void finalize() {
       [](work_unit*, void* s) { static_cast<detail::stream*>(s)->request(detail::request_join); },
       p};
   p->switch_to_scheduler(rec);
+  // Every other stream has ended, so no stream can orphan a pool any more, nor hold the lock.
+  detail::assert_invariant([&r] { return !r.attachment().orphans_hold_units(); },
+                           "invariant 12: the primary stops at finalize only once it adopted "
+                           "the orphaned pools' units");
   detail::observation_at_finalize(r);
 
   // 3. What is left can never run (blocked with nobody left to wake it, suspended, sleeping, or

@@ -59,6 +59,8 @@ std::string cpu_list(const std::vector<int>& cpus) {
 
 void* stream::thread_main(void* arg) {
   auto* s = static_cast<stream*>(arg);
+  assert_invariant([s] { return !s->inbox_.closed(); },
+                   "invariant 11: a stream's thread starts with its inbox open");
   set_current_stream(s);
   alt_signal_stack alt;
   if (!s->cpus_.empty()) {
@@ -73,6 +75,8 @@ void* stream::thread_main(void* arg) {
   s->switching_.set_scheduler_stack(native_stack());
   s->scheduler_loop();
   s->shut_down_scheduling();
+  assert_invariant([s] { return s->inbox_.closed() && s->pinned_.empty(); },
+                   "invariant 11: a stream ends with its inbox closed and no pinned unit");
   set_current_stream(nullptr);
   s->state_.store(static_cast<std::uint32_t>(stream_state::terminated), std::memory_order_release);
   futex_wake(&s->state_);
@@ -121,6 +125,8 @@ void stream::finish(std::uint32_t request_bits, const char* what) {
     request(request_bits);
   }
   wait_terminated();
+  assert_invariant([this] { return state() == stream_state::terminated; },
+                   "a finished stream is terminated");
 }
 
 void stream::begin_stop() noexcept {
@@ -174,6 +180,8 @@ void stream::replace_scheduler(std::unique_ptr<scheduler> next) {
 }
 
 void stream::scheduler_loop() {
+  assert_invariant([this] { return current_stream_no_switch() == this; },
+                   "invariant 10: a stream installs schedulers on its own thread");
   for (;;) {
     run_scheduler(*sched_);
     std::unique_ptr<scheduler> next;
@@ -234,6 +242,8 @@ void stream::shut_down_scheduling() {
     list = next;
   }
   while (work_unit* u = pinned_.pop_front()) unpin_and_route(u);
+  assert_invariant([this] { return switching_.current() == nullptr; },
+                   "a stream shuts its scheduling down with no unit running on it");
   // Orphans and handed-on timers are served at check_events(); the primary never stops, so make
   // sure it looks (a parked primary would otherwise wait for its park limit).
   stream* const primary = rt().primary();
@@ -251,6 +261,9 @@ void stream::adopt_orphans(bool busy_only) {
 
 void stream::serve_orphans(scheduler& looping) {
   if (work_unit* u = rt().attachment().pop_orphan()) {
+    assert_invariant(
+        [u] { return as_unit(u)->state.load(std::memory_order_relaxed) == unit_state::ready; },
+        "invariant 2: a unit popped from an orphan is ready");
     looping.end_spin();
     run_unit(u);
   }
@@ -285,6 +298,8 @@ void stream::wake_terminated_waiters() noexcept {
 }
 
 void stream::release_resources() noexcept {
+  assert_invariant([this] { return state() == stream_state::terminated && !thread_started_; },
+                   "a stream releases its resources only once its thread was joined");
   if (sched_) sched_->stream_ = nullptr;
   sched_.reset();
   main_pool_.store(nullptr, std::memory_order_release);
@@ -396,6 +411,12 @@ bool stream::pools_hold_one_unit() const noexcept {
 
 void stream::run_one(work_unit* w) {
   unit* const u = as_unit(w);
+  assert_invariant(
+      [u] {
+        const unit_state st = u->state.load(std::memory_order_relaxed);
+        return st != unit_state::running && st != unit_state::terminated;
+      },
+      "invariant 3: a unit the loop runs runs nowhere else, and has not ended");
   execution_stream* pin = u->pinned_to.load(std::memory_order_relaxed);
   if (pin && pin != this) [[unlikely]] {
     stream& target = impl(*pin);
@@ -451,6 +472,8 @@ void stream::run_timers() noexcept {
 bool stream::check_events(bool main, scheduler& looping) {
   assert_invariant([this] { return current_stream_no_switch() == this; },
                    "a stream checks its events on its own thread");
+  assert_invariant([this, main, &looping] { return !main || &looping == sched_.get(); },
+                   "invariant 10: only the main scheduler's event check adopts pools");
   switching_.refill_direct_budget(sched_->event_freq());
   const switching::event_check checking(switching_);
   run_timers();
@@ -459,6 +482,9 @@ bool stream::check_events(bool main, scheduler& looping) {
     while (fifo) {
       work_unit* u = fifo;
       fifo = u->pool_next;
+      assert_invariant(
+          [u] { return as_unit(u)->state.load(std::memory_order_relaxed) == unit_state::ready; },
+          "invariant 2: a unit delivered through an inbox is ready");
       if (as_unit(u)->flags & unit_forwarded) {
         as_unit(u)->flags &= static_cast<std::uint8_t>(~unit_forwarded);
         pinned_.push_back(u);
@@ -489,6 +515,9 @@ bool stream::check_events(bool main, scheduler& looping) {
 }
 
 bool stream::has_to_stop() const noexcept {
+  // It reads the pinned list and the timers, which only the stream's thread touches.
+  assert_invariant([this] { return current_stream_no_switch() == this; },
+                   "a stream answers has_to_stop() on its own thread");
   const std::uint32_t r = requests_.load(std::memory_order_acquire);
   if (!r) return false;
   if (r & (request_stop | request_replace)) return true;
@@ -503,8 +532,6 @@ bool stream::has_to_stop() const noexcept {
     if (!timers_.empty() && timers_.has_pending() && !rt().finalizing()) return false;
     for (const auto& p : sched_->pools())
       if (!p->empty()) return false;
-    assert_invariant([r] { return !(r & (request_adopt | request_adopt_busy)); },
-                     "invariant 12: a joining stream does not stop with an adoption pending");
     return true;
   }
   return false;

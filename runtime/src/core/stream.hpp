@@ -170,6 +170,8 @@ class alignas(64) stream final : public execution_stream {
   void scheduler_loop();
   /// Asks for `bits` and wakes the stream if it is parked.
   void request(std::uint32_t bits) noexcept {
+    assert_invariant([this, bits] { return !primary_ || !(bits & request_stop); },
+                     "the primary stream is never asked to stop (finalize joins it)");
     requests_.fetch_or(bits, std::memory_order_seq_cst);
     if (park_.parked(std::memory_order_seq_cst)) unpark();
   }
@@ -263,7 +265,11 @@ class alignas(64) stream final : public execution_stream {
   /// Times the stream went to sleep in park(). Any thread; may be stale.
   std::uint64_t times_parked() const noexcept { return park_.count(); }
   /// Adds a deadline to this stream's timers (the stream's thread).
-  void add_timer(timer_node* n) { timers_.add(n); }
+  void add_timer(timer_node* n) {
+    assert_invariant([this] { return current_stream_no_switch() == this; },
+                     "timers: a stream's heap is filled on its own thread");
+    timers_.add(n);
+  }
 
   /// The switching part: running unit, scheduler context, direct-switch state (switching.hpp).
   switching& switch_state() noexcept { return switching_; }

@@ -31,7 +31,9 @@ void stream_table::erase(int rank) noexcept {
       },
       "stream table: a stream is erased from the slot it was inserted in");
   slots_[static_cast<std::size_t>(rank)] = nullptr;
-  live_.fetch_sub(1, std::memory_order_relaxed);
+  const int before = live_.fetch_sub(1, std::memory_order_relaxed);
+  assert_invariant([before] { return before > 0; },
+                   "stream table: live() counts the streams in slots");
 }
 
 void stream_table::reserve_retired() {
@@ -51,9 +53,13 @@ void stream_table::retire(int rank) noexcept {
   stream*& slot = slots_[static_cast<std::size_t>(rank)];
   assert_invariant([this] { return retired_.size() < retired_.capacity(); },
                    "stream table: room was reserved before a stream is retired");
+  assert_invariant([slot] { return slot->state() == stream_state::terminated; },
+                   "stream table: only a terminated stream is retired");
   retired_.push_back(slot);  // cannot fail: reserve_retired() made room
   slot = nullptr;
-  live_.fetch_sub(1, std::memory_order_relaxed);
+  const int before = live_.fetch_sub(1, std::memory_order_relaxed);
+  assert_invariant([before] { return before > 0; },
+                   "stream table: live() counts the streams in slots");
 }
 
 stream* stream_table::at(int rank) const noexcept {

@@ -84,6 +84,9 @@ inline void assert_running_again(work_unit* self) noexcept {
   detail::assert_invariant(
       [target] { return target->state.load(std::memory_order_relaxed) == unit_state::ready; },
       "invariant 2: a unit removed from its pool is ready and nowhere else");
+  detail::assert_invariant(
+      [target] { return target->pool_holder.load(std::memory_order_relaxed) == nullptr; },
+      "invariant 1: a unit removed from its pool is linked in no pool");
   detail::obs::yielded(self);
   detail::switch_record rec{self, detail::switch_action::yield};
   s->switch_to_unit(target, rec);
@@ -137,6 +140,9 @@ void suspend() {
   detail::switch_record rec{self, detail::switch_action::suspend};
   s->switch_out(rec);
   assert_running_again(self);
+  detail::assert_invariant(
+      [u = self] { return !detail::as_unit(u)->user_suspended.load(std::memory_order_acquire); },
+      "a suspended ULT runs again only once resume() cleared its flag");
 }
 
 void exit() {

@@ -40,6 +40,8 @@ void register_joiner(work_unit* self, void* arg) {
   if (!as_unit(target)->join_word.compare_exchange_strong(
           expected, reinterpret_cast<std::uintptr_t>(self), std::memory_order_acq_rel,
           std::memory_order_acquire)) {
+    assert_invariant([expected] { return expected != join_detached; },
+                     "invariant 8: a unit is not detached while a joiner registers on it");
     make_ready(self);  // it finished while we were switching out
   }
 }
@@ -174,6 +176,12 @@ bool may_remove_from(pool& p, stream* here) {
   if ((pin && pin != s) || u->migrate_to.load(std::memory_order_relaxed)) return false;
   // remove() decides: once it succeeds no other stream can run u.
   if (!home->remove(u)) return false;
+  assert_invariant(
+      [u] {
+        return u->state.load(std::memory_order_relaxed) == unit_state::ready &&
+               u->pool_holder.load(std::memory_order_relaxed) == nullptr;
+      },
+      "invariant 2: a unit remove() took out is ready and in no pool");
   if (may_borrow_stack(s, as_unit(self), u)) {
     run_on_joiner_stack(s, as_unit(self), u);
     return true;
@@ -226,6 +234,8 @@ namespace {
 
 /// Wakes the joiner `waiter` (a join word holding an address) of a unit that has completed.
 void wake_joiner(std::uintptr_t waiter) noexcept {
+  assert_invariant([waiter] { return waiter > join_detached && (waiter & 3) == 0; },
+                   "invariant 8: a woken joiner is a waiter's address");
   if (waiter & external_tag) {
     auto* w = reinterpret_cast<external_waiter*>(waiter & ~std::uintptr_t{7});
     w->done.store(1, std::memory_order_release);
@@ -277,6 +287,11 @@ template <bool announce>
     return nullptr;
   }
   auto* joiner = reinterpret_cast<work_unit*>(prev);
+  assert_invariant(
+      [joiner] {
+        return as_unit(joiner)->state.load(std::memory_order_relaxed) == unit_state::blocked;
+      },
+      "invariant 8: a registered joiner stays blocked until its target completes");
   obs::woken(joiner);
   // The joiner can run next here, without the trip through its pool, when that pool is one this
   // stream owns: there it would be the newest unit, the first popped.
@@ -421,12 +436,18 @@ int submit_and_succeed(work_unit* u, pool& p) noexcept {
 }
 
 int submit_detached_and_succeed(work_unit* u, pool& p) noexcept {
+  assert_invariant(
+      [u] { return as_unit(u)->join_word.load(std::memory_order_relaxed) == join_none; },
+      "invariant 8: a unit created detached starts with no joiner");
   as_unit(u)->join_word.store(join_detached, std::memory_order_relaxed);
   submit_here(u, p);
   return 0;
 }
 
 void submit_detached_unit(work_unit* u, pool& p) {
+  assert_invariant(
+      [u] { return as_unit(u)->join_word.load(std::memory_order_relaxed) == join_none; },
+      "invariant 8: a unit created detached starts with no joiner");
   as_unit(u)->join_word.store(join_detached, std::memory_order_relaxed);
   submit_unit(u, p);
 }
@@ -482,6 +503,9 @@ namespace {
   if (as_unit(u)->join_word.load(std::memory_order_acquire) != join_done || as_unit(u)->extras)
     return false;
   obs::reaped(u);
+  assert_invariant(
+      [u] { return as_unit(u)->state.load(std::memory_order_relaxed) == unit_state::terminated; },
+      "invariant 8: a unit whose join word is done has terminated");
   if (stream* s = current_stream_no_switch()) [[likely]] {
     s->units().push(u);
   } else {
@@ -509,6 +533,13 @@ namespace {
         switch_record rec{self, switch_action::block, &register_joiner, u};
         obs::blocked(self);
         s->switch_out(rec);
+        assert_invariant(
+            [self] {
+              stream* here = current_stream();
+              return here && here->current() == self &&
+                     as_unit(self)->state.load(std::memory_order_relaxed) == unit_state::running;
+            },
+            "invariant 4: a joiner resumes as the running unit of the stream it is on");
       }
     } else {
       external_waiter waiter;
@@ -521,6 +552,9 @@ namespace {
     }
     // Synchronise with complete(): everything the unit did happens before what follows.
     (void)as_unit(u)->join_word.load(std::memory_order_acquire);
+    assert_invariant(
+        [u] { return as_unit(u)->join_word.load(std::memory_order_relaxed) == join_done; },
+        "invariant 8: a join returns once its unit is done");
   }
 }
 
@@ -535,6 +569,12 @@ namespace {
 /// Frees the joined unit `u` and rethrows what escaped it. Inline: it ends every join, and the
 /// common unit, which has no extras, needs no exception_ptr.
 [[gnu::always_inline]] inline void reap(work_unit* u) {
+  assert_invariant(
+      [u] {
+        return as_unit(u)->join_word.load(std::memory_order_relaxed) == join_done &&
+               as_unit(u)->state.load(std::memory_order_relaxed) == unit_state::terminated;
+      },
+      "invariant 8: a joiner frees its unit only once it is done");
   if (as_unit(u)->extras) [[unlikely]] {
     reap_with_extras(u);
     return;

@@ -40,6 +40,14 @@ void route_slow(work_unit* u) noexcept;
 /// Pushes a ready unit into u->home, honouring the pool's access mode: single-producer pools
 /// owned by another stream get it through that stream's inbox, orphaned ones under the orphan lock.
 inline void route(work_unit* u) noexcept {
+  assert_invariant(
+      [u] {
+        return as_unit(u)->home.load(std::memory_order_relaxed) != nullptr &&
+               as_unit(u)->state.load(std::memory_order_relaxed) == unit_state::ready;
+      },
+      "invariant 2: a routed unit is ready and has a home pool");
+  assert_invariant([u] { return u->pool_holder.load(std::memory_order_relaxed) == nullptr; },
+                   "invariant 2: a routed unit is in no pool");
   // The common case inline: a stream pushing into a pool it consumes (a yield, a wake-up or a
   // creation on the unit's own stream), which needs no wake-up. consumer() is set for
   // single-consumer modes only; a single-producer mode also needs the stream to be its producer.
@@ -88,6 +96,8 @@ inline void make_ready(work_unit* w) noexcept {
 /// make_ready() for a ULT that yielded: it goes where its pool puts yielders (behind the units
 /// queued beside it).
 inline void make_ready_yielded(work_unit* u) noexcept {
+  assert_invariant([u] { return as_unit(u)->kind == unit_kind::ult; },
+                   "only a ULT yields (a tasklet runs to completion)");
   assert_invariant(
       [u] { return as_unit(u)->state.load(std::memory_order_relaxed) == unit_state::running; },
       "invariant 4: a yielding ULT is running until its landing requeues it");

@@ -3,6 +3,7 @@
 #include "core/unit_ids.hpp"
 
 #include "core/runtime_state.hpp"
+#include "platform/assert.hpp"
 
 namespace weft::detail {
 
@@ -10,6 +11,8 @@ unit_id unit_ids::next_block() noexcept {
   const unit_id block = next_id_block.fetch_add(1, std::memory_order_relaxed);
   next_ = block * block_size + 1;
   end_ = next_ + block_size;
+  assert_invariant([this] { return next_ != 0 && next_ < end_; },
+                   "unit ids: a block's ids are nonzero (0 names no unit)");
   return next_++;
 }
 

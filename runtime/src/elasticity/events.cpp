@@ -359,6 +359,8 @@ void event_queue::advance_shrink(std::unique_lock<std::mutex>& lock) noexcept {
   flight_.claimed = true;
   std::string failure;
   for (; t; t = take_ended()) {
+    assert_invariant([t] { return t != current_stream_no_switch(); },
+                     "events: a shrink's target is freed by another stream");
     lock.unlock();
     try {
       static_cast<execution_stream*>(t)->free();
@@ -405,6 +407,7 @@ void event_queue::handle(stream& here) noexcept {
     }
     req = std::move(queue_.front());
     queue_.pop_front();
+    assert_invariant([&req] { return req != nullptr; }, "events: a queued request has its state");
     assert_invariant([this] { return !flight_.req && flight_.stopping.empty(); },
                      "events: a request starts only once the previous one has ended");
     in_progress_ = true;
@@ -440,6 +443,8 @@ void event_queue::close() noexcept {
     failure = std::move(flight_.failure);
     end_locked();
   }
+  assert_invariant([this] { return !in_progress_; },
+                   "events: finalize closes the queue with no request in flight");
   flight_ = in_flight{};
   pending_.store(false, std::memory_order_relaxed);
   lock.unlock();

@@ -498,6 +498,8 @@ void give_arena_stacks(const cached_stack* stacks, std::size_t n) noexcept {
     // invariant 9: a stack comes back once, to the arena it was carved from, while it is in use.
     assert_invariant([&] { return a && a->free.size() + 1 <= a->carved; },
                      "invariant 9: a stack returned to the depot that is not in use in an arena");
+    assert_invariant([&stacks, i] { return parked_on(stacks[i].stack, stacks[i].parked); },
+                     "invariant 9: a free stack's parked context lies on it");
     if (!a) continue;  // only arena stacks carry stack_arena
     size_class& c = *a->owner;
     last = &c;

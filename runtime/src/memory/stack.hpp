@@ -51,6 +51,13 @@ bool stack_intact(const stack_region& s) noexcept;
 
 /// A stack and, when a finished ULT left it, the context parked at the bottom of that ULT's entry
 /// loop: the next ULT on this stack resumes it instead of building a context anew.
+/// True when `parked` (a context saved on `s`, or none) lies within `s` (for checks).
+inline bool parked_on(const stack_region& s, const void* parked) noexcept {
+  const auto* p = static_cast<const char*>(parked);
+  const auto* lo = static_cast<const char*>(s.lo);
+  return !parked || (p >= lo && p <= lo + s.size);
+}
+
 struct cached_stack {
   stack_region stack;
   void* parked = nullptr;
@@ -107,6 +114,8 @@ class stack_cache {
       const cached_stack& c = free_[--count_];
       assert_invariant([&c, this] { return c.stack.lo && c.stack.size == default_size_; },
                        "invariant 9: a cached stack is a whole stack of the default size");
+      assert_invariant([&c] { return parked_on(c.stack, c.parked); },
+                       "invariant 9: a cached stack's parked context lies on it");
       out = c.stack;
       return c.parked;
     }
@@ -114,6 +123,11 @@ class stack_cache {
   }
   /// Gives a stack back, with the context parked on it (or nullptr).
   void release(const stack_region& s, void* parked) noexcept {
+    assert_invariant(
+        [&s] { return s.lo && !(s.flags & (stack_foreign | stack_user | stack_borrowed)); },
+        "invariant 9: only a stack of the runtime's own goes back to a stream's cache");
+    assert_invariant([&s, parked] { return parked_on(s, parked); },
+                     "invariant 9: a cached stack's parked context lies on it");
     if (s.size == default_size_ && (s.flags & stack_arena)) [[likely]] {
       if (count_ == capacity) [[unlikely]]
         drain();

@@ -105,6 +105,8 @@ class unit_cache {
                      "unit cache: the open chunk counts the descriptors it links");
     open_ = u->pool_next;
     --open_count_;
+    assert_invariant([this] { return (open_ == nullptr) == (open_count_ == 0); },
+                     "unit cache: the open chunk's count matches its list");
     return u;
   }
   void push(work_unit* u) noexcept {
@@ -112,6 +114,8 @@ class unit_cache {
       close_chunk();
     assert_invariant([this, u] { return u != nullptr && u != open_; },
                      "invariant 8: a descriptor is freed once");
+    assert_invariant([u] { return u->pool_holder.load(std::memory_order_relaxed) == nullptr; },
+                     "invariant 2: a descriptor is freed out of every pool");
     u->pool_next = open_;
     open_ = u;
     ++open_count_;

@@ -10,6 +10,7 @@
 
 #include "core/stream.hpp"
 #include "observe/observe_state.hpp"
+#include "platform/assert.hpp"
 
 namespace weft::detail {
 
@@ -38,7 +39,11 @@ inline trace_buffer* trace_buffer_of(stream& s) noexcept {
 /// chunk is counted as dropped.
 inline void trace_append(trace_buffer& b, const trace_record& r) noexcept {
   trace_chunk* c = b.tail;
+  assert_invariant([c] { return c && !c->next.load(std::memory_order_relaxed); },
+                   "trace: records are appended to the last chunk of the stream's buffer");
   std::size_t n = c->n.load(std::memory_order_relaxed);
+  assert_invariant([n] { return n <= trace_chunk::capacity; },
+                   "trace: a chunk counts at most its capacity");
   if (n == trace_chunk::capacity) [[unlikely]] {
     trace_chunk* fresh = new_trace_chunk();
     if (!fresh) {

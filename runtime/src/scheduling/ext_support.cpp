@@ -2,6 +2,7 @@
 // The out-of-line part of the extension API (weft/ext/observe.hpp, weft/ext/stream.hpp).
 #include "core/stream.hpp"
 #include "observe/observe.hpp"
+#include "platform/assert.hpp"
 #include "weft/ext/observe.hpp"
 #include "weft/ext/stream.hpp"
 
@@ -12,6 +13,8 @@ void note_steal_attempt() noexcept {
 }
 
 void note_stolen(work_unit* first, std::size_t n) noexcept {
+  detail::assert_invariant([first, n] { return n == 0 || first != nullptr; },
+                           "stealing: a steal of units names the first it took");
   detail::obs::stole(first, n);
 }
 

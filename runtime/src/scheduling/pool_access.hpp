@@ -2,6 +2,7 @@
 // The runtime's view of a pool's bookkeeping (producer, consumer, attachment count).
 #pragma once
 
+#include "platform/assert.hpp"
 #include "weft/pool.hpp"
 
 namespace weft::detail {
@@ -24,13 +25,19 @@ class pool_access {
   }
   /// pool::push() without the wake-up: for a push by the running consumer of a single-consumer
   /// pool, which is awake by definition and the only stream that could be parked on it.
-  static void push_as_consumer(pool& p, work_unit* u) noexcept { p.do_push(u); }
+  static void push_as_consumer(pool& p, work_unit* u) noexcept {
+    assert_invariant([u] { return u != nullptr; }, "a pool is pushed a unit, not null");
+    p.do_push(u);
+  }
   /// pool::do_push_pop(): a push by the consumer as above, then a pop.
   static work_unit* push_pop_as_consumer(pool& p, work_unit* u) noexcept {
     return p.do_push_pop(u);
   }
   /// pool::do_push_yield() without the wake-up, by the consumer or the owner.
-  static void push_yield_as_consumer(pool& p, work_unit* u) noexcept { p.do_push_yield(u); }
+  static void push_yield_as_consumer(pool& p, work_unit* u) noexcept {
+    assert_invariant([u] { return u != nullptr; }, "a pool is pushed a yielder, not null");
+    p.do_push_yield(u);
+  }
   /// A push by the owner of an owned pool: no fence before the look for parked streams. A
   /// wake-up missed through the race it leaves loses parallelism, never the unit: the owner
   /// runs what it pushed itself, and a parked stream wakes at its park limit at the latest.
@@ -44,7 +51,10 @@ class pool_access {
   /// ... and stops. The last spinner to stop wakes a parked stream when the pool still holds
   /// units: pushes made while it spun woke nobody.
   static void spin_end(pool& p) noexcept {
-    const bool last = p.spinning_.fetch_sub(1, std::memory_order_seq_cst) == 1;
+    const std::uint32_t before = p.spinning_.fetch_sub(1, std::memory_order_seq_cst);
+    assert_invariant([before] { return before > 0; },
+                     "idling: a pool's spin count counts each stream spinning on it");
+    const bool last = before == 1;
     // Dekker with pool::push (publish, fence, read spinning_): it saw this spinner, or this
     // look sees its unit.
     std::atomic_thread_fence(std::memory_order_seq_cst);

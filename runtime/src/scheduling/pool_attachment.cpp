@@ -34,6 +34,12 @@ bool unset_or_orphaned(const stream* producer) noexcept {
   return producer == nullptr || producer == orphaned_producer;
 }
 
+/// True when `p` is on the list `orphans` (for checks).
+[[maybe_unused]] bool listed(const pool_attachment::pool_list& orphans, const pool* p) noexcept {
+  return std::any_of(orphans.begin(), orphans.end(),
+                     [p](const std::shared_ptr<pool>& o) { return o.get() == p; });
+}
+
 }  // namespace
 
 pool_attachment::~pool_attachment() {
@@ -47,6 +53,18 @@ void pool_attachment::serve_from(pool& p, stream& s, bool take_producer) {
       (take_producer ||
        unset_or_orphaned(pool_access::producer(p).load(std::memory_order_acquire))))
     pool_access::producer(p).store(&s, std::memory_order_release);
+  assert_invariant(
+      [&p, &s] {
+        return !single_consumer(p.access()) ||
+               pool_access::consumer(p).load(std::memory_order_relaxed) == &s;
+      },
+      "invariant 6: a single-consumer pool is served by the stream it was attached to");
+  assert_invariant(
+      [&p] {
+        return !single_producer(p.access()) ||
+               !unset_or_orphaned(pool_access::producer(p).load(std::memory_order_relaxed));
+      },
+      "invariant 5: a served single-producer pool has a producer stream");
 }
 
 bool pool_attachment::leave_orphans(const pool* p) {
@@ -54,6 +72,8 @@ bool pool_attachment::leave_orphans(const pool* p) {
                          [p](const std::shared_ptr<pool>& o) { return o.get() == p; });
   if (it == orphans_.end()) return false;
   orphans_.erase(it);
+  assert_invariant([this, p] { return !listed(orphans_for_checks(), p); },
+                   "invariant 7: a pool is on the orphan list once");
   return true;
 }
 
@@ -76,9 +96,19 @@ void pool_attachment::attach(stream& s, pool_list& pools) {
     serve_from(p, s, false);
     ++it;
   }
+  assert_invariant(
+      [this, &pools] {
+        return std::all_of(pools.begin(), pools.end(), [this](const std::shared_ptr<pool>& p) {
+          return pool_access::attached(*p).load(std::memory_order_relaxed) > 0 &&
+                 !listed(orphans_for_checks(), p.get());
+        });
+      },
+      "invariant 7: an attached pool is counted and no orphan");
 }
 
 void pool_attachment::hand_over(stream& s, const pool_list& old, pool_list& next) {
+  assert_invariant([&s] { return current_stream_no_switch() == &s; },
+                   "invariant 10: a replacement hands the pools over on its own stream");
   lock_guard lock(mutex_);
   for (const auto& p : old) {
     if (pool_access::attached(*p).fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -132,6 +162,8 @@ bool pool_attachment::release(stream& s, const pool_list& pools, timer_heap& tim
     assert_invariant([attached] { return attached > 0; },
                      "invariant 7: attached(p) counts this stream's scheduler until its shutdown");
     if (attached == 1) {
+      assert_invariant([this, &p] { return !listed(orphans_for_checks(), p.get()); },
+                       "invariant 7: a pool is on the orphan list once");
       for (;;) {
         try {
           orphans_.push_back(p);
@@ -167,6 +199,8 @@ bool pool_attachment::adopt(stream& s, pool_list& pools, bool busy_only) noexcep
     adopted = true;
   }
   has_orphans_.store(!orphans_.empty(), std::memory_order_relaxed);
+  assert_invariant([this, busy_only] { return busy_only || orphans_for_checks().empty(); },
+                   "invariant 7: an adoption of all orphans leaves none");
   return adopted;
 }
 
@@ -180,8 +214,10 @@ bool pool_attachment::add(stream& s, const std::shared_ptr<pool>& p, bool& consu
     consumes = true;
   }
   serve_from(*p, s, false);
-  attached.fetch_add(1, std::memory_order_acq_rel);
-  leave_orphans(p.get());
+  const bool was_orphan = leave_orphans(p.get());
+  const int before = attached.fetch_add(1, std::memory_order_acq_rel);
+  assert_invariant([&] { return before >= 0 && (!was_orphan || before == 0); },
+                   "invariant 7: an orphaned pool is attached nowhere");
   return true;
 }
 
@@ -200,6 +236,12 @@ bool pool_attachment::attach_stacked(stream& here, const pool_list& pools, bool 
     const stream* old = pool_access::producer(*p).load(std::memory_order_acquire);
     const bool gone = !unset_or_orphaned(old) && old->state() == stream_state::terminated;
     serve_from(*p, here, gone);
+    assert_invariant(
+        [this, &p] {
+          return pool_access::attached(*p).load(std::memory_order_relaxed) > 0 &&
+                 !listed(orphans_for_checks(), p.get());
+        },
+        "invariant 7: a stacked scheduler's pool is counted and no orphan while it runs");
   }
   return consumes;
 }
@@ -214,6 +256,8 @@ bool pool_attachment::detach_stacked(stream& here, const pool_list& pools) {
     assert_invariant([before] { return before > 0; },
                      "invariant 7: attached(p) of a stacked scheduler's pool is > 0");
     if (before == 1) {
+      assert_invariant([this, &p] { return !listed(orphans_for_checks(), p.get()); },
+                       "invariant 7: a pool is on the orphan list once");
       pool_access::consumer(*p).store(nullptr, std::memory_order_release);
       orphans_.push_back(p);
       has_orphans_.store(true, std::memory_order_relaxed);
@@ -226,11 +270,15 @@ bool pool_attachment::detach_stacked(stream& here, const pool_list& pools) {
 bool pool_attachment::push_orphaned(pool& p, work_unit* u) {
   lock_guard lock(mutex_);
   if (pool_access::producer(p).load(std::memory_order_acquire) != orphaned_producer) return false;
+  assert_invariant([&p] { return single_producer(p.access()); },
+                   "invariant 5: only a single-producer pool has an orphaned producer");
   p.push(u);
   return true;
 }
 
 void pool_attachment::orphan_producer(pool& p, stream* ended) {
+  assert_invariant([ended] { return ended != nullptr && ended != orphaned_producer; },
+                   "invariant 5: a producer that ended is a stream");
   lock_guard lock(mutex_);
   stream* expected = ended;
   pool_access::producer(p).compare_exchange_strong(expected, orphaned_producer,
@@ -254,7 +302,15 @@ work_unit* pool_attachment::pop_orphan() noexcept {
     }
   }
   mutex_.unlock();
+  assert_invariant([u] { return !u || u->pool_holder.load(std::memory_order_relaxed) == nullptr; },
+                   "invariant 1: a unit popped from an orphan is linked in no pool");
   return u;
+}
+
+bool pool_attachment::orphans_hold_units() const {
+  lock_guard lock(mutex_);
+  return std::any_of(orphans_.begin(), orphans_.end(),
+                     [](const std::shared_ptr<pool>& p) { return !p->empty(); });
 }
 
 void pool_attachment::take_timers(timer_heap& timers) noexcept {
@@ -267,6 +323,8 @@ void pool_attachment::take_timers(timer_heap& timers) noexcept {
   }
   timers_.erase(timers_.begin(), timers_.begin() + static_cast<std::ptrdiff_t>(taken));
   if (timers_.empty()) has_timers_.store(false, std::memory_order_relaxed);
+  assert_invariant([&timers, taken] { return taken == 0 || !timers.empty(); },
+                   "timers: the deadlines taken over are in the stream's heap");
 }
 
 }  // namespace weft::detail

@@ -99,6 +99,9 @@ class pool_attachment {
   /// of memory waits for the next call).
   void take_timers(timer_heap& timers) noexcept;
 
+  /// True when an orphaned pool holds units (for checks: takes the lock).
+  bool orphans_hold_units() const;
+
   /// True while orphaned pools may hold units (any thread; may be stale).
   bool has_orphans() const noexcept { return has_orphans_.load(std::memory_order_relaxed); }
   /// True while deadlines wait to be taken over (any thread; may be stale).
@@ -108,6 +111,11 @@ class pool_attachment {
   /// Names `s` single consumer (and single producer when the old one is gone, `take_producer`
   /// forcing it) of `p`. Under mutex_.
   void serve_from(pool& p, stream& s, bool take_producer) WEFT_REQUIRES(mutex_);
+  /// orphans_ for checks, which run in lambdas the analysis does not see the lock in (their
+  /// caller holds mutex_).
+  const pool_list& orphans_for_checks() const noexcept WEFT_NO_THREAD_SAFETY_ANALYSIS {
+    return orphans_;
+  }
   /// Removes `p` from orphans_ if it is there; true if it was.
   bool leave_orphans(const pool* p) WEFT_REQUIRES(mutex_);
 

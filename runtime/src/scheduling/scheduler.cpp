@@ -44,10 +44,25 @@ bool scheduler::has_ready_work() const noexcept {
 }
 
 void scheduler::push_yielder(pool& home, work_unit* self) noexcept {
+  detail::assert_invariant(
+      [self] {
+        return detail::as_unit(self)->state.load(std::memory_order_relaxed) == unit_state::ready;
+      },
+      "invariant 4: a direct yielder is marked ready as it queues itself");
+  detail::assert_invariant(
+      [&home, self] {
+        return detail::as_unit(self)->home.load(std::memory_order_relaxed) == &home;
+      },
+      "a yielder is queued in its home pool");
   detail::pool_access::push_yield_as_consumer(home, self);
 }
 
 work_unit* scheduler::push_pop_yielder(pool& home, work_unit* self) noexcept {
+  detail::assert_invariant(
+      [self] {
+        return detail::as_unit(self)->state.load(std::memory_order_relaxed) == unit_state::ready;
+      },
+      "invariant 4: a direct yielder is marked ready as it queues itself");
   return detail::pool_access::push_pop_as_consumer(home, self);
 }
 
@@ -57,6 +72,9 @@ loop_scheduler::loop_scheduler(std::vector<std::shared_ptr<pool>> pools)
 }
 
 void scheduler::do_run_unit(work_unit* u) {
+  detail::assert_invariant(
+      [this] { return stream_ && detail::current_stream_no_switch() == stream_; },
+      "a scheduler runs units on its own stream");
   // The unit's pushes must wake parked streams again (pool::wants_wake).
   if (spinning_) [[unlikely]]
     end_spin();
@@ -65,6 +83,9 @@ void scheduler::do_run_unit(work_unit* u) {
 }
 
 bool scheduler::do_check_events() {
+  detail::assert_invariant(
+      [this] { return stream_ && detail::current_stream_no_switch() == stream_; },
+      "invariant 10: a scheduler's event check (which may adopt pools) runs on its stream");
   if (!running_stacked_) return stream_->check_events(true, *this);
   stream_->check_events(false, *this);
   return do_has_to_stop();
@@ -116,6 +137,8 @@ void scheduler::begin_spin() noexcept {
 
 void scheduler::end_spin() noexcept {
   if (!spinning_) return;
+  detail::assert_invariant([this] { return !spun_on_.empty(); },
+                           "idling: a spinning scheduler marked the pools it spins on");
   spinning_ = false;
   for (const auto& p : spun_on_) detail::pool_access::spin_end(*p);
   spun_on_.clear();
@@ -176,14 +199,24 @@ struct detail_loop {
     } else {
       detail::assert_invariant([&s] { return !s.picking_; },
                                "the loop's pick_next() calls do not nest");
+      const std::size_t pools_before = s.pools_.size();
       s.picking_ = true;
       work_unit* u = s.pick_next();
       s.picking_ = false;
+      detail::assert_invariant(
+          [&s, pools_before] { return s.pools_.size() == pools_before; },
+          "invariant 10: pools() does not change while pick_next() iterates it");
+      detail::assert_invariant(
+          [u] { return !u || u->pool_holder.load(std::memory_order_relaxed) == nullptr; },
+          "invariant 1: a unit a policy picks is linked in no pool");
       return u;
     }
   }
 
   static void run(scheduler& s) {
+    detail::assert_invariant(
+        [&s] { return s.stream_ && detail::current_stream_no_switch() == s.stream_; },
+        "invariant 10: a scheduler's loop, and the hooks that read pools(), run on its stream");
     s.on_start();
     struct stop_on_exit {
       scheduler& s;
@@ -244,6 +277,9 @@ bool scheduler::add_pool(std::shared_ptr<pool> p) {
   if (std::find(pools_.begin(), pools_.end(), p) != pools_.end()) return false;
   bool consumes = false;
   if (!detail::rt().attachment().add(*stream_, p, consumes)) return false;
+  detail::assert_invariant(
+      [this, &p] { return !single_consumer(p->access()) || p->consumer() == stream_; },
+      "invariant 6: a single-consumer pool added to a scheduler is consumed by its stream");
   // A stacked scheduler's ULT must then stay on this stream (see stacking.cpp).
   if (consumes && running_stacked_ && stream_->current())
     detail::as_unit(stream_->current())->pinned_to.store(stream_, std::memory_order_relaxed);

@@ -2,6 +2,7 @@
 // Stacked schedulers: a ULT in the parent's pool whose body runs the child's loop.
 #include "weft/stacking.hpp"
 
+#include <algorithm>
 #include <mutex>
 
 #include "core/runtime_state.hpp"
@@ -63,6 +64,13 @@ struct detail_stacking {
                              "stacked schedulers: a child attaches from its stacking ULT");
     if (detail::rt().attachment().attach_stacked(here, child.pools_, again))
       detail::as_unit(here.current())->pinned_to.store(&here, std::memory_order_relaxed);
+    detail::assert_invariant(
+        [&child, &here] {
+          return std::all_of(child.pools_.begin(), child.pools_.end(), [&here](const auto& p) {
+            return !single_consumer(p->access()) || p->consumer() == &here;
+          });
+        },
+        "invariant 6: a stacked scheduler's single-consumer pools are consumed by its stream");
   }
 
   static void enter(scheduler& child, detail::stream& here) {
@@ -97,6 +105,9 @@ struct detail_stacking {
   /// The child is done: pools nobody else uses become orphans, which this stream's main
   /// scheduler adopts at its next check (so units left by stop() still run).
   static void detach(scheduler& child, detail::stream& here) {
+    detail::assert_invariant(
+        [&child, &here] { return !child.running_stacked_ && detail::current_stream() == &here; },
+        "invariant 10: a child's pools leave it on the stream of its stacking ULT, after its loop");
     if (detail::rt().attachment().detach_stacked(here, child.pools_))
       here.request(detail::request_adopt);
   }

@@ -140,6 +140,8 @@ void semaphore_base::release(std::ptrdiff_t n) {
     }
   }
   if (n > 0) count_.fetch_add(n, std::memory_order_release);
+  detail::assert_invariant([c = count_.load(std::memory_order_relaxed)] { return c >= 0; },
+                           "semaphore: the count of free permits is never negative");
   lock_.unlock();
   first();
 }
@@ -189,6 +191,9 @@ void rwlock::unlock() noexcept {
   }
   wakeup next;
   if (!admitted && (next = writers_q_.take())) writer_ = true;
+  detail::assert_invariant(
+      [writer = writer_, readers = readers_] { return !writer || readers == 0; },
+      "rwlock: a writer and readers never hold the lock together");
   lock_.unlock();
   next();
 }
@@ -219,10 +224,15 @@ void rwlock::unlock_shared() noexcept {
       [writer = writer_, readers = readers_] { return !writer && readers > 0; },
       "rwlock: unlock_shared() with no reader holding the lock");
   if (--readers_ == 0) admit_locked();
+  detail::assert_invariant(
+      [writer = writer_, readers = readers_] { return !writer || readers == 0; },
+      "rwlock: a writer and readers never hold the lock together");
   lock_.unlock();
 }
 
 void rwlock::admit_locked() noexcept {
+  detail::assert_invariant([writer = writer_] { return !writer; },
+                           "rwlock: waiters are admitted only while no writer holds the lock");
   if (readers_ == 0) {
     if (wakeup wk = writers_q_.take()) {
       writer_ = true;

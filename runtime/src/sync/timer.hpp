@@ -67,6 +67,7 @@ class timer_heap {
   void add(timer_node* n) {
     assert_invariant([n] { return n != nullptr && n->refs.load(std::memory_order_relaxed) > 0; },
                      "timers: a live node enters the heap");
+    assert_invariant([n] { return n->unit != nullptr; }, "timers: a node names the ULT it wakes");
     if (heap_.size() >= prune_at_) prune();
     heap_.push_back(n);
     std::push_heap(heap_.begin(), heap_.end(), later);
@@ -89,6 +90,8 @@ class timer_heap {
       std::pop_heap(heap_.begin(), heap_.end(), later);
       timer_node* t = heap_.back();
       heap_.pop_back();
+      assert_invariant([t] { return t->refs.load(std::memory_order_relaxed) > 0; },
+                       "timers: a node in the heap is alive");
       assert_invariant(
           [this, t] { return heap_.empty() || heap_.front()->deadline >= t->deadline; },
           "timers: the heap fires its deadlines in order");

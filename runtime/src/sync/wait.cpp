@@ -73,6 +73,13 @@ void block(stream* s, work_unit* self, spinlock* lock, wait_kind kind) {
     rec.arg = lock;
   }
   s->switch_out(rec);
+  assert_invariant(
+      [self] {
+        stream* here = current_stream();
+        return here && here->current() == self &&
+               as_unit(self)->state.load(std::memory_order_relaxed) == unit_state::running;
+      },
+      "invariant 4: a ULT woken from a wait is the running unit of the stream it is on");
   set_wait_kind(self, 0);
 }
 
@@ -96,6 +103,7 @@ timer_node* arm(stream* s, work_unit* self, waiter* w, std::chrono::steady_clock
 }  // namespace
 
 void fire(timer_node* n) noexcept {
+  assert_invariant([n] { return n->unit != nullptr; }, "timers: a node names the ULT it wakes");
   std::uint32_t expected = wait_pending;
   if (n->state.compare_exchange_strong(expected, wait_timed_out, std::memory_order_acq_rel)) {
     // We won: the ULT is still blocked (nobody else may wake it), so n->w is alive.
@@ -145,6 +153,9 @@ void wait_queue::link(waiter& w) noexcept {
   w.queue_ = this;
   w.linked_ = true;
   ++size_;
+  detail::assert_invariant(
+      [&w] { return w.state_ && w.state_->load(std::memory_order_relaxed) == wait_pending; },
+      "wait queues: a waiter is queued while its wait is pending");
   if (w.unit_) epoch_ = detail::runtime_epoch.load(std::memory_order_relaxed);
 }
 
@@ -203,6 +214,9 @@ wait_status wait_queue::wait(spinlock& lock, waiter& w) WEFT_NO_THREAD_SAFETY_AN
   link(w);
   if (self) {
     detail::block(s, self, &lock, w.kind);
+    detail::assert_invariant(
+        [&w] { return w.own_state_.load(std::memory_order_acquire) == wait_notified; },
+        "wait queues: an untimed wait ends only when it is notified");
     return wait_status::notified;
   }
   lock.unlock();
@@ -223,6 +237,9 @@ wait_status wait_queue::wait_until(spinlock& lock, waiter& w,
     w.state_ = &n->state;
     link(w);
     detail::block(s, self, &lock, w.kind);
+    detail::assert_invariant(
+        [n] { return n->state.load(std::memory_order_acquire) != wait_pending; },
+        "timed waits: a waiter resumes once notified or timed out");
     const bool timed_out = n->state.load(std::memory_order_acquire) == wait_timed_out;
     detail::release(n);
     return timed_out ? wait_status::timed_out : wait_status::notified;
@@ -261,6 +278,9 @@ void sleep_until(std::chrono::steady_clock::time_point deadline) {
   }
   detail::timer_node* n = detail::arm(s, self, nullptr, deadline);
   detail::block(s, self, nullptr, wait_kind::sleep);
+  detail::assert_invariant(
+      [n] { return n->state.load(std::memory_order_acquire) == wait_timed_out; },
+      "timers: only its timer wakes a sleeping ULT");
   detail::release(n);
 }
 

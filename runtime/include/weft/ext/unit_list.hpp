@@ -55,12 +55,18 @@ class unit_list {
     u->pool_holder.store(nullptr, std::memory_order_relaxed);
   }
   /// True when no unit is linked.
-  bool empty() const noexcept { return head_ == nullptr; }
+  bool empty() const noexcept {
+    assert_invariant([this] { return (head_ == nullptr) == (tail_ == nullptr); },
+                     "unit list: head and tail are both set or both empty");
+    return head_ == nullptr;
+  }
 
  private:
   /// invariant 2: a unit is in at most one pool; pushing one that is linked here already would
   /// corrupt the list (pool_holder names this pool exactly while the unit is linked: invariant 1).
   static void check_unlinked(work_unit* u, pool* owner) noexcept {
+    assert_invariant([&] { return u != nullptr && owner != nullptr; },
+                     "invariant 1: a linked unit names the pool that holds it");
     assert_invariant([&] { return u->pool_holder.load(std::memory_order_relaxed) != owner; },
                      "invariant 2: push of a unit that is already queued in this pool");
   }

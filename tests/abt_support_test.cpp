@@ -361,13 +361,52 @@ TEST_P(AbtSupportTest, JoinAndFreeRefusesWhatWouldBeMisuse) {
     weft::detail::check_join(d);
     weft::detail::wait_unit(d);
   });
-  ASSERT_TRUE(blocked(first));
+  // Registered as d's joiner: blocked alone is not enough (a joiner reads as blocked a moment
+  // before its registration lands in the join word).
+  ASSERT_TRUE(wait_until(
+      [d] { return weft::detail::as_unit(d)->join_word.load() != weft::detail::join_none; }));
   EXPECT_EQ(join_and_free_of(d, join_help::none), refused_code);
   EXPECT_NE(weft::detail::as_unit(d)->state.load(),
             weft::unit_state::terminated);  // nothing was done to it
   release.store(true);
   first.join();
   blocker.join();  // terminated and waited for: the handle frees it
+}
+
+// Two joiners that both passed check_join before either waited: the second to register is
+// refused with not_joinable once it runs again, and never returns as if the unit had ended.
+TEST_P(AbtSupportTest, ASecondJoinerThatRacedPastTheCheckIsRefused) {
+  std::atomic<bool> release{false};
+  weft::ult blocker = weft::ult::create(
+      last_stream().main_pool(), [&] { ASSERT_TRUE(wait_until([&] { return release.load(); })); });
+  weft::work_unit* d = blocker.native_handle();
+  std::atomic<bool> second_checked{false}, first_may_wait{false};
+  std::atomic<int> second_result{-1};  // 0: returned, 1: not_joinable, 2: other
+  weft::ult first = weft::ult::create(last_stream().main_pool(), [&, d] {
+    weft::detail::check_join(d);
+    ASSERT_TRUE(wait_until([&] { return first_may_wait.load(); }));
+    weft::detail::wait_unit(d);
+  });
+  weft::ult second = weft::ult::create(weft::execution_stream::primary().main_pool(), [&, d] {
+    weft::detail::check_join(d);
+    second_checked.store(true);
+    ASSERT_TRUE(wait_until(
+        [d] { return weft::detail::as_unit(d)->join_word.load() != weft::detail::join_none; }));
+    try {
+      weft::detail::wait_unit(d);
+      second_result.store(0);
+    } catch (const weft::error& e) {
+      second_result.store(e.condition() == weft::errc::not_joinable ? 1 : 2);
+    }
+  });
+  ASSERT_TRUE(wait_until([&] { return second_checked.load(); }));
+  first_may_wait.store(true);
+  second.join();
+  EXPECT_EQ(second_result.load(), 1);
+  EXPECT_NE(weft::detail::as_unit(d)->state.load(), weft::unit_state::terminated);
+  release.store(true);
+  first.join();
+  blocker.join();
 }
 
 /// A C layer's refusal handler for the checked yields: returns 100 + the context's value, and 1000

@@ -42,7 +42,9 @@ void register_joiner(work_unit* self, void* arg) {
           std::memory_order_acquire)) {
     assert_invariant([expected] { return expected != join_detached; },
                      "invariant 8: a unit is not detached while a joiner registers on it");
-    make_ready(self);  // it finished while we were switching out
+    // It finished while we were switching out, or another joiner registered first: the join
+    // finds out which once it runs again (wait_unit_as).
+    make_ready(self);
   }
 }
 
@@ -550,8 +552,11 @@ namespace {
         while (!waiter.done.load(std::memory_order_acquire)) futex_wait(&waiter.done, 0);
       }
     }
-    // Synchronise with complete(): everything the unit did happens before what follows.
-    (void)as_unit(u)->join_word.load(std::memory_order_acquire);
+    // Synchronise with complete(): everything the unit did happens before what follows. A word
+    // that is not done names another joiner that registered first (two joins raced past
+    // check_join): this one is refused, never returned from as if the unit had ended.
+    if (as_unit(u)->join_word.load(std::memory_order_acquire) != join_done) [[unlikely]]
+      throw error(errc::not_joinable, "weft: the unit is already being joined");
     assert_invariant(
         [u] { return as_unit(u)->join_word.load(std::memory_order_relaxed) == join_done; },
         "invariant 8: a join returns once its unit is done");

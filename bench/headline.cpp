@@ -379,6 +379,11 @@ std::vector<peer_figure> measure_peers(const cpu_set_t& mask, int threads) {
   }
 #endif
 #ifdef WEFT_HEADLINE_TBB
+  // TBB sizes its worker pool once, from the affinity of the thread that first uses it: here the
+  // primary stream's thread, which weft pins to one CPU, so TBB would start no workers and its
+  // rows on every CPU would run on one thread. The limit is stated instead.
+  const tbb::global_control tbb_threads(tbb::global_control::max_allowed_parallelism,
+                                        static_cast<std::size_t>(std::max(threads, 1)));
   tbb::task_arena arena(1);
   out.push_back({"TBB", small, measure(2, kTrials, [&] {
                    return weft_bench::tbb_fan_out(arena, kSmallFanOut);

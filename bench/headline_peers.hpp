@@ -17,6 +17,7 @@
 #include <omp.h>
 #endif
 #ifdef WEFT_HEADLINE_TBB
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 #endif

@@ -1156,16 +1156,22 @@ static void test_run_unit_across_pools(void) {
   abt_test_stop();
 }
 
-/* A user pool that makes no unit for a work unit refuses it with Argobots' ABT_ERR_OTHER; the
- * work unit stays its caller's. */
-static void test_push_refused(void) {
-  abt_test_start();
+/* A definition of the list pool above with init and free; `push_many` adds the many-unit push. */
+static ABT_pool_user_def list_pool_def(int push_many) {
   ABT_pool_user_def def;
   OK(ABT_pool_user_def_create(new_create_unit, new_free_unit, new_is_empty, new_pop, new_push,
                               &def));
   OK(ABT_pool_user_def_set_init(def, new_init));
   OK(ABT_pool_user_def_set_free(def, new_free));
-  OK(ABT_pool_user_def_set_push_many(def, new_push_many));
+  if (push_many) OK(ABT_pool_user_def_set_push_many(def, new_push_many));
+  return def;
+}
+
+/* A user pool that makes no unit for a work unit refuses it with Argobots' ABT_ERR_OTHER; the
+ * work unit stays its caller's. */
+static void test_push_refused(void) {
+  abt_test_start();
+  ABT_pool_user_def def = list_pool_def(1);
   ABT_pool user, fifo;
   OK(ABT_pool_create(def, ABT_POOL_CONFIG_NULL, &user));
   OK(ABT_pool_user_def_free(&def));
@@ -1458,11 +1464,7 @@ static void push_context_driver(void* arg) {
 
 static void test_user_pool_push_contexts(void) {
   abt_test_start();
-  ABT_pool_user_def def;
-  OK(ABT_pool_user_def_create(new_create_unit, new_free_unit, new_is_empty, new_pop, new_push,
-                              &def));
-  OK(ABT_pool_user_def_set_init(def, new_init));
-  OK(ABT_pool_user_def_set_free(def, new_free));
+  ABT_pool_user_def def = list_pool_def(0);
   OK(ABT_pool_user_def_set_get_size(def, new_get_size));
   ABT_pool pool;
   OK(ABT_pool_create(def, ABT_POOL_CONFIG_NULL, &pool));

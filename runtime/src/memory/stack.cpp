@@ -732,13 +732,8 @@ void stack_cache::release_other(const stack_region& s, void* parked) noexcept {
     std::move(other_free_ + half, other_free_ + other_count_, other_free_);
     other_count_ -= half;
   }
-  assert_invariant(
-      [this, &s] {
-        for (std::size_t i = 0; i < other_count_; ++i)
-          if (other_free_[i].stack.lo == s.lo) return false;
-        return true;
-      },
-      "invariant 9: a stack enters its stream's cache once");
+  assert_invariant([this, &s] { return not_cached(other_free_, other_count_, s.lo); },
+                   "invariant 9: a stack enters its stream's cache once");
   other_free_[other_count_++] = {s, parked};
 }
 

@@ -49,8 +49,6 @@ stack_bounds native_stack_bounds() noexcept;
 /// False when a canary stack's canary was overwritten (the stack overflowed).
 bool stack_intact(const stack_region& s) noexcept;
 
-/// A stack and, when a finished ULT left it, the context parked at the bottom of that ULT's entry
-/// loop: the next ULT on this stack resumes it instead of building a context anew.
 /// True when `parked` (a context saved on `s`, or none) lies within `s` (for checks).
 inline bool parked_on(const stack_region& s, const void* parked) noexcept {
   const auto* p = static_cast<const char*>(parked);
@@ -58,10 +56,19 @@ inline bool parked_on(const stack_region& s, const void* parked) noexcept {
   return !parked || (p >= lo && p <= lo + s.size);
 }
 
+/// A stack and, when a finished ULT left it, the context parked at the bottom of that ULT's entry
+/// loop: the next ULT on this stack resumes it instead of building a context anew.
 struct cached_stack {
   stack_region stack;
   void* parked = nullptr;
 };
+
+/// True when none of `list[0..n)` is the stack at `lo` (a stack enters a stream's cache once).
+inline bool not_cached(const cached_stack* list, std::size_t n, const void* lo) noexcept {
+  for (std::size_t i = 0; i < n; ++i)
+    if (list[i].stack.lo == lo) return false;
+  return true;
+}
 
 /// Takes up to `want` stacks of `size` bytes (a multiple of the page size) from the process-wide
 /// arenas into `out`, mapping a new arena when none has a free slot; returns how many (at least
@@ -131,13 +138,8 @@ class stack_cache {
     if (s.size == default_size_ && (s.flags & stack_arena)) [[likely]] {
       if (count_ == capacity) [[unlikely]]
         drain();
-      assert_invariant(
-          [this, &s] {
-            for (std::size_t i = 0; i < count_; ++i)
-              if (free_[i].stack.lo == s.lo) return false;
-            return true;
-          },
-          "invariant 9: a stack enters its stream's cache once");
+      assert_invariant([this, &s] { return not_cached(free_, count_, s.lo); },
+                       "invariant 9: a stack enters its stream's cache once");
       free_[count_++] = {s, parked};
     } else if (s.flags & stack_arena) {
       release_other(s, parked);

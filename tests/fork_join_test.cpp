@@ -148,8 +148,12 @@ TEST_P(ForkJoinTest, AJoinedChildThatBlocksOnTheJoinersStackGoesOnWhenWoken) {
   setter.join();
   EXPECT_EQ(got, 42);
   const bool borrowed = runs_on_the_same_stack(parent_frame, child_frame);
-  if (streams() == 1) EXPECT_TRUE(borrowed) << "a join on one stream ran its child elsewhere";
-  if (borrowed) EXPECT_TRUE(stayed) << "a child on the primary's stack left the primary's stream";
+  if (streams() == 1) {
+    EXPECT_TRUE(borrowed) << "a join on one stream ran its child elsewhere";
+  }
+  if (borrowed) {
+    EXPECT_TRUE(stayed) << "a child on the primary's stack left the primary's stream";
+  }
   EXPECT_EQ(weft::this_unit::stream(), here);
 }
 

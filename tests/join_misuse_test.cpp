@@ -163,7 +163,9 @@ void second_join_while_joined(bool borrow, int streams) {
   ASSERT_TRUE(weft_test::wait_until([&] { return started.load(); }));
   EXPECT_WEFT_ERRC(child.join(), weft::errc::not_joinable);
   const bool on_joiners_stack = child_frame < joiner_frame && joiner_frame - child_frame < 16384;
-  if (streams == 1) EXPECT_EQ(on_joiners_stack, borrow);
+  if (streams == 1) {
+    EXPECT_EQ(on_joiners_stack, borrow);
+  }
   m.unlock();
   joiner.join();
   EXPECT_FALSE(child.joinable());

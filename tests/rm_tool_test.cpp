@@ -272,7 +272,9 @@ TEST(RmToolTest, AClientThatNeverEndsALineIsDisconnected) {
     SCOPED_TRACE(hello ? "after hello" : "before hello");
     const int fd = connect_unix(path);
     ASSERT_GE(fd, 0);
-    if (hello) ASSERT_TRUE(send_all(fd, hello_line));
+    if (hello) {
+      ASSERT_TRUE(send_all(fd, hello_line));
+    }
     // Bytes without a newline, in pieces, far past the protocol's line limit (the peer may
     // close while we are still sending: that is the outcome we want).
     const std::string piece(1024, 'x');

@@ -504,8 +504,9 @@ void stop_then_adopt(weft::execution_stream& adopter, weft::access_mode mode) {
     // multi-consumer pool would run it on the joiner's stream (a join that helps). Adopted by
     // this stream, the pool is one of its scheduler's: the join blocks while the scheduler runs
     // it (a yield loop here would keep the stream's first pool busy).
-    if (&adopter != weft::execution_stream::self())
+    if (&adopter != weft::execution_stream::self()) {
       EXPECT_TRUE(wait_until([&] { return where.load() != nullptr; }));
+    }
     u.join();
     ran_on = where.load();
   }

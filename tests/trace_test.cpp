@@ -2,6 +2,7 @@
 // Traces (weft/trace.hpp) and counters (weft/stats.hpp): the file a fork-join run writes is a
 // valid Chrome trace (every slice closed, every flow paired, one creation flow per unit), the
 // API refuses misuse, WEFT_TRACE and WEFT_STATS work, and the counters count what ran.
+#include <signal.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
@@ -289,6 +290,33 @@ TEST_F(TraceEnvTest, AMissingDirectoryIsAConfigurationErrorNamingThePath) {
   EXPECT_NE(what.find("WEFT_TRACE"), std::string::npos) << what;
   EXPECT_NE(what.find("'" + path + "'"), std::string::npos) << what;
   EXPECT_NE(what.find(reason), std::string::npos) << what;
+  EXPECT_FALSE(weft::initialized());
+}
+
+// The dump-signal thread starts before the trace file is opened: an init that fails at the
+// file must stop it and give the signal back, or the next init finds the old thread still there.
+TEST_F(TraceEnvTest, AnInitFailingAtTheTraceFileStopsTheDumpSignalThread) {
+  const std::string path = "/tmp/weft-no-such-dir-" + std::to_string(getpid()) + "/t.json";
+  ASSERT_NE(::access(path.c_str(), F_OK), 0);
+  struct sigaction before {};
+  ASSERT_EQ(sigaction(SIGUSR2, nullptr, &before), 0);
+  {
+    scoped_env dump("WEFT_DUMP_SIGNAL", "SIGUSR2");
+    scoped_env trace("WEFT_TRACE", path.c_str());
+    EXPECT_EQ(errc_of([] { weft::runtime rt(test_config(1)); }), weft::errc::invalid_config);
+    EXPECT_FALSE(weft::initialized());
+  }
+  struct sigaction after {};
+  ASSERT_EQ(sigaction(SIGUSR2, nullptr, &after), 0);
+  EXPECT_EQ(after.sa_handler, before.sa_handler) << "the dump signal's handler was left installed";
+  // A second runtime with the same dump signal starts and ends cleanly.
+  scoped_env dump("WEFT_DUMP_SIGNAL", "SIGUSR2");
+  {
+    weft::runtime rt(test_config(1));
+    int ran = 0;
+    weft::ult::create([&] { ran = 7; }).join();
+    EXPECT_EQ(ran, 7);
+  }
   EXPECT_FALSE(weft::initialized());
 }
 

@@ -198,6 +198,8 @@ void init(const config& cfg_in) {
     if (r->cfg().dump_signal != 0) detail::start_dump_signal(r->cfg().dump_signal);
     detail::observation_at_init(*r);
   } catch (...) {
+    // The dump thread outlives nothing it serves: a later init would find it still running.
+    detail::stop_dump_signal();
     detail::publish_for_debuggers(nullptr);
     if (detail::g_runtime) {
       // The table's lock is held only to read a slot: a stream that ends may still query it.

@@ -160,6 +160,13 @@ inline bool fast_paths_open() noexcept {
           (slow_tool | slow_cancel | slow_uninitialized | slow_user_pool)) == 0;
 }
 
+/// True when the layer is initialised and a tool callback is the only reason to leave the fast
+/// paths: a create may then take its fast form and report the creation (create_fast<true>).
+inline bool tool_reporting_only() noexcept {
+  return (g_slow_paths.load(std::memory_order_acquire) &
+          (slow_tool | slow_cancel | slow_uninitialized | slow_user_pool)) == slow_tool;
+}
+
 // ------------------------------------------------------------------------------------------
 // Work units
 // ------------------------------------------------------------------------------------------

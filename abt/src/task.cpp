@@ -10,6 +10,8 @@ namespace {
 /// ABT_task_create's full path. Out of line, so that the fast form's frame is shaped by its own
 /// calls only.
 [[gnu::noinline]] int create_task(ABT_pool pool, void (*fn)(void*), void* arg, ABT_task* out) {
+  if (tool_reporting_only() && pool && fn && !pool->user_defined)
+    return create_fast<true>(weft::unit_kind::tasklet, pool, fn, arg, nullptr, out);
   if (out) *out = ABT_TASK_NULL;  // Argobots 1.x: set on error too
   if (int rc = ensure_initialized()) return rc;
   if (!pool) return ABT_ERR_INV_POOL;

@@ -499,6 +499,8 @@ namespace {
 /// fast form's frame is shaped by its own calls only.
 [[gnu::noinline]] int create_thread(ABT_pool pool, void (*fn)(void*), void* arg,
                                     ABT_thread_attr attr, ABT_thread* out) {
+  if (tool_reporting_only() && pool && fn && (!attr || !attr->stack) && !pool->user_defined)
+    return create_fast<true>(weft::unit_kind::ult, pool, fn, arg, attr, out);
   if (out) *out = ABT_THREAD_NULL;  // Argobots 1.x: set on error too
   if (int rc = ensure_initialized()) return rc;
   if (!pool) return ABT_ERR_INV_POOL;

@@ -111,13 +111,31 @@ inline void prepare_unit(weft::work_unit* u, ABT_pool ph, void (*fn)(void*), voi
   c.entry_fn = fn;
   c.entry_arg = arg;
 }
+/// Tool events (tool.cpp): reports `event` for `u` to the registered callback, if any; a
+/// SUSPEND or RESUME names the synchronisation object involved (ABT_tool_query_thread).
+void tool_event(weft::work_unit* u, std::uint64_t event,
+                ABT_sync_event_type sync_type = ABT_SYNC_EVENT_TYPE_UNKNOWN,
+                void* sync_object = nullptr) noexcept;
+/// tool_event() for the descriptor that stands for a user main scheduler's ULT (its loop runs
+/// outside any weft unit, so neither the runtime nor tool_event() reports it).
+void scheduler_tool_event(weft::work_unit* s, std::uint64_t event,
+                          ABT_sync_event_type sync_type = ABT_SYNC_EVENT_TYPE_UNKNOWN) noexcept;
+/// Event mask of the registered tool callback (0: none); tool.cpp writes it.
+[[gnu::visibility("hidden")]] extern std::atomic<std::uint64_t> g_tool_mask;
+/// True when a tool callback is registered (a single relaxed load, inline on hot paths).
+inline bool tool_active() noexcept {
+  return g_tool_mask.load(std::memory_order_relaxed) != 0;
+}
+
 /// ABT_thread_create's and ABT_task_create's fast form, for a caller that checked
-/// fast_paths_open() (no tool to tell) and gives no user stack nor a user pool (whose unit is
-/// made before the submit, create_unit): weft allocates the descriptor,
-/// prepare_unit() fills it, the handle goes to `out` (when given) and the call ends in a tail
+/// fast_paths_open() (no tool to tell; `Report` true: tool_reporting_only()) and gives no user
+/// stack nor a user pool (whose unit is made before the submit, create_unit): weft allocates
+/// the descriptor, prepare_unit() fills it, the tool hears of the creation before any stream can
+/// run the unit (`Report`), the handle goes to `out` (when given) and the call ends in a tail
 /// call of weft's submit, which queues the unit and returns ABT_SUCCESS (no frame of the layer
 /// to return through). When weft's allocation throws, stores ABT_THREAD_NULL in `out` (Argobots
 /// 1.x sets it on error too) and returns the error's code.
+template <bool Report = false>
 inline int create_fast(weft::unit_kind kind, ABT_pool pool, void (*fn)(void*), void* arg,
                        const ABT_thread_attr_opaque* attr, ABT_thread* out) noexcept {
   weft::work_unit* u;
@@ -129,6 +147,10 @@ inline int create_fast(weft::unit_kind kind, ABT_pool pool, void (*fn)(void*), v
     return current_exception_code(ABT_ERR_MEM);
   }
   prepare_unit(u, pool, fn, arg, attr, out != nullptr);
+  if constexpr (Report) {
+    weft::detail::set_home(u, *pool->pool);  // what a tool's POOL query reports
+    tool_event(u, ABT_TOOL_EVENT_THREAD_CREATE);
+  }
   if (!out) [[unlikely]]
     return weft::detail::submit_detached_and_succeed(u, *pool->pool);
   *out = handle_of(u);
@@ -163,22 +185,6 @@ std::size_t attr_stack_size(const ABT_thread_attr_opaque* attr) noexcept;
 ABT_thread_state state_of(const weft::work_unit* u) noexcept;
 /// Error code for a caller that is not a ULT (tasklet: INV_THREAD, elsewhere: INV_XSTREAM).
 int not_a_ult_code() noexcept;
-/// Tool events (tool.cpp): reports `event` for `u` to the registered callback, if any; a
-/// SUSPEND or RESUME names the synchronisation object involved (ABT_tool_query_thread).
-void tool_event(weft::work_unit* u, std::uint64_t event,
-                ABT_sync_event_type sync_type = ABT_SYNC_EVENT_TYPE_UNKNOWN,
-                void* sync_object = nullptr) noexcept;
-/// tool_event() for the descriptor that stands for a user main scheduler's ULT (its loop runs
-/// outside any weft unit, so neither the runtime nor tool_event() reports it).
-void scheduler_tool_event(weft::work_unit* s, std::uint64_t event,
-                          ABT_sync_event_type sync_type = ABT_SYNC_EVENT_TYPE_UNKNOWN) noexcept;
-/// Event mask of the registered tool callback (0: none); tool.cpp writes it.
-[[gnu::visibility("hidden")]] extern std::atomic<std::uint64_t> g_tool_mask;
-/// True when a tool callback is registered (a single relaxed load, inline on hot paths).
-inline bool tool_active() noexcept {
-  return g_tool_mask.load(std::memory_order_relaxed) != 0;
-}
-
 /// A yield from a caller that is not a ULT (`self`: the calling tasklet, or nullptr): in a user
 /// main scheduler's run, the scheduler's ULT yields (yield_from_scheduler). Otherwise
 /// ABT_thread_yield (`report` false) succeeds without doing anything, as in Argobots 1.x, and

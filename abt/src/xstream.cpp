@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <new>
 
@@ -18,6 +19,25 @@ namespace abt {
 
 namespace {
 
+// xstream_handle() runs at every tool event and ABT_xstream_self(), almost always for the
+// calling thread's own stream: each thread keeps its last answer, valid while the registry's
+// generation is unchanged. Every change of the registry (a handle registered or dropped, the
+// layer released) bumps the generation under st.mutex, so a kept answer never outlives the
+// registration it came from: a handle is deleted only after the change that drops it.
+std::atomic<std::uint64_t> registry_generation{1};
+
+struct kept_handle {
+  const weft::execution_stream* stream = nullptr;
+  ABT_xstream handle = nullptr;
+  std::uint64_t generation = 0;
+};
+[[gnu::tls_model("initial-exec")]] constinit thread_local kept_handle tl_kept_handle;
+
+/// Marks the registry changed; the caller holds st.mutex.
+void registry_changed() noexcept {
+  registry_generation.fetch_add(1, std::memory_order_release);
+}
+
 /// Registers `h` under its rank.
 void put_xstream(ABT_xstream h) {
   layer_state& st = state();
@@ -25,14 +45,19 @@ void put_xstream(ABT_xstream h) {
   if (static_cast<std::size_t>(h->rank) >= st.xstreams.size())
     st.xstreams.resize(static_cast<std::size_t>(h->rank) + 1, nullptr);
   st.xstreams[static_cast<std::size_t>(h->rank)] = h;
+  registry_changed();
 }
 
+/// Unregisters `h`, whose stream has ended, and detaches it from that stream (under the
+/// registry's lock: xstream_handle() reads a registered handle's stream under it).
 void drop_xstream(ABT_xstream h) {
   layer_state& st = state();
   std::lock_guard lock(st.mutex);
+  h->stream = nullptr;
   auto& v = st.xstreams;
   if (static_cast<std::size_t>(h->rank) < v.size() && v[static_cast<std::size_t>(h->rank)] == h)
     v[static_cast<std::size_t>(h->rank)] = nullptr;
+  registry_changed();
 }
 
 ABT_xstream new_xstream(weft::execution_stream& s, ABT_sched sched) {
@@ -113,14 +138,29 @@ void release_main_sched(ABT_sched s) {
 
 }  // namespace
 
-ABT_xstream xstream_handle(const weft::execution_stream* s) noexcept {
-  if (!s) return nullptr;
+namespace {
+
+/// xstream_handle() when the thread's kept answer does not serve: the registry's look-up.
+[[gnu::noinline]] ABT_xstream look_up_xstream(const weft::execution_stream* s) noexcept {
   layer_state& st = state();
   std::lock_guard lock(st.mutex);
   const auto rank = static_cast<std::size_t>(s->rank());
+  ABT_xstream h = nullptr;
   if (rank < st.xstreams.size() && st.xstreams[rank] && st.xstreams[rank]->stream == s)
-    return st.xstreams[rank];
-  return nullptr;
+    h = st.xstreams[rank];
+  tl_kept_handle = {s, h, registry_generation.load(std::memory_order_relaxed)};
+  return h;
+}
+
+}  // namespace
+
+ABT_xstream xstream_handle(const weft::execution_stream* s) noexcept {
+  if (!s) return nullptr;
+  const kept_handle& kept = tl_kept_handle;
+  if (kept.stream == s && kept.generation == registry_generation.load(std::memory_order_acquire))
+      [[likely]]
+    return kept.handle;
+  return look_up_xstream(s);
 }
 
 void register_existing_streams() {
@@ -152,6 +192,7 @@ void release_all_objects(bool finalize_runtime) {
   {
     std::lock_guard lock(st.mutex);
     xs.swap(st.xstreams);
+    registry_changed();
     scheds.clear();
     scheds.swap(st.scheds);
   }
@@ -256,7 +297,6 @@ int ABT_xstream_free(ABT_xstream* xstream) {
     return ABT_SUCCESS;
   });
   if (rc) return rc;
-  h->stream = nullptr;
   drop_xstream(h);
   release_main_sched(h->main_sched);
   delete h;

@@ -763,23 +763,29 @@ struct event_log {
   ABT_thread unit[max_events];
   uint64_t event[max_events];
   ABT_sync_event_type sync[max_events];
+  ABT_xstream xstream[max_events]; /* the stream the callback was given */
+  ABT_pool pool[max_events];       /* CREATE only: ABT_TOOL_QUERY_KIND_POOL */
 };
 
-static struct event_log g_log = {PTHREAD_MUTEX_INITIALIZER, 0, {0}, {0}, {0}};
+static struct event_log g_log = {PTHREAD_MUTEX_INITIALIZER, 0, {0}, {0}, {0}, {0}, {0}};
 
 static void record_event(ABT_thread thread, ABT_xstream xstream, uint64_t event,
                          ABT_tool_context context, void* arg) {
-  (void)xstream;
   struct event_log* log = arg;
   if (thread == g_primary) return;
   ABT_sync_event_type sync = ABT_SYNC_EVENT_TYPE_UNKNOWN;
   if (event == ABT_TOOL_EVENT_THREAD_SUSPEND || event == ABT_TOOL_EVENT_THREAD_YIELD)
     OK(ABT_tool_query_thread(context, event, ABT_TOOL_QUERY_KIND_SYNC_OBJECT_TYPE, &sync));
+  ABT_pool pool = ABT_POOL_NULL;
+  if (event == ABT_TOOL_EVENT_THREAD_CREATE)
+    OK(ABT_tool_query_thread(context, event, ABT_TOOL_QUERY_KIND_POOL, &pool));
   pthread_mutex_lock(&log->lock);
   CHECK(log->n < max_events);
   log->unit[log->n] = thread;
   log->event[log->n] = event;
   log->sync[log->n] = sync;
+  log->xstream[log->n] = xstream;
+  log->pool[log->n] = pool;
   log->n++;
   pthread_mutex_unlock(&log->lock);
 }
@@ -913,6 +919,26 @@ static void test_tool_events(void) {
     ABT_thread was = g_log.unit[0];
     static const uint64_t e[] = {EV(CREATE), EV(RUN), EV(FINISH), EV(JOIN), EV(JOIN), EV(FREE), 0};
     check_events_of(was, e, __LINE__);
+    /* CREATE names the pool the ULT went to and the creator's stream; RUN the stream that
+     * serves that pool. */
+    const int created = event_index(was, EV(CREATE), 0), ran = event_index(was, EV(RUN), 0);
+    CHECK(g_log.pool[created] == pool);
+    CHECK(g_log.xstream[created] == abt_test_xstreams[0]);
+    CHECK(g_log.xstream[ran] == abt_test_xstreams[abt_test_num_xstreams - 1]);
+  }
+
+  /* The same for a tasklet. */
+  clear_log();
+  ABT_task task;
+  OK(ABT_task_create(pool, add_one, &count, &task));
+  OK(ABT_task_free(&task));
+  {
+    ABT_thread was = g_log.unit[0];
+    const int created = event_index(was, EV(CREATE), 0), ran = event_index(was, EV(RUN), 0);
+    CHECK(created >= 0 && ran > created);
+    CHECK(g_log.pool[created] == pool);
+    CHECK(g_log.xstream[created] == abt_test_xstreams[0]);
+    CHECK(g_log.xstream[ran] == abt_test_xstreams[abt_test_num_xstreams - 1]);
   }
 
   /* A yield: YIELD, then RUN when it is scheduled again. */

@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 
+#include "platform/assert.hpp"
 #include "weft/error.hpp"
 #include "weft/rm_protocol.hpp"
 
@@ -41,6 +42,8 @@ std::string_view trim(std::string_view s) {
 
 long long parse_integer(std::string_view origin, std::string_view text, long long lo,
                         long long hi) {
+  detail::assert_invariant([lo, hi] { return lo <= hi; },
+                           "config: an integer setting's range is not empty");
   const std::string_view t = trim(text);
   long long value = 0;
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
@@ -137,6 +140,9 @@ class places_parser {
     skip_space();
     if (pos_ != text_.size()) fail();
     if (out.empty()) fail();
+    detail::assert_invariant(
+        [this, &out] { return out.size() <= max_places && total_ <= max_total_cpus; },
+        "config: a place list stays within the bounds it was parsed against");
     return out;
   }
 
@@ -337,6 +343,9 @@ void config::validate() const {
 }
 
 std::string config::describe() const {
+  // Every config the runtime describes went through validate() or parse_signal().
+  detail::assert_invariant([this] { return dump_signal == 0 || dump_signal_name(dump_signal); },
+                           "config: dump_signal is 0 or a signal WEFT_DUMP_SIGNAL accepts");
   std::ostringstream out;
   out << "num_streams = " << num_streams << "\n"
       << "stack_size = " << stack_size << "\n"

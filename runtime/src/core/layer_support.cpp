@@ -4,6 +4,7 @@
 // path where a call's cost shows: the hot ones (a create, a free) stay in unit.cpp.
 #include <atomic>
 
+#include "platform/assert.hpp"
 #include "weft/internal/layer_support.hpp"
 #include "weft/this_unit.hpp"
 #include "weft/unit_handle.hpp"
@@ -15,6 +16,12 @@ void set_home(work_unit* u, pool& p) noexcept {
 }
 
 void pin_unit(work_unit* u, execution_stream& s) noexcept {
+  assert_invariant(
+      [u] {
+        return u->pool_holder.load(std::memory_order_relaxed) == nullptr &&
+               as_unit(u)->last_stream.load(std::memory_order_relaxed) == nullptr;
+      },
+      "a unit is pinned before it is submitted: in no pool, never run");
   as_unit(u)->pinned_to.store(&s, std::memory_order_relaxed);
 }
 

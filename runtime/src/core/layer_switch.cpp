@@ -57,6 +57,10 @@ void finish_exited(work_unit* from, void*) {
       },
       "invariant 4: a ULT that exits by a switch is blocked once its landing saved it");
   const stack_region stack = as_unit(from)->stack;
+  // exit_and_switch() refuses the primary ULT (native stack) and a ULT on its joiner's stack.
+  assert_invariant(
+      [&stack] { return stack.lo && !(stack.flags & (stack_foreign | stack_borrowed)); },
+      "invariant 9: an exit-and-switch gives back a stack the leaver owns");
   if (!stack_intact(stack)) report_stack_overflow(from);
   as_unit(from)->stack = {};
   as_unit(from)->context = nullptr;
@@ -83,6 +87,12 @@ bool yield_and_switch(work_unit* target) {
 }
 
 void submit_and_yield_to(work_unit* u, pool& p) {
+  assert_invariant(
+      [u] {
+        return as_unit(u)->state.load(std::memory_order_relaxed) == unit_state::ready &&
+               u->pool_holder.load(std::memory_order_relaxed) == nullptr;
+      },
+      "invariant 2: a unit submitted to run next is ready and in no pool");
   stream* s = current_stream_no_switch();
   work_unit* self = s ? s->current() : nullptr;
   as_unit(u)->home.store(&p, std::memory_order_relaxed);

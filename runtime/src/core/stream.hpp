@@ -282,7 +282,11 @@ class alignas(64) stream final : public execution_stream {
   const stream_observer& observer() const noexcept { return obs_; }
   /// Primary stream only: the primary ULT (nullptr before init set it up).
   work_unit* primary_unit() const noexcept { return primary_unit_; }
-  void set_primary_unit(work_unit* u) noexcept { primary_unit_ = u; }
+  void set_primary_unit(work_unit* u) noexcept {
+    assert_invariant([this, u] { return primary_ || !u; },
+                     "only the primary stream has a primary ULT");
+    primary_unit_ = u;
+  }
 
  private:
   /// The body of a secondary stream's kernel thread.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/unit_local.hpp"
+#include "platform/assert.hpp"
 #include "weft/error.hpp"
 
 namespace weft::detail {
@@ -52,6 +53,8 @@ unit_extras& ensure_extras(work_unit* u) {
     x->error = out_of_memory_extras->error;
     as_unit(u)->extras = x;
   }
+  assert_invariant([u] { return extras_of(u) != out_of_memory_extras; },
+                   "unit extras: the shared out-of-memory block is never handed out for writing");
   return *extras_of(u);
 }
 
@@ -62,10 +65,15 @@ void capture_error(work_unit* u) noexcept {
     as_unit(u)->extras = out_of_memory_extras;
     return;
   }
+  assert_invariant(
+      [u] { return extras_of(u) != out_of_memory_extras; },
+      "unit extras: one error per unit (the shared block is never written after load)");
   extras_of(u)->error = std::current_exception();
 }
 
 void settle_extras(work_unit* u) noexcept {
+  assert_invariant([u] { return as_unit(u)->callable.destroy == nullptr; },
+                   "unit extras: settled once the unit's callable is gone");
   unit_extras* x = extras_of(u);
   if (!x) return;
   run_local_destructors(*x);

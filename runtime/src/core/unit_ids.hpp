@@ -2,6 +2,7 @@
 // Unit ids, handed out by each stream from blocks of the process-wide sequence.
 #pragma once
 
+#include "platform/assert.hpp"
 #include "weft/work_unit.hpp"
 
 namespace weft::detail {
@@ -16,6 +17,8 @@ class unit_ids {
   unit_id next() noexcept {
     if (next_ == end_) [[unlikely]]
       return next_block();
+    assert_invariant([this] { return next_ != 0 && next_ < end_; },
+                     "unit ids: a block hands out its nonzero ids in order");
     return next_++;
   }
 

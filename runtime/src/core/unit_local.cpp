@@ -141,6 +141,8 @@ void run_local_destructors(unit_extras& x) noexcept {
   local_table* t = x.locals;
   if (!t) return;
   run_destructors(*t);  // a destructor may set values again: they go to `t`, for the next round
+  assert_invariant([&x, t] { return x.locals == t; },
+                   "unit-local storage: the table stays installed while its destructors run");
   delete t;
   x.locals = nullptr;
 }
@@ -157,6 +159,8 @@ local_key local_key::create(local_destructor destructor) {
   if (!reg.free_slots.empty()) {
     index = reg.free_slots.back();
     reg.free_slots.pop_back();
+    detail::assert_invariant([index, next = reg.next] { return index < next; },
+                             "unit-local keys: a freed slot is one handed out before");
   } else {
     if (reg.next == detail::chunk_size * detail::max_chunks) {
       throw error(errc::resource, "weft: too many ULT-local keys (65536 live)");
@@ -206,6 +210,8 @@ void* local_key::get_from(detail::local_table* t) const noexcept {
   const local_table::entry& e = t->entries[index_];
   if (e.generation != generation_ || !e.value) return nullptr;
   key_slot* s = detail::registry().find(index_);
+  detail::assert_invariant([s] { return s != nullptr; },
+                           "unit-local keys: a value in a table was set under a key with a slot");
   if (s->generation.load(std::memory_order_relaxed) != generation_) return nullptr;  // deleted
   return e.value;
 }

@@ -72,7 +72,11 @@ thread_local int t_callbacks_running = 0;
 class in_callback {
  public:
   in_callback() noexcept { ++t_callbacks_running; }
-  ~in_callback() { --t_callbacks_running; }
+  ~in_callback() {
+    assert_invariant([] { return t_callbacks_running > 0; },
+                     "events: a callback mark is taken back once");
+    --t_callbacks_running;
+  }
   in_callback(const in_callback&) = delete;
   in_callback& operator=(const in_callback&) = delete;
 };
@@ -178,6 +182,8 @@ void shrink(stream& here, const std::shared_ptr<resize_state>& req, std::vector<
 /// keep the stream responsive, and one would wait behind every unit queued on it.
 void expand(const std::shared_ptr<resize_state>& req, int n) {
   const std::vector<int> ranks = rt().streams().free_ranks(n);
+  assert_invariant([&ranks, n] { return n > 0 && ranks.size() == static_cast<std::size_t>(n); },
+                   "events: an expand asks about each of the streams it adds");
   for (int rank : ranks) {
     std::string why = ask_all(event_kind::add_stream, rank);
     if (!why.empty()) return finish_event(req, false, why);
@@ -271,6 +277,12 @@ void close_events() noexcept {
 }
 
 resize_request post_resize(resize_op op, int value) {
+  // Validated by the request_* functions and by rm::parse_command: `start` relies on the range.
+  assert_invariant(
+      [op, value] {
+        return value >= (op == resize_op::stop_rank ? 0 : 1) && value <= rm::max_count;
+      },
+      "events: a resize request carries a count in [1, max_count] or a rank in [0, max_count]");
   auto s = std::make_shared<resize_state>();
   s->op = op;
   s->value = value;
@@ -289,7 +301,8 @@ resize_request post_resize(resize_op op, int value) {
 callback_id callback_registry::add(event_kind kind, event_callbacks callbacks) {
   std::lock_guard lock(mutex_);
   const callback_id id = next_++;
-  entries_.emplace(id, entry{kind, std::move(callbacks)});
+  const bool fresh = entries_.emplace(id, entry{kind, std::move(callbacks)}).second;
+  assert_invariant([fresh] { return fresh; }, "events: callback ids are never reused");
   return id;
 }
 
@@ -303,6 +316,8 @@ bool callback_registry::remove(callback_id id) {
 void event_queue::end_locked() noexcept {
   assert_invariant([this] { return in_progress_; },
                    "events: only the request in progress is ended");
+  assert_invariant([this] { return !flight_.claimed; },
+                   "events: a request ends only once no stream frees its shrink's targets");
   flight_.req.reset();
   flight_.stopping.clear();
   flight_.failure.clear();
@@ -368,6 +383,8 @@ void event_queue::advance_shrink(std::unique_lock<std::mutex>& lock) noexcept {
       note_free_failure(failure, t, e.what());
     }
     lock.lock();
+    assert_invariant([this] { return flight_.claimed && in_progress_; },
+                     "events: a shrink's claim holds while its targets are freed outside the lock");
   }
   flight_.claimed = false;
   if (!failure.empty()) {

@@ -42,6 +42,9 @@ constexpr int connect_timeout_ms = 5000;
 /// a shutdown signalled on `wake_fd`: a Unix socket whose listen backlog is full fails at once
 /// (EAGAIN), a TCP handshake is waited for with poll().
 int connect_to(const rm::endpoint& e, int wake_fd) {
+  assert_invariant(
+      [&e, wake_fd] { return e.family != AF_UNSPEC && e.length > 0 && wake_fd >= 0; },
+      "resource manager: connects to an endpoint endpoint_of() made, with its eventfd");
   const int fd = ::socket(e.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -1;
   auto fail = [fd](int err) {
@@ -74,6 +77,8 @@ bool send_line(int fd, int wake_fd, std::string line) {
     }
     if (n <= 0) return false;
     sent += static_cast<std::size_t>(n);
+    assert_invariant([sent, &line] { return sent <= line.size(); },
+                     "resource manager: send() never reports more bytes than it was given");
   }
   return true;
 }
@@ -219,6 +224,9 @@ rm_client::session_end rm_client::serve(int fd) {
     if (n == 0) return session_end::closed;
     if (n < 0) return session_end::lost;
     buf.append(chunk, static_cast<std::size_t>(n));
+    // An unterminated line is dropped at max_line: one read more is all the buffer ever holds.
+    assert_invariant([&buf] { return buf.size() < rm::max_line + sizeof chunk; },
+                     "resource manager: the receive buffer stays bounded");
     for (;;) {
       const auto nl = buf.find('\n');
       if (nl == std::string::npos) {
@@ -257,6 +265,8 @@ std::string rm_client::answer(std::string_view line, bool& quit) {
       std::fprintf(stderr, "weft: rm: bad message: %s\n", why.c_str());
       return rm::format_reply({false, execution_stream::count(), why});
     }
+    assert_invariant([&cmd] { return cmd->value >= 0 && cmd->value <= rm::max_count; },
+                     "resource manager: a parsed command carries a value in [0, max_count]");
     resize_request req;
     switch (cmd->kind) {
       case rm::command_kind::count:

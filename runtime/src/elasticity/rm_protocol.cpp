@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "weft/error.hpp"
+// The public spelling of the checks: the libFuzzer build compiles this file with only
+// runtime/include on its path (tests/fuzz/CMakeLists.txt).
+#include "weft/ext/assert.hpp"
 
 namespace weft::rm {
 
@@ -34,11 +37,15 @@ std::vector<std::string_view> tokens(std::string_view line) {
 
 /// A decimal number in [lo, hi], digits only.
 std::optional<int> number(std::string_view s, int lo, int hi) {
+  ext::assert_invariant([lo, hi] { return lo <= hi; },
+                        "rm protocol: a number's range is not empty");
   if (s.empty() || s.size() > 9) return std::nullopt;
   for (char c : s)
     if (c < '0' || c > '9') return std::nullopt;
   int v = 0;
-  std::from_chars(s.data(), s.data() + s.size(), v);
+  const std::from_chars_result r = std::from_chars(s.data(), s.data() + s.size(), v);
+  ext::assert_invariant([&r, s] { return r.ec == std::errc() && r.ptr == s.data() + s.size(); },
+                        "rm protocol: nine digits at most always fit an int, and are all read");
   if (v < lo || v > hi) return std::nullopt;
   return v;
 }
@@ -105,6 +112,8 @@ std::optional<command> parse_command(std::string_view line, std::string& error) 
               std::to_string(s.lo) + ", " + std::to_string(max_count) + "]";
       return std::nullopt;
     }
+    ext::assert_invariant([&v, &s] { return *v >= s.lo && *v <= max_count; },
+                          "rm protocol: a command's value lies in the range it was parsed into");
     return command{s.kind, *v};
   }
   error = "unknown command '" + printable(t[0]) + "'";
@@ -138,6 +147,8 @@ std::string format_reply(const reply& r) {
     out += ' ' + msg;
   }
   if (out.size() + 1 > max_line) out.resize(max_line - 1);
+  ext::assert_invariant([&out] { return out.size() < max_line; },
+                        "rm protocol: a reply fits one line with its newline");
   return out;
 }
 
@@ -166,6 +177,8 @@ std::string format_hello(const hello& h) {
   for (char c : h.name) name += (c > 0x20 && c < 0x7f) ? c : '_';
   if (name.empty()) name = "?";
   if (name.size() > 64) name.resize(64);
+  ext::assert_invariant([&name] { return !name.empty() && name.size() <= 64; },
+                        "rm protocol: a hello names the program in 1 to 64 printable bytes");
   return "hello pid=" + std::to_string(h.pid) + " streams=" + std::to_string(h.streams) +
          " name=" + name;
 }
@@ -242,6 +255,8 @@ address parse_address(std::string_view text, std::string_view origin) {
       throw fail("only loopback addresses are allowed (the protocol has no authentication)");
     ::inet_ntop(AF_INET, &v4, canonical, sizeof canonical);
   }
+  ext::assert_invariant([&canonical] { return canonical[0] != '\0'; },
+                        "rm protocol: inet_ntop formats the address inet_pton accepted");
   a.host = canonical;
   return a;
 }

@@ -195,6 +195,8 @@ void link_front(size_class& c, arena* a) noexcept {
 
 void unlink(size_class& c, arena* a) noexcept {
   if (!a->listed) return;
+  assert_invariant([&c, a] { return a->prev ? a->prev->next == a : c.with_room == a; },
+                   "stack depot: a listed arena is reachable from its predecessor");
   if (a->prev) a->prev->next = a->next;
   if (a->next) a->next->prev = a->prev;
   if (c.with_room == a) c.with_room = a->next;
@@ -219,6 +221,8 @@ void mark_idle(size_class& c, arena* a) noexcept {
 
 void unmark_idle(size_class& c, arena* a) noexcept {
   if (!a->idle) return;
+  assert_invariant([a] { return a->unused(); },
+                   "stack depot: an idle arena has no stack in use (none comes back to it)");
   if (a->older)
     a->older->newer = a->newer;
   else
@@ -385,6 +389,9 @@ void unmap_arena(depot& d, arena* a) noexcept WEFT_REQUIRES(d.lock) {
   d.by_address.erase(reinterpret_cast<std::uintptr_t>(a->base));
   --d.arenas;
   if (a->guarded) {
+    assert_invariant([a, arenas = d.guarded_arenas,
+                      slots = d.guarded_slots] { return arenas > 0 && slots >= a->nslots; },
+                     "stack depot: the guard counts include the guarded arena being unmapped");
     --d.guarded_arenas;
     d.guarded_slots -= a->nslots;
     d.guards_refused = false;
@@ -403,6 +410,8 @@ void drop_free_pages(size_class& c) noexcept {
     if (a->idle) continue;
     for (free_slot& f : a->free) {
       if (!f.resident) continue;
+      assert_invariant([&c] { return c.resident_free > 0; },
+                       "stack depot: resident_free counts every resident free stack");
       drop_pages(f);
       --c.resident_free;
     }
@@ -415,6 +424,8 @@ void age_out(depot& d, size_class& c) noexcept WEFT_REQUIRES(d.lock) {
   if (!c.oldest_idle) return;
   const std::uint64_t now = coarse_now_ns();
   while (arena* a = c.oldest_idle) {
+    assert_invariant([a] { return a->idle && a->unused(); },
+                     "stack depot: the idle list holds unused arenas only");
     if (now - a->idle_since < empty_arena_ttl_ns) break;
     if (c.free_stacks - a->free.size() < c.keep) break;
     unmap_arena(d, a);
@@ -432,6 +443,8 @@ void release_all(depot& d) noexcept WEFT_REQUIRES(d.lock) {
     } else {
       for (free_slot& f : a->free) {
         if (!f.resident) continue;
+        assert_invariant([a] { return a->owner->resident_free > 0; },
+                         "stack depot: resident_free counts every resident free stack");
         drop_pages(f);
         --a->owner->resident_free;
       }
@@ -461,6 +474,11 @@ std::size_t round_to_pages(std::size_t bytes) noexcept {
 }
 
 std::size_t take_arena_stacks(std::size_t size, cached_stack* out, std::size_t want) {
+  assert_invariant(
+      [size, want] {
+        return want > 0 && size > 0 && size % page_size() == 0 && size <= max_stack_size;
+      },
+      "stack depot: stacks are taken in whole pages, at most 2 GiB, at least one");
   depot& d = the_depot();
   lock_guard guard(d.lock);
   size_class& c = class_of(d, size);
@@ -657,6 +675,12 @@ void unmap_stack(const stack_region& s) noexcept {
     give_arena_stacks(&c, 1);
     return;
   }
+  assert_invariant(
+      [&s] {
+        return (s.flags & (stack_guarded | stack_canary)) &&
+               !(s.flags & (stack_user | stack_borrowed));
+      },
+      "invariant 9: only a stack map_stack made is unmapped whole");
   tsan_destroy_fiber(tsan_fiber(s));
   if (on_valgrind()) valgrind_deregister_stack(forget_valgrind_id(s.lo));
   asan_unpoison(s.lo, s.size);
@@ -673,6 +697,12 @@ bool stack_intact(const stack_region& s) noexcept {
 
 stack_cache::stack_cache(std::size_t default_request, std::size_t reserve) noexcept
     : default_request_(default_request), default_size_(default_request + reserve) {
+  assert_invariant(
+      [default_request, reserve] {
+        return default_request > 0 && default_request % page_size() == 0 &&
+               reserve % page_size() == 0;
+      },
+      "stack cache: the default size and the reserve are whole pages (runtime_state rounds them)");
   depot& d = the_depot();
   lock_guard guard(d.lock);
   ++d.caches;
@@ -688,11 +718,15 @@ stack_cache::~stack_cache() {
 }
 
 void stack_cache::refill() {
+  assert_invariant([this] { return count_ == 0; },
+                   "stack cache: only an empty cache is refilled (a refill overwrites it)");
   count_ = take_arena_stacks(default_size_, free_, batch);
 }
 
 void stack_cache::drain() noexcept {
   // The oldest half goes: the top of the LIFO is the warmest in the CPU's caches.
+  assert_invariant([this] { return count_ >= batch; },
+                   "stack cache: a drain gives back a batch the cache holds");
   give_arena_stacks(free_, batch);
   std::move(free_ + batch, free_ + count_, free_);
   count_ -= batch;
@@ -728,6 +762,8 @@ void stack_cache::release_other(const stack_region& s, void* parked) noexcept {
   }
   if (other_count_ == other_limit_) {
     const std::size_t half = other_limit_ / 2;
+    assert_invariant([half] { return half > 0; },
+                     "stack cache: the second LIFO holds at least 2 stacks, so a drain frees one");
     give_arena_stacks(other_free_, half);  // the oldest half, as drain()
     std::move(other_free_ + half, other_free_ + other_count_, other_free_);
     other_count_ -= half;

@@ -105,6 +105,11 @@ work_unit* unit_allocator::take(int numa_node) {
     if (numa_node >= 0) (void)topology::place_on_node(memory, bytes, numa_node);
   }
   const std::size_t count = bytes / sizeof(unit);
+  assert_invariant(
+      [memory, count] {
+        return reinterpret_cast<std::uintptr_t>(memory) % alignof(unit) == 0 && count > 0;
+      },
+      "unit allocator: a slab holds whole descriptors at their alignment (handles rely on it)");
   slabs_.push_back({memory, bytes, count});
   // Carve the slab into chunks of at most `batch`: the first is returned, the others are free.
   auto* units = static_cast<unit*>(memory);
@@ -152,6 +157,10 @@ std::size_t unit_allocator::allocated() const {
 
 void unit_cache::open_chunk() {
   if (full_) {
+    assert_invariant([this] { return full_count_ > 0; },
+                     "unit cache: the count of full chunks matches their list");
+    assert_invariant([this] { return unit_allocator::chunk_size(full_) == unit_allocator::batch; },
+                     "unit cache: a shelved chunk holds exactly `batch` descriptors");
     open_ = full_;
     full_ = full_->pool_prev;
     if (!full_) full_last_ = nullptr;

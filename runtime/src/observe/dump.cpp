@@ -26,6 +26,7 @@
 #include "core/stream.hpp"
 #include "core/unit_extras.hpp"
 #include "memory/unit_cache.hpp"
+#include "platform/assert.hpp"
 #include "platform/backtrace.hpp"
 #include "platform/sanitizer.hpp"
 #include "weft/debug.hpp"
@@ -241,6 +242,8 @@ std::size_t count_live_units(runtime_state& r, const work_unit* except) {
 namespace weft {
 
 wait_kind client_wait_kind(const char* label) noexcept {
+  detail::assert_invariant([label] { return label != nullptr; },
+                           "client_wait_kind: a label is a string (dumps print it)");
   const std::lock_guard lock(detail::client_wait_mutex);
   for (unsigned i = 0; i < detail::max_client_wait_kinds; ++i) {
     const char* l = detail::client_wait_labels[i].load(std::memory_order_relaxed);

@@ -14,6 +14,7 @@
 
 #include "core/runtime_state.hpp"
 #include "observe/dump.hpp"
+#include "platform/assert.hpp"
 #include "weft/error.hpp"
 
 namespace weft::detail {
@@ -52,6 +53,9 @@ void dumper_main() {
     const ssize_t n = read(dump_pipe[0], &c, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0 || c == request_quit) return;
+    // The thread is started after init published the runtime and joined before finalize ends it.
+    assert_invariant([] { return g_runtime != nullptr; },
+                     "dump signal: the dump thread serves a runtime that is there");
     std::ostringstream out;
     out << "weft: unit dump (signal " << dump_sig << ")\n";
     try {
@@ -66,6 +70,8 @@ void dumper_main() {
 }  // namespace
 
 void start_dump_signal(int sig) {
+  assert_invariant([sig] { return sig > 0 && !dumper.joinable() && dump_pipe[0] < 0; },
+                   "dump signal: one dump thread at a time, for a signal validate() accepted");
   if (pipe2(dump_pipe, O_CLOEXEC) != 0) {
     throw error(errc::resource,
                 std::string("weft: WEFT_DUMP_SIGNAL: cannot create a pipe: ") + strerror(errno));
@@ -95,6 +101,8 @@ void start_dump_signal(int sig) {
 
 void stop_dump_signal() noexcept {
   if (!dumper.joinable()) return;
+  assert_invariant([] { return dump_sig > 0 && dump_pipe[0] >= 0 && dump_pipe[1] >= 0; },
+                   "dump signal: a running dump thread has its signal and its pipe");
   sigaction(dump_sig, &previous_action, nullptr);
   const char c = request_quit;
   // The quit byte waits behind pending dump requests; the pipe's write end is non-blocking, so

@@ -9,6 +9,7 @@
 
 #include "core/unit_extras.hpp"
 #include "observe/trace_buffer.hpp"
+#include "platform/assert.hpp"
 #include "weft/pool.hpp"
 
 namespace weft::detail {
@@ -67,6 +68,8 @@ const char* intern_name(const char* name) {
 }
 
 void name_unit(work_unit* u, const char* name) {
+  assert_invariant([name] { return name != nullptr; },
+                   "a unit is named with a string (callers skip a null name)");
   ensure_extras(u).name = intern_name(name);
 }
 

@@ -29,6 +29,7 @@
 #include "core/runtime_state.hpp"
 #include "observe/observe.hpp"
 #include "observe/trace_buffer.hpp"
+#include "platform/assert.hpp"
 #include "weft/error.hpp"
 #include "weft/stats.hpp"
 #include "weft/trace.hpp"
@@ -79,6 +80,8 @@ void free_buffers(std::vector<trace_buffer*>& v) noexcept {
   chunk_pool& p = chunks();
   std::lock_guard lock(p.mutex);
   for (trace_buffer* b : v) {
+    assert_invariant([b] { return b && b->head; },
+                     "trace: a session's buffer has its first chunk from the start");
     for (trace_chunk* c = b->head; c;) {
       trace_chunk* next = c->next.load(std::memory_order_acquire);
       bool kept = false;
@@ -124,6 +127,8 @@ snapshot take_snapshot(const trace_buffer& b) {
   s.rank = b.rank;
   for (const trace_chunk* c = b.head; c; c = c->next.load(std::memory_order_acquire)) {
     const std::size_t n = c->n.load(std::memory_order_acquire);
+    assert_invariant([n] { return n <= trace_chunk::capacity; },
+                     "trace: a chunk counts at most its capacity");
     s.parts.emplace_back(c->r, n);
     if (n < trace_chunk::capacity) break;  // a later chunk would postdate this count
   }
@@ -186,6 +191,7 @@ class json_out {
     }
     std::memcpy(buf_.get() + used_, s, n);
     used_ += n;
+    assert_invariant([this] { return used_ <= cap; }, "trace: the output buffer never overflows");
     return *this;
   }
   void flush() {
@@ -456,6 +462,8 @@ trace_chunk* new_trace_chunk() noexcept {
 }
 
 trace_buffer* attach_trace_buffer(stream& s, std::uint32_t gen) noexcept {
+  assert_invariant([gen] { return (gen & 1) != 0; },
+                   "trace: a buffer is attached for a session that records (odd generation)");
   session_state& ss = session();
   std::lock_guard lock(ss.mutex);
   // Whatever happens, this stream does not ask again in this session.
@@ -527,6 +535,9 @@ void start_trace(const std::string& path, const char* who) {
       throw_file_error(std::string("weft: ") + who + ": cannot create the trace file", path, errno);
     }
     std::fclose(f);
+    // stop() took the last session's buffers; none joins while no session records.
+    assert_invariant([&ss] { return ss.buffers.empty(); },
+                     "trace: a session starts with no buffers");
     free_buffers(ss.retired);
     ss.path = path;
     ss.time0 = std::chrono::steady_clock::now();

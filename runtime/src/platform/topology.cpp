@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 
+#include "platform/assert.hpp"
 #include "weft/error.hpp"
 
 namespace weft::detail {
@@ -97,6 +98,10 @@ topology::topology() : hw_(std::make_unique<hw>()) {
   });
   for (const pu_info& p : pus) scatter_order_.push_back(p.os);
   if (scatter_order_.empty()) scatter_order_ = allowed_;
+  // The calling thread runs on some CPU of its mask, and both orders list each allowed CPU once.
+  assert_invariant(
+      [this] { return !allowed_.empty() && scatter_order_.size() == allowed_.size(); },
+      "topology: the scatter order is a permutation of the allowed CPUs, at least one");
 }
 
 topology::~topology() = default;
@@ -134,6 +139,10 @@ bool topology::bind_current_thread(const std::vector<int>& cpus, std::string& wh
   // sched_setaffinity rather than hwloc_set_cpubind, which allocates a CPU set of its own and
   // writes to it unchecked when that allocation fails. A set on the stack covers CPU_SETSIZE
   // CPUs; a larger one is allocated and checked.
+  // From places(): allowed CPUs, or parsed ones that places() found in the mask.
+  assert_invariant(
+      [&cpus] { return std::all_of(cpus.begin(), cpus.end(), [](int c) { return c >= 0; }); },
+      "topology: a thread is bound to CPU numbers, none negative");
   const int top = cpus.empty() ? 0 : *std::max_element(cpus.begin(), cpus.end());
   cpu_set_t fixed;
   cpu_set_t* set = &fixed;
@@ -172,6 +181,13 @@ bool topology::place_on_node(void* memory, std::size_t bytes, int node) noexcept
   constexpr int max_nodes = 1024;
   constexpr int word_bits = sizeof(unsigned long) * CHAR_BIT;
   if (node < 0 || node >= max_nodes) return false;
+  assert_invariant(
+      [memory] {
+        return reinterpret_cast<std::uintptr_t>(memory) %
+                   static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE)) ==
+               0;
+      },
+      "topology: memory placed on a node starts on a page (mbind needs it; slabs are mappings)");
   std::array<unsigned long, max_nodes / word_bits> mask{};
   mask[static_cast<std::size_t>(node / word_bits)] = 1UL << (node % word_bits);
   // maxnode counts one bit more than the mask holds, as libnuma passes it (the kernel drops one).

@@ -100,7 +100,9 @@ void pool::wake_parked() noexcept {
     park_head_ = e->next;
     if (park_head_) park_head_->prev = nullptr;
     e->linked = false;
-    parked_.fetch_sub(1, std::memory_order_relaxed);
+    const std::uint32_t before = parked_.fetch_sub(1, std::memory_order_relaxed);
+    detail::assert_invariant([before] { return before > 0; },
+                             "parking: a pool counts each stream linked in its parked list");
     s = e->owner;
   }
   detail::assert_invariant([s] { return s != nullptr; },

@@ -2,6 +2,7 @@
 // Helpers of the synchronisation primitives, and the out-of-line paths of mutex.
 #include <string>
 
+#include "platform/assert.hpp"
 #include "weft/detail/sync.hpp"
 #include "weft/error.hpp"
 #include "weft/mutex.hpp"
@@ -36,7 +37,12 @@ void throw_if_tasklet(const char* what) {
 }
 
 std::uintptr_t caller_identity() noexcept {
-  if (work_unit* u = this_unit::current()) return reinterpret_cast<std::uintptr_t>(u);
+  if (work_unit* u = this_unit::current()) {
+    // Descriptors are aligned, so a unit's identity never looks like a thread's (tagged with 1).
+    assert_invariant([u] { return (reinterpret_cast<std::uintptr_t>(u) & 1) == 0; },
+                     "sync: a unit's identity has bit 0 clear");
+    return reinterpret_cast<std::uintptr_t>(u);
+  }
   return thread_identity();
 }
 

@@ -70,6 +70,9 @@ std::optional<bool> barrier::arrive(const detail::sync_clock::time_point* deadli
       wk();
       ++woken;
     }
+    // Woken parties were queued, so counted in arrived_; the rest timed out and come back.
+    detail::assert_invariant([n = arrived_, woken] { return woken <= n; },
+                             "barrier: a round wakes no more parties than arrived");
     stragglers_ += arrived_ - woken;
     arrived_ = 0;
     ++generation_;

@@ -222,6 +222,9 @@ wait_status wait_queue::wait(spinlock& lock, waiter& w) WEFT_NO_THREAD_SAFETY_AN
   lock.unlock();
   while (w.own_state_.load(std::memory_order_acquire) == wait_pending)
     detail::futex_wait(&w.own_state_, wait_pending);
+  detail::assert_invariant(
+      [&w] { return w.own_state_.load(std::memory_order_acquire) == wait_notified; },
+      "wait queues: an untimed wait of a thread ends only when it is notified");
   return wait_status::notified;
 }
 

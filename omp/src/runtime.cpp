@@ -171,11 +171,12 @@ void display_env(const globals& g) {
   static const char* kinds[] = {"RUNTIME", "STATIC", "DYNAMIC", "GUIDED", "AUTO"};
   std::string nt;
   for (std::size_t i = 0; i < g.nthreads_list.size(); ++i) {
-    nt += (i ? "," : "") + std::to_string(g.nthreads_list[i]);
+    if (i) nt += ',';
+    nt += std::to_string(g.nthreads_list[i]);
   }
   if (nt.empty()) nt = std::to_string(g.initial.nthreads);
   std::string sched = kinds[static_cast<int>(g.initial.run_sched)];
-  if (g.initial.run_chunk) sched += "," + std::to_string(g.initial.run_chunk);
+  if (g.initial.run_chunk) sched.append(",").append(std::to_string(g.initial.run_chunk));
   std::fprintf(stderr,
                "\nOPENMP DISPLAY ENVIRONMENT BEGIN\n"
                "  _OPENMP = '201511'\n"
@@ -421,6 +422,10 @@ context** foreign_slot(work_unit* u) {
 context** current_slot() {
   work_unit* u = this_unit::current();
   if (!u) return foreign_slot(nullptr);
+  // The primary ULT first: it calls most, and its record, while it lives, needs no lookup.
+  if (u == g_primary_unit) {
+    if (foreign_record* r = g_primary_record.load(std::memory_order_acquire)) return &r->cur;
+  }
   // The C entry and argument a unit was created with: the callable part of the descriptor.
   const detail::unit_callable& c = detail::callable_of(u);
   if (c.entry_fn == &unit_entry) return &static_cast<unit_arg*>(c.entry_arg)->cur;
@@ -750,7 +755,11 @@ void init_members(team& t, context& enc, int level, int active_level, int width_
 }  // namespace
 
 void note_blocking(context& c) {
-  if (c.t && c.t->blocking_flag) c.t->blocking_flag->store(true, std::memory_order_relaxed);
+  // Read before writing: every member of a team that waits reaches this, and a store each time
+  // would keep the flag's line moving between their streams.
+  if (c.t && c.t->blocking_flag && !c.t->blocking_flag->load(std::memory_order_relaxed)) {
+    c.t->blocking_flag->store(true, std::memory_order_relaxed);
+  }
   if (this_unit::is_tasklet()) {
     fatal(
         "a member of an inner team run as tasklets (WEFT_OMP_INNER=tasklet) reached a construct "

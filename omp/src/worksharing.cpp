@@ -5,6 +5,7 @@
 
 #include <cstdarg>
 #include <cstring>
+#include <memory>
 
 namespace weft::omp {
 namespace {
@@ -222,18 +223,19 @@ work_share* doacross_share(context& c) {
   return nullptr;
 }
 
-// An iteration vector with room for the usual few dimensions in place.
+// An iteration vector with room for the usual few dimensions in place, left uninitialised: the
+// caller fills all of it, and the stores of clearing it would queue behind a post's store, which
+// waits for its line while the member waiting for it reads the line.
 class index_vector {
  public:
-  explicit index_vector(unsigned n) {
-    if (n > in_place) heap_.resize(n);
-  }
-  std::uint64_t* data() noexcept { return heap_.empty() ? local_ : heap_.data(); }
+  explicit index_vector(unsigned n)
+      : heap_(n > in_place ? std::make_unique_for_overwrite<std::uint64_t[]>(n) : nullptr) {}
+  std::uint64_t* data() noexcept { return heap_ ? heap_.get() : local_; }
 
  private:
   static constexpr unsigned in_place = 8;
-  std::uint64_t local_[in_place] = {};
-  std::vector<std::uint64_t> heap_;
+  std::uint64_t local_[in_place];
+  std::unique_ptr<std::uint64_t[]> heap_;
 };
 
 // depend(source): the calling member finished iteration `counts`.
@@ -242,11 +244,7 @@ void doacross_post(const C* counts) {
   context& c = current();
   work_share* ws = doacross_share(c);
   if (!ws) return;
-  const unsigned n = ws->dx.dims();
-  index_vector v(n);
-  std::uint64_t* p = v.data();
-  for (unsigned k = 0; k < n; ++k) p[k] = static_cast<std::uint64_t>(counts[k]);
-  if (ws->dx.in_range(p)) ws->dx.post(p);
+  if (ws->dx.in_range(counts)) ws->dx.post(counts);
 }
 
 // depend(sink: vec): waits until iteration (first, ...) has been posted. The waiting member lets
@@ -264,16 +262,14 @@ void doacross_wait(C first, std::va_list ap) {
   for (unsigned k = 1; k < n; ++k) p[k] = static_cast<std::uint64_t>(va_arg(ap, C));
   // A sink outside the iteration space names no iteration (negative indices wrap past the
   // counts); one of the caller's own is done since sinks point backwards.
-  parallel::doacross& dx = ws->dx;
-  if (!dx.in_range(p) ||
-      dx.own(p[0], static_cast<std::uint64_t>(c.num), {c.chunk_lo, c.chunk_hi}) || dx.done(p)) {
-    return;
-  }
+  const parallel::doacross::sink s =
+      ws->dx.sink_of(p, static_cast<std::uint64_t>(c.num), {c.chunk_lo, c.chunk_hi});
+  if (!s.word || s.reached()) return;
   note_blocking(c);
   // A cancelled loop never runs the iterations its members had not reached.
   const team& t = *c.t;
   const auto posted = [&] {
-    return dx.done(p) || t.ws_cancelled.load(std::memory_order_acquire) == c.ws_seq ||
+    return s.reached() || t.ws_cancelled.load(std::memory_order_acquire) == c.ws_seq ||
            t.cancelled.load(std::memory_order_acquire);
   };
   // The sink is usually a hand-off away: spin for the wait policy's budget as libgomp does (it
@@ -284,8 +280,8 @@ void doacross_wait(C first, std::va_list ap) {
   for (long i = 0; i < spin; ++i) {
     if (posted()) return;
     if ((i & 15) == 15 && ult) {
-      execution_stream* s = this_unit::stream();
-      if (s && !s->main_pool().empty()) this_unit::yield();
+      execution_stream* es = this_unit::stream();
+      if (es && !es->main_pool().empty()) this_unit::yield();
     }
     cpu_relax();
   }

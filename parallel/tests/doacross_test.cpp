@@ -72,14 +72,22 @@ TEST(parallel_doacross, serial_run_under_every_schedule) {
             if (j > 0) {
               const std::uint64_t left[2] = {i, j - 1};
               EXPECT_TRUE(dx.done(left));
+              // The caller's own iteration: nothing to wait for.
+              EXPECT_EQ(dx.sink_of(left, t.worker, t.c).word, nullptr);
             }
             if (i > 0) {
               const std::uint64_t up[2] = {i - 1, j};
               EXPECT_TRUE(dx.done(up));
+              // Another worker's (then already reached) or the caller's own.
+              const wp::doacross::sink s = dx.sink_of(up, t.worker, t.c);
+              EXPECT_TRUE(s.word == nullptr || s.reached());
+              EXPECT_EQ(s.word == nullptr, dx.own(i - 1, t.worker, t.c));
             }
             if (i + 1 < counts[0]) {
               const std::uint64_t down[2] = {i + 1, 0};
               EXPECT_FALSE(dx.done(down));
+              const wp::doacross::sink s = dx.sink_of(down, t.worker, t.c);
+              if (s.word) EXPECT_FALSE(s.reached());
             }
           }
         }
@@ -151,6 +159,18 @@ TEST(parallel_doacross, sinks_outside_the_space) {
   EXPECT_FALSE(dx.in_range(past_outer));
   EXPECT_FALSE(dx.in_range(past_inner));
   EXPECT_FALSE(dx.in_range(before));
+  // The compiler's own vectors, read in place: long indices, where i - 1 at i = 0 is -1.
+  const long signed_in[2] = {2, 3};
+  const long signed_before[2] = {-1, 0};
+  EXPECT_TRUE(dx.in_range(signed_in));
+  EXPECT_FALSE(dx.in_range(signed_before));
+  EXPECT_EQ(dx.sink_of(signed_before, 0, {0, 1}).word, nullptr);
+  const wp::doacross::sink s = dx.sink_of(signed_in, 0, {0, 1});
+  ASSERT_NE(s.word, nullptr);  // guided: iteration 2 is not in the caller's chunk [0, 1)
+  EXPECT_FALSE(s.reached());
+  dx.post(signed_in);
+  EXPECT_TRUE(s.reached());
+  EXPECT_TRUE(dx.done(in));
 }
 
 TEST(parallel_doacross, empty_loops_keep_no_words) {

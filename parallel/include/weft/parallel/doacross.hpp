@@ -3,7 +3,9 @@
 // depend(source)): which iterations have been posted, kept per dispatch entry. The dispatch deals
 // only the outermost logical dimension; every worker runs the iterations it is dealt in
 // lexicographic order, so one monotonic progress word per entry says how far its owner got:
-//   static blocks and static chunks: one entry per worker (its chunks come in increasing order);
+//   static blocks: one entry per worker;
+//   static chunks: one entry per chunk, or per worker (its chunks come in increasing order)
+//     where the chunks would take more than padded_limit lines;
 //   dynamic: one entry per chunk (chunks start at multiples of the chunk size);
 //   guided: one entry per outermost iteration (chunk bounds depend on the order of claims).
 // The protocol is libgomp's (ordered.c); the waiting is the caller's.
@@ -12,6 +14,8 @@
 #include <weft/parallel/dispatch.hpp>
 
 #include <atomic>
+#include <bit>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -19,6 +23,11 @@
 #include <vector>
 
 namespace weft::parallel {
+
+/// The element type of an iteration vector: the compiler passes long or unsigned long long
+/// logical indices, read in place.
+template <class T>
+concept index = std::integral<T> && sizeof(T) == sizeof(std::uint64_t);
 
 class doacross {
  public:
@@ -32,6 +41,8 @@ class doacross {
     how_ = d.how;
     workers_ = workers;
     chunk_ = d.chunk;
+    chunk_shift_ = shift_of(chunk_);
+    workers_shift_ = shift_of(workers_);
     // The key of an iteration is its flattened index over the longest prefix of dimensions whose
     // product fits in 64 bits (all of them unless the loop has more than 2^64 iterations). With
     // a shorter prefix a word only says which prefixes are complete, which is still exact for
@@ -53,8 +64,13 @@ class doacross {
       r_ = n % workers;
     }
     std::uint64_t ents = 0;
+    // Static chunks get a word each where that fits: a waiter then reads a word its writer has
+    // left (the writer is on a later chunk) instead of the one it writes at every post.
+    per_chunk_ = how_ == loop_dispatch::mode::chunked && n != 0 && (n - 1) / chunk_ < padded_limit;
     if (n == 0 || prod == 0) {
       ents = 0;  // no iteration: nothing is posted or waited for
+    } else if (per_chunk_) {
+      ents = (n - 1) / chunk_ + 1;
     } else if (how_ == loop_dispatch::mode::blocks || how_ == loop_dispatch::mode::chunked) {
       ents = workers;
     } else if (how_ == loop_dispatch::mode::guided) {
@@ -78,9 +94,10 @@ class doacross {
 
   /// True when iteration `v` (dims() logical indices) lies in the iteration space: a sink outside
   /// it (i-1 at the first i) names no iteration and is not waited for.
-  bool in_range(const std::uint64_t* v) const noexcept {
+  template <index T>
+  bool in_range(const T* v) const noexcept {
     for (std::size_t k = 0; k < counts_.size(); ++k) {
-      if (v[k] >= counts_[k]) return false;
+      if (at(v, k) >= counts_[k]) return false;
     }
     return true;
   }
@@ -89,14 +106,38 @@ class doacross {
   /// already started: a sink is lexicographically earlier than the iteration that waits, so
   /// the caller has run it itself.
   bool own(std::uint64_t i0, std::uint64_t me, chunk cur) const noexcept {
-    if (how_ == loop_dispatch::mode::blocks || how_ == loop_dispatch::mode::chunked) {
-      return entry(i0) == me;
-    }
-    return i0 >= cur.lo && i0 < cur.hi;
+    return owned(entry(i0), i0, me, cur);
+  }
+
+  /// What a depend(sink) waits for: a progress word and the key it must pass.
+  struct sink {
+    const std::atomic<std::uint64_t>* word;  ///< null: nothing to wait for
+    std::uint64_t key;
+    bool reached() const noexcept { return word->load(std::memory_order_acquire) > key; }
+  };
+
+  /// The sink `v` of worker `me`, whose current chunk is `cur`: no word where `v` lies outside
+  /// the space (see in_range()) or is the caller's own (see own()). One entry lookup for the
+  /// three questions, since a wait asks them at every iteration.
+  template <index T>
+  sink sink_of(const T* v, std::uint64_t me, chunk cur) const noexcept {
+    if (!in_range(v)) return {nullptr, 0};
+    const std::uint64_t e = entry(at(v, 0));
+    if (owned(e, at(v, 0), me, cur)) return {nullptr, 0};
+    return {&words_[static_cast<std::size_t>(e * spread_)], key(v)};
   }
 
   /// Records that the caller has finished iteration `v` (in range, dealt to the caller).
-  void post(const std::uint64_t* v) noexcept { raise(word(v[0]), key(v) + (full_ ? 1 : 0)); }
+  ///
+  /// A plain store, without reading the word first: the waiter spinning on it keeps taking the
+  /// line away, so a read here would stall on a miss at every post, where a store only waits in
+  /// the store buffer. The word stays monotonic because its only writer runs its iterations in
+  /// lexicographic order and finish() covers no more than the chunk already run:
+  ///   post(v) after post(u) => key(v) >= key(u); post(v) after finish(r) => v[0] >= r.hi.
+  template <index T>
+  void post(const T* v) noexcept {
+    word(at(v, 0)).store(key(v) + (full_ ? 1 : 0), std::memory_order_release);
+  }
 
   /// Records that the caller has finished chunk `r` of the outermost dimension: its words then
   /// cover every iteration of the chunk, posted or not.
@@ -110,8 +151,9 @@ class doacross {
   }
 
   /// True once `v` (in range) has been posted by its owner, or its chunk finished.
-  bool done(const std::uint64_t* v) const noexcept {
-    return word(v[0]).load(std::memory_order_acquire) > key(v);
+  template <index T>
+  bool done(const T* v) const noexcept {
+    return word(at(v, 0)).load(std::memory_order_acquire) > key(v);
   }
 
  private:
@@ -127,24 +169,53 @@ class doacross {
         return i0 < boundary ? i0 / (q_ + 1) : r_ + (i0 - boundary) / q_;
       }
       case loop_dispatch::mode::chunked:
-        return i0 / chunk_ % workers_;
+        return per_chunk_ ? quot_chunk(i0) : rem_workers(quot_chunk(i0));
       case loop_dispatch::mode::guided:
         return i0;
       case loop_dispatch::mode::dynamic:
       case loop_dispatch::mode::dynamic_cas:
         break;
     }
-    return i0 / chunk_;
+    return quot_chunk(i0);
+  }
+
+  // Divisions by the chunk size and the worker count, shifts and masks where those are powers of
+  // two (a chunk of 1 above all): every post and wait looks its entry up, and a 64-bit division
+  // costs as much as the rest of the lookup.
+  std::uint64_t quot_chunk(std::uint64_t i) const noexcept {
+    return chunk_shift_ != no_shift ? i >> chunk_shift_ : i / chunk_;
+  }
+  std::uint64_t rem_workers(std::uint64_t i) const noexcept {
+    return workers_shift_ != no_shift ? i & (workers_ - 1) : i % workers_;
+  }
+  static constexpr unsigned no_shift = 64;
+  static unsigned shift_of(std::uint64_t n) noexcept {
+    return n != 0 && (n & (n - 1)) == 0 ? static_cast<unsigned>(std::countr_zero(n)) : no_shift;
+  }
+
+  // Whether worker `me` has run outermost iteration i0 (entry `e`), given that i0 comes before
+  // the iteration it is at: static schedules deal i0 to a fixed worker.
+  bool owned(std::uint64_t e, std::uint64_t i0, std::uint64_t me, chunk cur) const noexcept {
+    if (how_ == loop_dispatch::mode::blocks) return e == me;
+    if (how_ == loop_dispatch::mode::chunked) return (per_chunk_ ? rem_workers(e) : e) == me;
+    return i0 >= cur.lo && i0 < cur.hi;
   }
 
   std::atomic<std::uint64_t>& word(std::uint64_t i0) const noexcept {
     return words_[static_cast<std::size_t>(entry(i0) * spread_)];
   }
 
-  std::uint64_t key(const std::uint64_t* v) const noexcept {
-    std::uint64_t k = v[0];
-    for (unsigned d = 1; d < depth_; ++d) k = k * counts_[d] + v[d];
+  template <index T>
+  std::uint64_t key(const T* v) const noexcept {
+    std::uint64_t k = at(v, 0);
+    for (unsigned d = 1; d < depth_; ++d) k = k * counts_[d] + at(v, d);
     return k;
+  }
+
+  // Index `k` of an iteration vector as a logical index (a negative one wraps past every count).
+  template <index T>
+  static std::uint64_t at(const T* v, std::size_t k) noexcept {
+    return static_cast<std::uint64_t>(v[k]);
   }
 
   // Only an entry's owner writes it, so a plain store keeps the word monotonic.
@@ -159,6 +230,9 @@ class doacross {
   loop_dispatch::mode how_ = loop_dispatch::mode::blocks;
   std::uint64_t workers_ = 1;
   std::uint64_t chunk_ = 0;
+  unsigned chunk_shift_ = no_shift;    ///< log2(chunk_) where chunk_ is a power of two
+  unsigned workers_shift_ = no_shift;  ///< log2(workers_) where workers_ is a power of two
+  bool per_chunk_ = false;             ///< static chunks: an entry per chunk, not per worker
   std::uint64_t q_ = 0, r_ = 0;  ///< static blocks: block size and longer blocks
   std::uint64_t entries_ = 0;
   std::uint64_t spread_ = 1;  ///< words per entry

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "test_support.hpp"
 #include "weft/internal/unit.hpp"
@@ -930,6 +931,43 @@ TEST_P(UltTest, StackSizeAttribute) {
   }
   for (auto& u : us) u.join();
   EXPECT_EQ(ok.load(), 40);
+}
+
+// A frame of 4 KiB that reads how much stack is left below it.
+[[gnu::noinline]] std::size_t stack_left_under_4k() {
+  volatile unsigned char frame[4096];
+  frame[0] = 1;
+  const std::size_t left = weft::this_unit::stack_left();
+  frame[sizeof frame - 1] = static_cast<unsigned char>(left);
+  return left;
+}
+
+TEST_P(UltTest, StackLeftShrinksWithDepthAndIsZeroWithoutAStack) {
+  for (int r = 0; r < streams(); ++r) {
+    std::size_t top = 0, deeper = 0;
+    weft::ult u = weft::ult::create_on(
+        stream(r),
+        [&] {
+          top = weft::this_unit::stack_left();
+          deeper = stack_left_under_4k();
+        },
+        weft::ult_attributes{64 * 1024});
+    u.join();
+    EXPECT_GT(top, 0u) << r;
+    EXPECT_LE(top, 64u * 1024) << r;
+    EXPECT_LE(deeper + 4096, top) << r;
+  }
+  // The primary ULT runs on its thread's stack, which has room left too.
+  EXPECT_GT(weft::this_unit::stack_left(), 0u);
+  // A tasklet runs on its stream's scheduler stack, an external thread on a stack weft does not
+  // know: neither has a ULT stack to measure.
+  std::size_t in_tasklet = 1;
+  weft::tasklet t = weft::tasklet::create([&] { in_tasklet = weft::this_unit::stack_left(); });
+  t.join();
+  EXPECT_EQ(in_tasklet, 0u);
+  std::size_t outside = 1;
+  std::thread([&] { outside = weft::this_unit::stack_left(); }).join();
+  EXPECT_EQ(outside, 0u);
 }
 
 // ----------------------------------------------------------------------------------------------

@@ -57,11 +57,18 @@ struct globals {
   bool weft_owned = false;  ///< this library called weft::init()
 };
 
-/// The stack of the ULTs this library creates when OMP_STACKSIZE is not set.
-inline constexpr std::size_t default_stack_size = 256 * 1024;
-
 /// The largest stack weft maps for a ULT (its config's limit).
 inline constexpr std::size_t max_stack_size = std::size_t{1} << 30;
+
+/// The stack of the ULTs this library creates when OMP_STACKSIZE is not set: the process's
+/// default thread stack (glibc's, from RLIMIT_STACK: 8 MiB on most systems), which is what
+/// libgomp's threads have and so what every task libgomp runs has. A stack is address space,
+/// touched a page at a time, and reused from weft's stack caches, so only the pages tasks touch
+/// cost memory.
+std::size_t default_stack_size();
+
+/// The stack of the ULTs this library creates: OMP_STACKSIZE, else default_stack_size().
+std::size_t ult_stack_size();
 
 /// The settings, read once (thread-safe).
 globals& settings();
@@ -118,6 +125,8 @@ struct context {
   // Tasks.
   bool final_task = false;  ///< omp_in_final()
   bool explicit_task = false;
+  /// Undeferred tasks it is nested in on its stack (0: a member, or a deferred task).
+  std::uint32_t undeferred_depth = 0;
   std::vector<ult> children;        ///< explicit tasks created and not yet joined
   std::vector<task_rec*> detached;  ///< detached tasks among them, not yet seen complete
   taskgroup* group = nullptr;       ///< innermost taskgroup

@@ -2,6 +2,7 @@
 // parallel regions (GOMP_parallel and its relatives, GOMP_barrier, GOMP_teams).
 #include "internal.hpp"
 
+#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -81,6 +82,31 @@ std::optional<long> parse_env_long(const char* name, const char* v, long lo, lon
   if (!r) invalid(name);
   return r;
 }
+
+}  // namespace
+
+std::size_t default_stack_size() {
+  static const std::size_t size = [] {
+    std::size_t s = 0;
+    pthread_attr_t a;
+    if (pthread_getattr_default_np(&a) == 0) {
+      if (pthread_attr_getstacksize(&a, &s) != 0) s = 0;
+      pthread_attr_destroy(&a);
+    }
+    // glibc's own choice where RLIMIT_STACK is unlimited (x86-64: 2 MiB), for a C library that
+    // does not say.
+    constexpr std::size_t fallback = std::size_t{2} << 20;
+    return std::clamp<std::size_t>(s ? s : fallback, 64 * 1024, max_stack_size);
+  }();
+  return size;
+}
+
+std::size_t ult_stack_size() {
+  const globals& g = settings();
+  return g.stack_size ? g.stack_size : default_stack_size();
+}
+
+namespace {
 
 // OMP_STACKSIZE: a number with an optional B, K, M or G suffix (K when none); 0 when malformed
 // or below the 16 KiB libgomp requires (the default stays), clamped to weft's largest stack.
@@ -450,7 +476,7 @@ void ensure_runtime() {
   globals& g = settings();
   config cfg;
   cfg.num_streams = g.streams;
-  cfg.stack_size = g.stack_size ? g.stack_size : default_stack_size;
+  cfg.stack_size = ult_stack_size();
   if (g.wait == wait_policy::passive) {
     cfg.scheduler = "basic_wait";
     cfg.idle_spin = 64;
@@ -832,9 +858,8 @@ region_ptr take_region(int n, context& enc) {
 // as libgomp's "Thread creation failed" (teams of up to 64 do not pay for the check).
 void check_stacks(int n) {
   if (n <= 64) return;
-  const globals& g = settings();
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const std::size_t stack = (g.stack_size ? g.stack_size : default_stack_size) + 64 * 1024 + page;
+  const std::size_t stack = ult_stack_size() + 64 * 1024 + page;
   const std::size_t members = static_cast<std::size_t>(n - 1);
   const std::size_t bytes = members > SIZE_MAX / stack ? SIZE_MAX : members * stack;
   void* p = bytes == SIZE_MAX ? MAP_FAILED

@@ -198,7 +198,7 @@ dep_kind depobj_kind(void* const* obj) {
 // - nin items point to omp_depend_t objects. Items come out in libgomp's order: out-like depobjs,
 // the addresses, then in-like depobjs, so that an address named twice by one task keeps its
 // first (strongest) item.
-dep_list read_depend(void** depend) {
+[[gnu::noinline]] dep_list read_depend(void** depend) {
   dep_list d;
   auto count = [&](std::size_t i) { return reinterpret_cast<std::uintptr_t>(depend[i]); };
   if (count(0) != 0) {
@@ -294,6 +294,16 @@ bool skipped(const context& c) {
          (c.t && c.t->cancelled.load(std::memory_order_acquire));
 }
 
+// The largest argument block (with its alignment) an undeferred task copies onto the stack.
+constexpr std::size_t max_stack_copy = 128;
+
+// Whether the calling ULT has less than a quarter of a ULT stack left: an undeferred task then
+// runs on a stack of its own.
+bool low_on_stack() {
+  const std::size_t left = this_unit::stack_left();
+  return left != 0 && left < ult_stack_size() / 4;
+}
+
 // A task created while task reductions are open may update a member's private copies (found by
 // omp_get_thread_num() or GOMP_task_reduction_remap): it runs in the place of a member that waits
 // at a scheduling point, taking that member's number, so that no two units update one copy at
@@ -343,6 +353,142 @@ void init_child(context& child, const context& parent, bool final_task) {
   child.group = parent.group;
 }
 
+// The waits of an undeferred task, out of line so that the frame every level of undeferred tasks
+// adds stays small: its predecessors, before it runs; its fulfilment (a detached task), after.
+[[gnu::noinline]] void wait_undeferred_deps(context& parent, const dep_list& deps) {
+  std::vector<task_rec*> preds = link_deps(parent, deps, nullptr);
+  if (!preds.empty()) {
+    const slot_pause pause(parent);
+    wait_preds(preds);
+  }
+  for (task_rec* p : preds) unref(p);
+}
+
+[[gnu::noinline]] void wait_undeferred_event(context& child, detach_state* event, bool run) {
+  if (!run && cancel_event(event)) arrive(event);
+  arrive(event);
+  const slot_pause pause(child);
+  event->completed.wait();
+}
+
+// Runs a task of context `parent` at once (undeferred): on the caller's stack, as libgomp runs it,
+// so a recursion of undeferred tasks (every task past the live limit) nests as deeply as it
+// would on libgomp; this frame, which every level adds, holds little beyond the child's context
+// and its argument copy. `deps`: null, or the dependences.
+// `hand_out` gives the event handle of a detached task out.
+template <class Prepare, class HandOut>
+void run_undeferred(context** slot, context& parent, void (*fn)(void*), void* data,
+                    void (*cpyfn)(void*, void*), std::size_t size, std::size_t align,
+                    bool final_task, const dep_list* deps, bool detach, Prepare& prepare,
+                    HandOut& hand_out) {
+  if (deps) wait_undeferred_deps(parent, *deps);
+  context child;
+  init_child(child, parent, final_task);
+  child.undeferred_depth = parent.undeferred_depth + 1;
+  // With task reductions open the child runs on its creator's slot, or takes one.
+  bool own_slot = false;
+  if (parent.t && parent.t->red_active.load(std::memory_order_acquire) > 0) {
+    if (!parent.explicit_task) {
+      child.held = parent.num;
+      child.held_kind = slot_member;
+    } else if (parent.held >= 0) {
+      child.held = parent.held;
+      child.held_kind = parent.held_kind;
+    } else {
+      take_slot(child);
+      own_slot = true;
+    }
+    child.num = child.held;
+  }
+  // On the heap: rare, and an optional here would be cleared for every undeferred task.
+  std::unique_ptr<detach_state> event;
+  if (detach) {
+    event = std::make_unique<detach_state>();
+    hand_out(event.get());
+  }
+  void* buf = data;
+  // The copy of the argument block: on the stack when it fits (GCC's blocks are a few pointers
+  // and firstprivate values), else on the heap.
+  alignas(16) unsigned char local[max_stack_copy];
+  std::unique_ptr<unsigned char[]> heap;
+  if (cpyfn || size) {
+    const std::size_t room_size = size + align - 1;
+    unsigned char* room = local;
+    if (room_size > sizeof local) {
+      heap = std::make_unique_for_overwrite<unsigned char[]>(room_size);
+      room = heap.get();
+    }
+    buf = room + (align - reinterpret_cast<std::uintptr_t>(room) % align) % align;
+    if (cpyfn) {
+      cpyfn(buf, data);
+    } else {
+      std::memcpy(buf, data, size);
+    }
+  }
+  prepare(buf);
+  struct outer_task {
+    bool outer;
+    explicit outer_task(bool o) : outer(o) {
+      if (outer) g_outer_busy.fetch_add(1, std::memory_order_relaxed);
+    }
+    ~outer_task() {
+      if (outer) g_outer_busy.fetch_sub(1, std::memory_order_relaxed);
+    }
+  } counted(parent.level == 0);
+  context_scope scope(slot, &child);
+  const bool run = !skipped(child);
+  if (run) fn(buf);
+  if (own_slot) drop_slot(child);
+  finish_children(child);
+  if (event) wait_undeferred_event(child, event.get(), run);
+}
+
+// Creates a deferred task of context `parent`: a ULT in the calling stream's main pool, with its
+// record and argument block in one allocation. Parameters as run_undeferred's.
+template <class Prepare, class HandOut>
+[[gnu::noinline]] void spawn_deferred(context& parent, void (*fn)(void*), void* data,
+                                      void (*cpyfn)(void*, void*), std::size_t size,
+                                      std::size_t align, bool final_task, const dep_list* deps,
+                                      bool detach, Prepare& prepare, HandOut& hand_out) {
+  const std::size_t offset = (sizeof(task_rec) + align - 1) / align * align;
+  const std::size_t mem_align = std::max(alignof(task_rec), align);
+  const std::size_t mem_size = (offset + size + 63) / 64 * 64;
+  // malloc where its alignment suffices: glibc serves it from the thread's cache, while
+  // aligned_alloc takes the arena's lock, which the streams freeing tasks contend for.
+  void* mem = mem_align <= alignof(std::max_align_t) ? std::malloc(mem_size)
+                                                     : std::aligned_alloc(mem_align, mem_size);
+  if (!mem) fatal("out of memory creating a task");
+  auto* t = ::new (mem) task_rec;
+  t->hdr.cur = &t->ctx;
+  t->hdr.run = &run_task;
+  t->fn = fn;
+  t->data = static_cast<unsigned char*>(mem) + offset;
+  init_child(t->ctx, parent, final_task);
+  t->ctx.red_task = parent.t && parent.t->red_active.load(std::memory_order_acquire) > 0;
+  if (detach) {
+    t->detach = new detach_state;
+    t->detach->task = t;
+    hand_out(t->detach);
+  }
+  if (cpyfn) {
+    cpyfn(t->data, data);
+  } else if (size) {
+    std::memcpy(t->data, data, size);
+  }
+  prepare(t->data);
+  if (deps) t->preds = link_deps(parent, *deps, t);
+  ensure_runtime();
+  execution_stream* self = this_unit::stream();
+  pool& p = self ? self->main_pool() : execution_stream::primary().main_pool();
+  g_live_tasks.fetch_add(1, std::memory_order_relaxed);
+  if (detach) {
+    // The creator's reference: it waits for the completion, which may come after the ULT ended.
+    t->refs.fetch_add(1, std::memory_order_relaxed);
+    parent.detached.push_back(t);
+  }
+  parent.children.push_back(ult::create(p, &unit_entry, t));
+}
+
 // Creates one task of the calling unit's current context (`slot`: current_slot()): deferred as
 // a ULT, or run at once (undeferred) when `deferred` is false.
 // `prepare` fills the argument block (after cpyfn or the copy). `detach`, when not null, is where
@@ -372,115 +518,27 @@ void spawn(context** slot, void (*fn)(void*), void* data, void (*cpyfn)(void*, v
     if (data) *static_cast<std::uintptr_t*>(data) = h;
   };
   if (!deferred) {
-    std::vector<task_rec*> preds;
-    if (depend) preds = link_deps(parent, deps, nullptr);
-    if (!preds.empty()) {
+    // An undeferred task nests on its creator's stack, as on libgomp's thread. Where that stack
+    // runs low in a recursion of undeferred tasks (past the live limit, if(0), final tasks) the
+    // task gets a stack of its own instead and its creator waits for it: a recursion that fits
+    // a libgomp thread's stack fits here whatever weft's frames add per level, and one deeper
+    // still completes. The stack is measured from the second level on: one undeferred task
+    // below a member or a deferred task (most of them) costs no lookup.
+    if (!detach && parent.t && parent.undeferred_depth > 0 && low_on_stack()) {
+      spawn_deferred(parent, fn, data, cpyfn, size, align, final_task, depend ? &deps : nullptr,
+                     false, prepare, hand_out);
+      ult child = std::move(parent.children.back());
+      parent.children.pop_back();
       const slot_pause pause(parent);
-      wait_preds(preds);
+      child.join();
+      return;
     }
-    for (task_rec* p : preds) unref(p);
-    context child;
-    init_child(child, parent, final_task);
-    // With task reductions open the child runs on its creator's slot, or takes one.
-    bool own_slot = false;
-    if (parent.t && parent.t->red_active.load(std::memory_order_acquire) > 0) {
-      if (!parent.explicit_task) {
-        child.held = parent.num;
-        child.held_kind = slot_member;
-      } else if (parent.held >= 0) {
-        child.held = parent.held;
-        child.held_kind = parent.held_kind;
-      } else {
-        take_slot(child);
-        own_slot = true;
-      }
-      child.num = child.held;
-    }
-    // On the heap: rare, and an optional here would be cleared for every undeferred task.
-    std::unique_ptr<detach_state> event;
-    if (detach) {
-      event = std::make_unique<detach_state>();
-      hand_out(event.get());
-    }
-    void* buf = data;
-    // The copy of the argument block: on the stack when it fits (the common case, saving an
-    // allocation per undeferred task), else on the heap.
-    alignas(64) unsigned char local[256];
-    std::vector<unsigned char> heap;
-    if (cpyfn || size) {
-      unsigned char* room = local;
-      if (size + align > sizeof local) {
-        heap.resize(size + align);
-        room = heap.data();
-      }
-      buf = room + (align - reinterpret_cast<std::uintptr_t>(room) % align) % align;
-      if (cpyfn) {
-        cpyfn(buf, data);
-      } else {
-        std::memcpy(buf, data, size);
-      }
-    }
-    prepare(buf);
-    struct outer_task {
-      bool outer;
-      explicit outer_task(bool o) : outer(o) {
-        if (outer) g_outer_busy.fetch_add(1, std::memory_order_relaxed);
-      }
-      ~outer_task() {
-        if (outer) g_outer_busy.fetch_sub(1, std::memory_order_relaxed);
-      }
-    } counted(parent.level == 0);
-    context_scope scope(slot, &child);
-    const bool run = !skipped(child);
-    if (run) fn(buf);
-    if (own_slot) drop_slot(child);
-    finish_children(child);
-    if (event) {
-      // An undeferred detached task completes when fulfilled; its creator waits here.
-      if (!run && cancel_event(event.get())) arrive(event.get());
-      arrive(event.get());
-      const slot_pause pause(child);
-      event->completed.wait();
-    }
+    run_undeferred(slot, parent, fn, data, cpyfn, size, align, final_task, depend ? &deps : nullptr,
+                   detach != nullptr, prepare, hand_out);
     return;
   }
-  const std::size_t offset = (sizeof(task_rec) + align - 1) / align * align;
-  const std::size_t mem_align = std::max(alignof(task_rec), align);
-  const std::size_t mem_size = (offset + size + 63) / 64 * 64;
-  // malloc where its alignment suffices: glibc serves it from the thread's cache, while
-  // aligned_alloc takes the arena's lock, which the streams freeing tasks contend for.
-  void* mem = mem_align <= alignof(std::max_align_t) ? std::malloc(mem_size)
-                                                     : std::aligned_alloc(mem_align, mem_size);
-  if (!mem) fatal("out of memory creating a task");
-  auto* t = ::new (mem) task_rec;
-  t->hdr.cur = &t->ctx;
-  t->hdr.run = &run_task;
-  t->fn = fn;
-  t->data = static_cast<unsigned char*>(mem) + offset;
-  init_child(t->ctx, parent, final_task);
-  t->ctx.red_task = parent.t && parent.t->red_active.load(std::memory_order_acquire) > 0;
-  if (detach) {
-    t->detach = new detach_state;
-    t->detach->task = t;
-    hand_out(t->detach);
-  }
-  if (cpyfn) {
-    cpyfn(t->data, data);
-  } else if (size) {
-    std::memcpy(t->data, data, size);
-  }
-  prepare(t->data);
-  if (depend) t->preds = link_deps(parent, deps, t);
-  ensure_runtime();
-  execution_stream* self = this_unit::stream();
-  pool& p = self ? self->main_pool() : execution_stream::primary().main_pool();
-  g_live_tasks.fetch_add(1, std::memory_order_relaxed);
-  if (detach) {
-    // The creator's reference: it waits for the completion, which may come after the ULT ended.
-    t->refs.fetch_add(1, std::memory_order_relaxed);
-    parent.detached.push_back(t);
-  }
-  parent.children.push_back(ult::create(p, &unit_entry, t));
+  spawn_deferred(parent, fn, data, cpyfn, size, align, final_task, depend ? &deps : nullptr,
+                 detach != nullptr, prepare, hand_out);
 }
 
 // Waits for the detached children of `c` from index `first` on, newest first.

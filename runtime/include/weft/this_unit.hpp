@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 
 #include "weft/work_unit.hpp"
 
@@ -25,6 +26,13 @@ bool is_ult() noexcept;
 bool is_tasklet() noexcept;
 /// The stream the caller runs on, or nullptr on an external thread.
 execution_stream* stream() noexcept;
+/// Bytes of the calling ULT's stack below the caller's frame: how much deeper it may call
+/// before it overflows (a ULT running on its joiner's stack counts what is left of that; the
+/// primary ULT, what is left of its thread's stack). 0 where the runtime knows no stack for the
+/// caller: on an external thread, in a tasklet, or on a stack the ULT switched to by itself.
+/// Costs a thread-local read; for layers that choose between running work here and on a stack
+/// of its own.
+std::size_t stack_left() noexcept;
 
 /// Puts the calling ULT back in its pool and lets the scheduler run something else.
 /// Throws errc::tasklet_cannot_block in a tasklet and errc::not_in_ult on an external thread.

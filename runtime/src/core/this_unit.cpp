@@ -120,6 +120,17 @@ execution_stream* stream() noexcept {
   return detail::current_stream();
 }
 
+std::size_t stack_left() noexcept {
+  work_unit* u = current();
+  if (!u) return 0;
+  const detail::stack_region& st = detail::as_unit(u)->stack;
+  if (!st.lo) return 0;
+  const auto here = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  const auto lo = reinterpret_cast<std::uintptr_t>(st.lo);
+  if (here <= lo || here - lo > st.size) return 0;
+  return static_cast<std::size_t>(here - lo);
+}
+
 void yield() {
   auto [s, self] = calling_ult("yield");
   yield_as(s, self);

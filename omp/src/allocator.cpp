@@ -48,8 +48,7 @@ enum class trait_key : int {
 // omp_alloctrait_value_t.
 namespace atv {
 constexpr std::uintptr_t default_ = ~std::uintptr_t{0};
-constexpr std::uintptr_t false_ = 0;
-constexpr std::uintptr_t true_ = 1;
+constexpr std::uintptr_t false_ = 0;  // omp_atv_true (1) only names a pinned request, refused
 constexpr std::uintptr_t contended = 3;
 constexpr std::uintptr_t private_ = 6;
 constexpr std::uintptr_t all = 7;
@@ -204,7 +203,8 @@ bool fall_back(const allocator_record* r, bool retry_default, handle& a, std::si
       }
       a = r->fb_data;
       return true;
-    default:  // abort_fb
+    case atv::abort_fb:
+    default:
       out_of_memory(size);
   }
 }

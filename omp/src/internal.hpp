@@ -104,6 +104,38 @@ struct work_share {
   alignas(64) std::atomic<std::uint64_t> ord_turn{0};  ///< first iteration not yet ordered
 };
 
+/// The ULTs of a task's children not yet joined, newest last: a stack with the first two in
+/// place, since most tasks create a few children, and a heap block per task that has any would
+/// cost a malloc and a free per task in a recursion.
+class child_stack {
+ public:
+  bool empty() const noexcept { return size_ == 0; }
+  std::size_t size() const noexcept { return size_; }
+  void push_back(ult&& u) {
+    if (size_ < in_place) {
+      place_[size_] = std::move(u);
+    } else {
+      rest_.push_back(std::move(u));
+    }
+    ++size_;
+  }
+  ult& back() noexcept { return size_ <= in_place ? place_[size_ - 1] : rest_.back(); }
+  void pop_back() noexcept {
+    if (size_ > in_place) {
+      rest_.pop_back();
+    } else {
+      place_[size_ - 1] = ult{};
+    }
+    --size_;
+  }
+
+ private:
+  static constexpr std::size_t in_place = 2;
+  ult place_[in_place];
+  std::vector<ult> rest_;
+  std::size_t size_ = 0;
+};
+
 /// A task's view: an implicit task (team member) or an explicit task. Every OpenMP call made by a
 /// unit looks up its current context.
 struct context {
@@ -127,7 +159,7 @@ struct context {
   bool explicit_task = false;
   /// Undeferred tasks it is nested in on its stack (0: a member, or a deferred task).
   std::uint32_t undeferred_depth = 0;
-  std::vector<ult> children;        ///< explicit tasks created and not yet joined
+  child_stack children;             ///< explicit tasks created and not yet joined
   std::vector<task_rec*> detached;  ///< detached tasks among them, not yet seen complete
   taskgroup* group = nullptr;       ///< innermost taskgroup
   dep_table* deps = nullptr;        ///< dependences among its children (lazy)
@@ -248,8 +280,8 @@ extern std::atomic<int> g_outer_busy;
 /// sched_yield(), kept out of the header's includes.
 void sched_yield_now() noexcept;
 
-/// Records that the calling member reaches a construct that waits; aborts with a message in a
-/// tasklet (which cannot wait).
+/// Records that the calling member reaches a construct that waits, for a team that learns whether
+/// its members may be tasklets; aborts with a message in a tasklet (which cannot wait).
 void note_blocking(context& c);
 
 /// GOMP_parallel_start's half of a region: returns what legacy_close() needs.

@@ -781,9 +781,12 @@ void init_members(team& t, context& enc, int level, int active_level, int width_
 }  // namespace
 
 void note_blocking(context& c) {
+  // Only a team whose members may be tasklets has the flag (the rest need neither the flag nor
+  // the check below, and every task creation comes here).
+  if (!c.t || !c.t->blocking_flag) return;
   // Read before writing: every member of a team that waits reaches this, and a store each time
   // would keep the flag's line moving between their streams.
-  if (c.t && c.t->blocking_flag && !c.t->blocking_flag->load(std::memory_order_relaxed)) {
+  if (!c.t->blocking_flag->load(std::memory_order_relaxed)) {
     c.t->blocking_flag->store(true, std::memory_order_relaxed);
   }
   if (this_unit::is_tasklet()) {

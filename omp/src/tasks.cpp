@@ -49,6 +49,7 @@ struct task_rec {
   /// Whether the task was recorded in a dependence table (set by its creator before the task
   /// starts): only then may others wait for it, and only then is `completed` set.
   bool tracked = false;
+  bool block = false;  ///< its memory is a task block (see take_task_block), not malloc's
   /// Set after `done` for a tracked task: dependants whose predecessor has not completed block on
   /// it (instead of polling, which keeps every blocked dependant cycling through the pools).
   eventual<void> completed;
@@ -87,11 +88,67 @@ void mark_done(task_rec* t) {
   if (t->tracked) t->completed.set();
 }
 
+// Task records of up to task_block_bytes (with a small argument block, most of them) come from
+// a list of free blocks kept per kernel thread: a task program creates and frees a record per
+// task, at rates where malloc's per-thread cache (7 blocks of a size) overflows into its arena.
+// The list is the thread's whatever ULT runs there (a block freed on another thread than the
+// one that took it joins that thread's list), bounded, and freed when the thread ends.
+constexpr std::size_t task_block_bytes = 512;
+
+struct task_block_list;
+[[gnu::tls_model("initial-exec")]] extern constinit thread_local task_block_list* t_task_blocks;
+
+struct task_block_list {
+  static constexpr int capacity = 128;
+  void* blocks[capacity];
+  int count = 0;
+  task_block_list() = default;
+  task_block_list(const task_block_list&) = delete;
+  task_block_list& operator=(const task_block_list&) = delete;
+  ~task_block_list() {
+    t_task_blocks = nullptr;  // a block freed later in the thread's exit goes to free()
+    while (count > 0) std::free(blocks[--count]);
+  }
+};
+
+// The calling thread's list: initial-exec, one %fs-relative load (as libweft's current stream
+// and libgomp's own thread data; this library is linked at startup, not dlopen'ed), of a pointer
+// to a list its owner, a thread_local with a destructor, frees when the thread ends.
+[[gnu::tls_model("initial-exec")]] constinit thread_local task_block_list* t_task_blocks = nullptr;
+thread_local std::unique_ptr<task_block_list> t_task_blocks_owner;
+
+[[gnu::noinline]] task_block_list& make_task_block_list() {
+  t_task_blocks_owner = std::make_unique<task_block_list>();
+  t_task_blocks = t_task_blocks_owner.get();
+  return *t_task_blocks;
+}
+
+// Out of line: the list's address is the calling thread's only until the caller next switches.
+[[gnu::noinline]] void* take_task_block() {
+  task_block_list* l = t_task_blocks;
+  if (l && l->count > 0) return l->blocks[--l->count];
+  return std::malloc(task_block_bytes);
+}
+
+[[gnu::noinline]] void give_task_block(void* p) {
+  task_block_list& l = t_task_blocks ? *t_task_blocks : make_task_block_list();
+  if (l.count < task_block_list::capacity) {
+    l.blocks[l.count++] = p;
+    return;
+  }
+  std::free(p);
+}
+
 void unref(task_rec* t) {
   if (t->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   for (task_rec* p : t->preds) unref(p);
+  const bool block = t->block;
   t->~task_rec();
-  std::free(t);
+  if (block) {
+    give_task_block(t);
+  } else {
+    std::free(t);
+  }
 }
 
 // The events of detached tasks not yet fulfilled, by handle. A handle is a number never reused,
@@ -454,11 +511,15 @@ template <class Prepare, class HandOut>
   const std::size_t mem_align = std::max(alignof(task_rec), align);
   const std::size_t mem_size = (offset + size + 63) / 64 * 64;
   // malloc where its alignment suffices: glibc serves it from the thread's cache, while
-  // aligned_alloc takes the arena's lock, which the streams freeing tasks contend for.
-  void* mem = mem_align <= alignof(std::max_align_t) ? std::malloc(mem_size)
-                                                     : std::aligned_alloc(mem_align, mem_size);
+  // aligned_alloc takes the arena's lock, which the streams freeing tasks contend for. Most
+  // records fit a task block, from the thread's list.
+  const bool block = mem_align <= alignof(std::max_align_t) && mem_size <= task_block_bytes;
+  void* mem = block                                    ? take_task_block()
+              : mem_align <= alignof(std::max_align_t) ? std::malloc(mem_size)
+                                                       : std::aligned_alloc(mem_align, mem_size);
   if (!mem) fatal("out of memory creating a task");
   auto* t = ::new (mem) task_rec;
+  t->block = block;
   t->hdr.cur = &t->ctx;
   t->hdr.run = &run_task;
   t->fn = fn;
@@ -477,7 +538,6 @@ template <class Prepare, class HandOut>
   }
   prepare(t->data);
   if (deps) t->preds = link_deps(parent, *deps, t);
-  ensure_runtime();
   execution_stream* self = this_unit::stream();
   pool& p = self ? self->main_pool() : execution_stream::primary().main_pool();
   g_live_tasks.fetch_add(1, std::memory_order_relaxed);

@@ -98,6 +98,7 @@ constexpr std::size_t task_block_bytes = 512;
 
 struct task_block_list;
 [[gnu::tls_model("initial-exec")]] extern constinit thread_local task_block_list* t_task_blocks;
+[[gnu::tls_model("initial-exec")]] extern constinit thread_local bool t_task_blocks_gone;
 
 struct task_block_list {
   static constexpr int capacity = 128;
@@ -107,7 +108,9 @@ struct task_block_list {
   task_block_list(const task_block_list&) = delete;
   task_block_list& operator=(const task_block_list&) = delete;
   ~task_block_list() {
-    t_task_blocks = nullptr;  // a block freed later in the thread's exit goes to free()
+    // Blocks freed later in the thread's exit (by exit handlers) go to free().
+    t_task_blocks = nullptr;
+    t_task_blocks_gone = true;
     while (count > 0) std::free(blocks[--count]);
   }
 };
@@ -116,6 +119,7 @@ struct task_block_list {
 // and libgomp's own thread data; this library is linked at startup, not dlopen'ed), of a pointer
 // to a list its owner, a thread_local with a destructor, frees when the thread ends.
 [[gnu::tls_model("initial-exec")]] constinit thread_local task_block_list* t_task_blocks = nullptr;
+[[gnu::tls_model("initial-exec")]] constinit thread_local bool t_task_blocks_gone = false;
 thread_local std::unique_ptr<task_block_list> t_task_blocks_owner;
 
 [[gnu::noinline]] task_block_list& make_task_block_list() {
@@ -132,6 +136,10 @@ thread_local std::unique_ptr<task_block_list> t_task_blocks_owner;
 }
 
 [[gnu::noinline]] void give_task_block(void* p) {
+  if (!t_task_blocks && t_task_blocks_gone) {
+    std::free(p);
+    return;
+  }
   task_block_list& l = t_task_blocks ? *t_task_blocks : make_task_block_list();
   if (l.count < task_block_list::capacity) {
     l.blocks[l.count++] = p;

@@ -233,7 +233,7 @@ class doacross {
   unsigned chunk_shift_ = no_shift;    ///< log2(chunk_) where chunk_ is a power of two
   unsigned workers_shift_ = no_shift;  ///< log2(workers_) where workers_ is a power of two
   bool per_chunk_ = false;             ///< static chunks: an entry per chunk, not per worker
-  std::uint64_t q_ = 0, r_ = 0;  ///< static blocks: block size and longer blocks
+  std::uint64_t q_ = 0, r_ = 0;        ///< static blocks: block size and longer blocks
   std::uint64_t entries_ = 0;
   std::uint64_t spread_ = 1;  ///< words per entry
   std::unique_ptr<std::atomic<std::uint64_t>[]> words_;

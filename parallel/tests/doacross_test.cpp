@@ -87,7 +87,9 @@ TEST(parallel_doacross, serial_run_under_every_schedule) {
               const std::uint64_t down[2] = {i + 1, 0};
               EXPECT_FALSE(dx.done(down));
               const wp::doacross::sink s = dx.sink_of(down, t.worker, t.c);
-              if (s.word) EXPECT_FALSE(s.reached());
+              if (s.word) {
+                EXPECT_FALSE(s.reached());
+              }
             }
           }
         }

@@ -1,6 +1,7 @@
-/* Tasks that need the stack a libgomp thread gives them (8 MiB by default, from RLIMIT_STACK):
-   a task with a large local array, and recursions of undeferred tasks (if(0), final, and past
-   the limit of live tasks) several MiB deep, each started inside a deferred task. Under
+/* Tasks that need more stack than a small ULT stack and no more than a libgomp thread has (its
+   default stack: 8 MiB from RLIMIT_STACK, 2 MiB where that is unlimited): a task with a 400 KiB
+   local array, and recursions of undeferred tasks (if(0), final, and past the limit of live
+   tasks) over a MiB deep, each started inside a deferred task. Under
    OMP_STACKSIZE smaller than the recursions (a run registered for libweft-omp only), the
    undeferred tasks move to stacks of their own as their creators' stacks run low. */
 #include <omp.h>
@@ -8,8 +9,8 @@
 
 #include "check.h"
 
-#define DEPTH 3000
-#define FRAME 1024
+#define DEPTH 1200
+#define FRAME 512
 
 /* One level per call: a frame of FRAME bytes, then the next level as an undeferred task. */
 static long nest_if0(int depth) {

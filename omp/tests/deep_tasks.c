@@ -12,25 +12,15 @@
 #define DEPTH 1200
 #define FRAME 512
 
-/* One level per call: a frame of FRAME bytes, then the next level as an undeferred task. */
-static long nest_if0(int depth) {
+/* One level per call: a frame of FRAME bytes, then the next level as an undeferred task: an
+   if(0) task, or (`final_mode`) a final task, whose own children are included tasks. */
+static long nest(int depth, int final_mode) {
   volatile char frame[FRAME];
   memset((char*)frame, depth & 0x7f, sizeof frame);
   long below = 0;
   if (depth > 0) {
-#pragma omp task if (0) shared(below)
-    below = nest_if0(depth - 1);
-  }
-  return below + frame[depth % FRAME] + 1;
-}
-
-static long nest_final(int depth) {
-  volatile char frame[FRAME];
-  memset((char*)frame, depth & 0x7f, sizeof frame);
-  long below = 0;
-  if (depth > 0) {
-#pragma omp task final(1) shared(below)
-    below = nest_final(depth - 1);
+#pragma omp task if (final_mode) final(final_mode) shared(below)
+    below = nest(depth - 1, final_mode);
 #pragma omp taskwait
   }
   return below + frame[depth % FRAME] + 1;
@@ -74,9 +64,9 @@ int main(void) {
 #pragma omp parallel num_threads(2)
   if (omp_get_thread_num() == omp_get_num_threads() - 1) {
 #pragma omp task shared(r_if0)
-    r_if0 = nest_if0(DEPTH);
+    r_if0 = nest(DEPTH, 0);
 #pragma omp task shared(r_final)
-    r_final = nest_final(DEPTH);
+    r_final = nest(DEPTH, 1);
 #pragma omp task shared(r_wide)
     r_wide = nest_wide(DEPTH / 2);
     for (int i = 0; i < 4; ++i) {

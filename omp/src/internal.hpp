@@ -52,7 +52,9 @@ struct globals {
   bool proc_bind_false = false;    ///< OMP_PROC_BIND=false: streams are not bound
   wait_policy wait = wait_policy::unset;
   inner_units inner = inner_units::ult;
-  int streams = 0;          ///< execution streams weft runs
+  int streams = 0;  ///< execution streams weft was started with (one per CPU)
+  /// WEFT_OMP_STREAMS was not set: a top-level team wider than the streams gets more of them.
+  bool widen = true;
   long spin = 0;            ///< pause rounds before a waiting member blocks
   bool weft_owned = false;  ///< this library called weft::init()
 };
@@ -182,16 +184,34 @@ struct team {
   team(int n, context* parent_ctx);
   /// Readies a finished team for another region of the same width.
   void reset(context* parent_ctx);
+  /// The team of one that orphaned constructs outside every parallel region bind to: it has no
+  /// encountering task, and no streams may be running to defer its tasks to.
+  bool orphaned() const noexcept { return parent == nullptr; }
   /// Waits at the barrier, spinning `spin` rounds first; true if the region was cancelled.
+  /// Its last arrival also ends a cancellation of the loop or sections the team was in, which
+  /// every member has then left (a cancelled construct cannot be nowait): GCC's static loops
+  /// tell the runtime nothing when they start, so a barrier is the only point where a construct
+  /// is known to be over (libgomp clears its flag there too).
   bool wait_barrier(long spin) {
-    return !barrier.arrive_and_wait(spin) || cancelled.load(std::memory_order_relaxed);
+    if (nthreads == 1) {
+      end_ws_cancel();
+      return cancelled.load(std::memory_order_acquire);
+    }
+    return !barrier.arrive_and_wait(spin, [this] { end_ws_cancel(); }) ||
+           cancelled.load(std::memory_order_relaxed);
+  }
+  void end_ws_cancel() noexcept {
+    if (ws_cancelled.load(std::memory_order_relaxed)) {
+      ws_cancelled.store(false, std::memory_order_relaxed);
+    }
   }
   int nthreads;
   context* parent;                 ///< the encountering task
   parallel::team_barrier barrier;  ///< aborted by cancellation of the region
   std::atomic<std::uint64_t> single_count{0};
-  std::atomic<bool> cancelled{false};     ///< parallel region cancelled
-  std::atomic<bool> ws_cancelled{false};  ///< current loop/sections cancelled
+  std::atomic<bool> cancelled{false};  ///< parallel region cancelled
+  /// The current loop or sections was cancelled; cleared at the barrier that ends it.
+  std::atomic<bool> ws_cancelled{false};
   static constexpr int ws_slots = 16;
   work_share ws[ws_slots];
   std::vector<context> members;                ///< implicit tasks, one per thread

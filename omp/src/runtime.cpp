@@ -272,6 +272,7 @@ globals read_environment() {
     const std::optional<long> n = parse_long(v, 1, 4096);
     if (!n) fatal(std::string("WEFT_OMP_STREAMS='") + v + "': expected an integer from 1 to 4096");
     want = *n;
+    g.widen = false;
   }
   g.streams = static_cast<int>(want);
   icv.nthreads = g.nthreads_list.empty() ? cpus : g.nthreads_list[0];
@@ -567,7 +568,7 @@ void team::reset(context* parent_ctx) {
   barrier.reset();
   single_count.store(0, std::memory_order_relaxed);
   cancelled.store(false, std::memory_order_relaxed);
-  ws_cancelled.store(0, std::memory_order_relaxed);
+  ws_cancelled.store(false, std::memory_order_relaxed);
   for (work_share& w : ws) {
     w.tag.store(0, std::memory_order_relaxed);
     w.users.store(0, std::memory_order_relaxed);
@@ -654,6 +655,8 @@ hot_team* g_hot = nullptr;
 
 void hot_loop(unit_arg* a) noexcept {
   auto* w = reinterpret_cast<hot_worker*>(a);
+  // Taken by another stream before its creator pinned it.
+  if (this_unit::stream() != w->stream) this_unit::migrate_to(*w->stream);
   std::uint64_t seen = 0;
   for (;;) {
     std::uint64_t g = w->gen.load(std::memory_order_acquire);
@@ -694,23 +697,47 @@ void hot_post(hot_worker& w, member_arg* job) {
   }
 }
 
-// Starts the workers once weft runs (streams 1..count-1).
-void start_hot_team() {
-  auto* h = new hot_team;
-  const int streams = execution_stream::count();
-  h->workers.resize(static_cast<std::size_t>(std::max(1, streams)));
-  for (int r = 1; r < streams; ++r) {
-    execution_stream* s = execution_stream::by_rank(r);
-    if (!s) continue;
+// Gives the hot team a worker on every stream of rank `first` and above that has none.
+void add_hot_workers(hot_team& h, std::size_t first) {
+  const std::size_t streams = static_cast<std::size_t>(std::max(1, execution_stream::count()));
+  if (h.workers.size() < streams) h.workers.resize(streams);
+  for (std::size_t r = std::max<std::size_t>(first, 1); r < streams; ++r) {
+    execution_stream* s = execution_stream::by_rank(static_cast<int>(r));
+    if (!s || h.workers[r]) continue;
     auto w = std::make_unique<hot_worker>();
     w->hdr.run = &hot_loop;
     w->stream = s;
-    h->workers[static_cast<std::size_t>(r)] = std::move(w);
+    hot_worker& placed = *(h.workers[r] = std::move(w));
+    // Pinned: member w's threadprivate variables are its stream's, and the scheduler steals.
+    ult u = ult::create(s->main_pool(), &unit_entry, &placed.hdr);
+    u.pin_to(s);
+    u.detach();
   }
+}
+
+// Starts the workers once weft runs (streams 1..count-1).
+void start_hot_team() {
+  auto* h = new hot_team;
   g_hot = h;
-  for (auto& w : h->workers) {
-    if (w) ult::create_detached(w->stream->main_pool(), &unit_entry, &w->hdr);
+  add_hot_workers(*h, 1);
+}
+
+// Gives a top-level team of `n` a stream per member, as libgomp gives it a thread per member:
+// OpenMP lets the members of a team wait for each other outside its constructs (a flag polled
+// between flushes, example a.18.1 of the OpenMP examples), which members sharing a stream would
+// never finish, and GCC's threadprivate variables belong to the kernel thread. The streams added
+// stay until weft is finalised; one beyond the CPUs shares a core, as libgomp's threads then do.
+// The caller holds the hot team (hot_team::busy), so no other region reads its workers.
+void widen_for(int n) {
+  const int have = execution_stream::count();
+  if (n <= have) return;
+  try {
+    for (int r = have; r < n; ++r) execution_stream::create();
+  } catch (const std::exception& e) {
+    fail_exit("Thread creation failed: a team of " + std::to_string(n) + " threads needs " +
+              std::to_string(n - have) + " more execution streams: " + e.what());
   }
+  add_hot_workers(*g_hot, static_cast<std::size_t>(have));
 }
 
 // Ends the workers before weft is finalised (they would keep its streams busy).
@@ -932,17 +959,19 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
     }
     if (!o->tasklets) check_stacks(n);
     execution_stream* self = this_unit::stream();
+    bool expected = false;
+    const bool hot = o->top && g_hot &&
+                     g_hot->busy.compare_exchange_strong(expected, true, std::memory_order_acquire);
+    if (hot && g.widen && g.weft_owned) widen_for(n);
     const int streams = std::max(1, execution_stream::count());
     const int base = self ? self->rank() : 0;
     // Members go round-robin over the streams while the enclosing teams do not cover them all;
     // once they do, a nested team stays in its caller's stream (the others are busy).
     const bool spread = std::max(1, enc.width_product) < streams;
     pool& local = self ? self->main_pool() : execution_stream::primary().main_pool();
-    bool expected = false;
-    if (o->top && g_hot && n <= static_cast<int>(g_hot->workers.size()) &&
-        static_cast<int>(g_hot->workers.size()) == streams &&
-        g_hot->busy.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
-      bool all = true;
+    if (hot) {
+      const int workers = static_cast<int>(g_hot->workers.size());
+      bool all = n <= workers && workers == streams;
       for (int w = 1; w < n && all; ++w)
         all = g_hot->workers[static_cast<std::size_t>((base + w) % streams)] != nullptr;
       if (all) {
@@ -1065,7 +1094,6 @@ bool GOMP_barrier_cancel(void) {
   note_blocking(c);
   const slot_pause pause(c);
   finish_children(c);
-  if (c.t->nthreads == 1) return c.t->cancelled.load();
   return c.t->wait_barrier(c.active_level == 1 ? settings().spin : 0);
 }
 

@@ -26,7 +26,21 @@ struct taskgroup {
   std::size_t first_detached;
   std::atomic<bool> cancelled{false};
   std::uintptr_t* reductions = nullptr;  ///< GCC's task reduction descriptors in scope, or null
+  /// Opened by a worksharing construct's reduction(task, ...), not by the program: for
+  /// cancellation it stands for the taskgroup around it, as in libgomp.
+  bool workshare = false;
 };
+
+namespace {
+
+// Whether the tasks of taskgroup `g` (null: none) are cancelled.
+bool group_cancelled(const taskgroup* g) {
+  if (!g) return false;
+  if (g->cancelled.load(std::memory_order_acquire)) return true;
+  return g->workshare && g->outer && g->outer->cancelled.load(std::memory_order_acquire);
+}
+
+}  // namespace
 
 /// The completion of a detached task (`detach(evt)`): it completes when both its body has
 /// returned and omp_fulfill_event(evt) was called, in either order and from any thread (a plain
@@ -51,6 +65,9 @@ struct task_rec {
   /// starts): only then may others wait for it, and only then is `completed` set.
   bool tracked = false;
   bool block = false;  ///< its memory is a task block (see take_task_block), not malloc's
+  /// Its argument block was built by GCC's copy function (C++ copy constructors): it runs even
+  /// once cancelled, since only its body destroys the copies (libgomp's rule).
+  bool copied = false;
   /// Set after `done` for a tracked task: dependants whose predecessor has not completed block on
   /// it (instead of polling, which keeps every blocked dependant cycling through the pools).
   eventual<void> completed;
@@ -274,8 +291,11 @@ dep_kind depobj_kind(void* const* obj) {
     }
     return d;
   }
-  const std::size_t n = count(1), nwrite = count(2) + count(3), normal = nwrite + count(4);
-  if (normal > n) fatal("malformed depend array (more addresses than items)");
+  // GCC 12 fills the per-kind counts of an iterator whose range is empty inconsistently (a
+  // total of 0 beside non-zero counts): the total bounds what is read, as in libgomp.
+  const std::size_t n = count(1);
+  const std::size_t nwrite = std::min(n, count(2) + count(3));
+  const std::size_t normal = std::min(n, nwrite + count(4));
   auto depobj = [&](std::size_t i) { return static_cast<void* const*>(depend[5 + i]); };
   for (std::size_t i = normal; i < n; ++i) {
     if (depobj_kind(depobj(i)) == dep_kind::out) {
@@ -356,8 +376,7 @@ void wait_preds(const std::vector<task_rec*>& preds) {
 }
 
 bool skipped(const context& c) {
-  return (c.group && c.group->cancelled.load(std::memory_order_acquire)) ||
-         (c.t && c.t->cancelled.load(std::memory_order_acquire));
+  return group_cancelled(c.group) || (c.t && c.t->cancelled.load(std::memory_order_acquire));
 }
 
 // `n` rounded up to a multiple of `align`: a mask for the powers of two GCC passes as argument
@@ -396,7 +415,7 @@ void drop_slot(context& c) {
 void run_task(unit_arg* a) noexcept {
   auto* t = reinterpret_cast<task_rec*>(a);
   wait_preds(t->preds);
-  const bool run = !skipped(t->ctx);
+  const bool run = t->copied || !skipped(t->ctx);
   if (run) {
     if (t->ctx.red_task) take_slot(t->ctx);
     t->fn(t->data);
@@ -510,7 +529,7 @@ void run_undeferred(context** slot, context& parent, void (*fn)(void*), void* da
     }
   } counted(parent.level == 0);
   context_scope scope(slot, &child);
-  const bool run = !skipped(child);
+  const bool run = cpyfn != nullptr || !skipped(child);
   if (run) fn(buf);
   if (own_slot) drop_slot(child);
   finish_children(child);
@@ -550,6 +569,7 @@ template <class Prepare, class HandOut>
   }
   if (cpyfn) {
     cpyfn(t->data, data);
+    t->copied = true;
   } else if (size) {
     std::memcpy(t->data, data, size);
   }
@@ -575,13 +595,20 @@ void spawn(context** slot, void (*fn)(void*), void* data, void (*cpyfn)(void*, v
            long arg_size, long arg_align, bool deferred, bool final_task, void** depend,
            void* detach, Prepare prepare) {
   context& parent = **slot;
+  // A task created in a cancelled taskgroup or region is discarded, as libgomp does.
+  if (settings().cancellation && skipped(parent)) return;
   note_blocking(parent);
   const std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1;
   const std::size_t size = arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0;
+  // Outside any parallel region a task runs at once, as in libgomp (no team to run it later),
+  // also within an orphaned worksharing construct there; it has no sibling to depend on.
+  const bool orphaned = !parent.t || parent.t->orphaned();
+  if (orphaned) {
+    deferred = false;
+    depend = nullptr;
+  }
   dep_list deps;
   if (depend) deps = read_depend(depend);
-  // Outside any parallel region a task runs at once, as in libgomp (no team to run it later).
-  if (!parent.t) deferred = false;
   // A detached task is never made undeferred for the limit: its creator would wait for a
   // fulfilment that the creator itself may be about to make.
   if (deferred && !detach && g_live_tasks.load(std::memory_order_relaxed) >= live_task_limit()) {
@@ -601,7 +628,7 @@ void spawn(context** slot, void (*fn)(void*), void* data, void (*cpyfn)(void*, v
     // a libgomp thread's stack fits here whatever weft's frames add per level, and one deeper
     // still completes. The stack is measured from the second level on: one undeferred task
     // below a member or a deferred task (most of them) costs no lookup.
-    if (!detach && parent.t && parent.undeferred_depth > 0 && low_on_stack()) {
+    if (!detach && !orphaned && parent.undeferred_depth > 0 && low_on_stack()) {
       spawn_deferred(parent, fn, data, cpyfn, size, align, final_task, depend ? &deps : nullptr,
                      false, prepare, hand_out);
       ult child = std::move(parent.children.back());
@@ -810,12 +837,14 @@ void parallel_red_member(void* arg) {
 }  // namespace
 
 bool cancelled_group(context& c) {
-  return c.group && c.group->cancelled.load(std::memory_order_acquire);
+  return group_cancelled(c.group);
 }
 
 bool cancel_group(context& c) {
-  if (!c.group) return false;
-  c.group->cancelled.store(true, std::memory_order_release);
+  taskgroup* g = c.group;
+  if (!g) return false;
+  if (g->workshare && g->outer) g = g->outer;
+  g->cancelled.store(true, std::memory_order_release);
   return true;
 }
 
@@ -964,6 +993,7 @@ namespace weft::omp {
 
 void ws_register_reductions(context& c, std::uintptr_t* data, const std::uintptr_t* orig) {
   GOMP_taskgroup_start();
+  c.group->workshare = true;
   register_reductions(data, c.group->reductions, orig, team_width(c));
   c.group->reductions = data;
   open_scope(c);

@@ -113,7 +113,7 @@ parallel::iteration_space<I> space_of(const work_share& ws) {
 // Hands the calling member its next chunk of logical iterations.
 bool take_chunk(context& c, work_share& ws, parallel::chunk& out) {
   team& t = *c.t;
-  if (t.ws_cancelled.load(std::memory_order_acquire) == c.ws_seq ||
+  if (t.ws_cancelled.load(std::memory_order_acquire) ||
       t.cancelled.load(std::memory_order_acquire)) {
     return false;
   }
@@ -269,7 +269,7 @@ void doacross_wait(C first, std::va_list ap) {
   // A cancelled loop never runs the iterations its members had not reached.
   const team& t = *c.t;
   const auto posted = [&] {
-    return s.reached() || t.ws_cancelled.load(std::memory_order_acquire) == c.ws_seq ||
+    return s.reached() || t.ws_cancelled.load(std::memory_order_acquire) ||
            t.cancelled.load(std::memory_order_acquire);
   };
   // The sink is usually a hand-off away: spin for the wait policy's budget as libgomp does (it
@@ -331,10 +331,8 @@ void team_wait(context& c) {
   note_blocking(c);
   const slot_pause pause(c);
   finish_children(c);
-  if (c.t->nthreads > 1) {
-    const bool spin = c.active_level == 1 && c.t->nthreads <= settings().streams;
-    c.t->wait_barrier(spin ? settings().spin : 0);
-  }
+  const bool spin = c.active_level == 1 && c.t->nthreads <= settings().streams;
+  c.t->wait_barrier(spin ? settings().spin : 0);
 }
 
 bool cancellation_point(context& c, int which) {
@@ -343,7 +341,7 @@ bool cancellation_point(context& c, int which) {
   if (!c.t) return false;
   if (c.t->cancelled.load(std::memory_order_acquire)) return true;
   if (which & (cancel_loop | cancel_sections)) {
-    return c.t->ws_cancelled.load(std::memory_order_acquire) == c.ws_seq;
+    return c.t->ws_cancelled.load(std::memory_order_acquire);
   }
   return false;
 }
@@ -598,7 +596,6 @@ bool GOMP_loop_end_cancel(void) {
   note_blocking(c);
   const slot_pause pause(c);
   finish_children(c);
-  if (c.t->nthreads == 1) return c.t->cancelled.load();
   return c.t->wait_barrier(c.active_level == 1 ? settings().spin : 0);
 }
 
@@ -801,7 +798,7 @@ bool GOMP_cancel(int which, bool do_cancel) {
     c.t->barrier.abort();
     return true;
   }
-  c.t->ws_cancelled.store(c.ws_seq, std::memory_order_release);
+  c.t->ws_cancelled.store(true, std::memory_order_release);
   return true;
 }
 

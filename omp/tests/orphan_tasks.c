@@ -1,8 +1,40 @@
 /* Tasks before any parallel region (orphaned, binding to the initial task): task, task with
-   depend, taskwait, taskgroup and taskloop run, and a parallel region works afterwards. */
+   depend (also an iterator over an empty range), taskwait, taskgroup and taskloop run, also
+   inside orphaned worksharing constructs (a for with reduction(task) and tasks with
+   in_reduction, sections), and a parallel region works afterwards. */
 #include <omp.h>
 
 #include "check.h"
+
+static int reduced = 0;
+
+static void reduce_loop(int n) {
+#pragma omp for reduction(task, + : reduced)
+  for (int i = 0; i < n; ++i) {
+#pragma omp task in_reduction(+ : reduced)
+    reduced += i;
+  }
+}
+
+static int in_sections(void) {
+  int v = 0;
+#pragma omp sections
+  {
+#pragma omp section
+    {
+#pragma omp task shared(v)
+      v = 5;
+#pragma omp taskwait
+    }
+  }
+  return v;
+}
+
+static void empty_iterator(int* p, int n) {
+#pragma omp task depend(iterator(j = 0 : n), out : p[j]) depend(iterator(j = 0 : n), in : p[j + 2])
+  p[3] += 1;
+#pragma omp taskwait
+}
 
 static int sum_loop(int n) {
   int sum = 0;
@@ -58,6 +90,13 @@ int main(void) {
   CHECK(all);
 
   CHECK(sum_loop(100) == 4950);
+  reduce_loop(10);
+  CHECK(reduced == 45);
+  CHECK(in_sections() == 5);
+  int p[4] = {0, 0, 0, 0};
+  empty_iterator(p, 2);
+  empty_iterator(p, -1);
+  CHECK(p[3] == 2);
   CHECK(omp_get_num_threads() == 1 && !omp_in_parallel());
 
   int team = 0;

@@ -306,11 +306,16 @@ int omp_target_memcpy_rect(void*, const void*, std::size_t, int, const std::size
   unsupported("omp_target_memcpy_rect");
 }
 
-int omp_pause_resource(int, int) {
-  return -1;
-}  // streams stay: nothing to pause
-int omp_pause_resource_all(int) {
-  return -1;
+// Both kinds (soft and hard) end weft's streams when this library started them; the next region
+// starts them again. Threadprivate copies of the other streams go with them, as with libgomp.
+int omp_pause_resource(int kind, int device) {
+  if (kind != 1 && kind != 2) return -1;  // omp_pause_soft, omp_pause_hard
+  if (device != omp_get_initial_device()) return -1;
+  return pause_host();
+}
+int omp_pause_resource_all(int kind) {
+  if (kind != 1 && kind != 2) return -1;
+  return pause_host();
 }
 
 void omp_display_env(int) {
@@ -338,34 +343,6 @@ int omp_get_teams_thread_limit(void) {
 void omp_set_teams_thread_limit(int) {}
 void omp_fulfill_event(std::uintptr_t event) {
   fulfill_event(event);
-}
-
-namespace {
-std::string g_affinity_format = "level %L thread %i affinity %A";
-}
-void omp_set_affinity_format(const char* format) {
-  g_affinity_format = format ? format : "";
-}
-std::size_t omp_get_affinity_format(char* buffer, std::size_t size) {
-  if (buffer && size) {
-    std::snprintf(buffer, size, "%s", g_affinity_format.c_str());
-  }
-  return g_affinity_format.size();
-}
-// The affinity of a thread: its level, number and the stream it runs on.
-std::size_t omp_capture_affinity(char* buffer, std::size_t size, const char*) {
-  const context& c = current();
-  execution_stream* s = this_unit::stream();
-  char line[128];
-  const int n = std::snprintf(line, sizeof line, "level %d thread %d stream %d", c.level, c.num,
-                              s ? s->rank() : -1);
-  if (buffer && size) std::snprintf(buffer, size, "%s", line);
-  return static_cast<std::size_t>(n);
-}
-void omp_display_affinity(const char* format) {
-  char line[128];
-  omp_capture_affinity(line, sizeof line, format);
-  std::fprintf(stderr, "%s\n", line);
 }
 
 }  // extern "C"

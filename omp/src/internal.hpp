@@ -50,9 +50,11 @@ struct globals {
   int max_task_priority = 0;       ///< OMP_MAX_TASK_PRIORITY
   std::size_t stack_size = 0;      ///< OMP_STACKSIZE (0: weft's default for ULTs we create)
   bool proc_bind_false = false;    ///< OMP_PROC_BIND=false: streams are not bound
+  std::vector<int> bind_list;      ///< OMP_PROC_BIND, one entry per level (index 0: initial)
   wait_policy wait = wait_policy::unset;
   inner_units inner = inner_units::ult;
-  int streams = 0;  ///< execution streams weft was started with (one per CPU)
+  bool display_affinity = false;  ///< OMP_DISPLAY_AFFINITY
+  int streams = 0;                ///< execution streams weft was started with (one per CPU)
   /// WEFT_OMP_STREAMS was not set: a top-level team wider than the streams gets more of them.
   bool widen = true;
   long spin = 0;            ///< pause rounds before a waiting member blocks
@@ -82,9 +84,15 @@ std::uintptr_t parse_allocator_name(std::string_view name);
 /// Makes sure weft runs (initialising it on the calling thread the first time).
 void ensure_runtime();
 
+/// omp_pause_resource on the host: ends weft's streams if this library started weft and the
+/// caller is its primary ULT outside any region (while no other thread is in one); 0 when
+/// paused or nothing of this library's runs, -1 otherwise (also inside a region, as libgomp).
+int pause_host();
+
 struct team;
 struct task_rec;
 struct taskgroup;
+struct prio_queue;
 struct dep_table;
 
 /// Worksharing state of one loop, sections or single-copy construct, shared by a team.
@@ -165,6 +173,7 @@ struct context {
   std::vector<task_rec*> detached;  ///< detached tasks among them, not yet seen complete
   taskgroup* group = nullptr;       ///< innermost taskgroup
   dep_table* deps = nullptr;        ///< dependences among its children (lazy)
+  prio_queue* prio = nullptr;       ///< its children with a priority, outside taskgroups (lazy)
   std::unique_ptr<team> solo;       ///< the team of one of orphaned constructs
   // Task reductions: the private copies are indexed by member number, so a unit updating them
   // holds that member's slot (see slot_pause).
@@ -361,5 +370,13 @@ bool cancel_group(context& c);
 
 /// Reports misuse on stderr and aborts the process.
 [[noreturn]] void fatal(const std::string& message);
+
+/// Sets the affinity-format-var (OMP_AFFINITY_FORMAT, omp_set_affinity_format).
+void set_affinity_format(const char* format);
+
+/// OMP_DISPLAY_AFFINITY: prints the affinity line of member `c` (the calling unit's context) when
+/// its level, number or team size differ from what its stream printed last, as libgomp prints a
+/// thread's line when they change.
+void display_affinity_if_changed(const context& c);
 
 }  // namespace weft::omp

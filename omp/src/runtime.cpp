@@ -286,6 +286,10 @@ globals read_environment() {
     if (auto n = parse_env_long("OMP_MAX_ACTIVE_LEVELS", v, 0, 255, true))
       icv.max_active_levels = static_cast<int>(*n);
   }
+  if (const char* v = env_any("OMP_DISPLAY_AFFINITY")) {
+    if (auto b = parse_bool("OMP_DISPLAY_AFFINITY", v)) g.display_affinity = *b;
+  }
+  if (const char* v = env_any("OMP_AFFINITY_FORMAT")) set_affinity_format(v);
   if (const char* v = env_any("OMP_DYNAMIC")) {
     if (auto b = parse_bool("OMP_DYNAMIC", v)) icv.dynamic = *b;
   }
@@ -306,6 +310,7 @@ globals read_environment() {
     static const char* names[] = {"false", "true", "master", "close", "spread", "primary"};
     std::string_view rest(v);
     int first = -1;
+    std::vector<int> binds;
     bool ok = true;
     for (bool head = true;; head = false) {
       const std::size_t comma = rest.find(',');
@@ -319,11 +324,13 @@ globals read_environment() {
         break;
       }
       if (head) first = b;
+      binds.push_back(b);
       if (comma == std::string_view::npos) break;
       rest = rest.substr(comma + 1);
     }
     if (ok) {
       icv.bind = first;
+      g.bind_list = std::move(binds);
       g.proc_bind_false = first == 0;
       // A list (one binding per level) enables nesting unless the variables for it are set.
       if (std::string_view(v).find(',') != std::string_view::npos && !env_any("OMP_NESTED") &&
@@ -333,6 +340,8 @@ globals read_environment() {
       invalid("OMP_PROC_BIND");
     }
   }
+  // OMP_PLACES without OMP_PROC_BIND binds (bind-var true), as in libgomp.
+  if (icv.bind == 0 && !g.proc_bind_false && env("OMP_PLACES")) icv.bind = 1;
   if (const char* v = env_any("OMP_CANCELLATION")) {
     if (auto b = parse_bool("OMP_CANCELLATION", v)) g.cancellation = *b;
   }
@@ -372,6 +381,7 @@ globals read_environment() {
 
 void start_hot_team();
 void stop_hot_team();
+void delete_hot_team();
 
 std::once_flag g_init_once;
 std::mutex g_runtime_mutex;
@@ -509,6 +519,29 @@ void ensure_runtime() {
   std::call_once(g_init_once, [] { std::atexit(&finalize_at_exit); });
 }
 
+int pause_host() {
+  // libgomp frees its threads unless called inside a region. weft's streams are this library's
+  // to end only when it started weft, from the primary ULT (finalize() must run there), and
+  // while no other thread is in a region.
+  if (current().level > 0) return -1;
+  if (!initialized()) return 0;
+  const std::lock_guard lock(g_runtime_mutex);
+  globals& g = settings();
+  if (!g.weft_owned) return 0;  // the program's own weft: nothing of this library's to free
+  if (this_unit::current() != g_primary_unit || g_outer_busy.load() != 0) return -1;
+  stop_hot_team();
+  // The initial task's record (its ICVs) outlives the runtime: the thread keeps it as a thread
+  // outside weft, and the next ensure_runtime() hands it to the primary ULT again.
+  auto* record = static_cast<foreign_record*>(foreign_key().get());
+  foreign_key().set(nullptr);
+  g_primary_record.store(nullptr, std::memory_order_release);
+  if (record) t_foreign.reset(record);
+  g.weft_owned = false;
+  weft::finalize();
+  delete_hot_team();
+  return 0;
+}
+
 context& current() {
   return **current_slot();
 }
@@ -611,6 +644,7 @@ void member_done(region& r) {
 void run_member(unit_arg* a) noexcept {
   auto* m = reinterpret_cast<member_arg*>(a);
   region& r = *m->r;
+  if (settings().display_affinity) display_affinity_if_changed(*m->hdr.cur);
   r.fn(r.data);
   finish_children(*m->hdr.cur);
   member_done(r);
@@ -747,6 +781,12 @@ void stop_hot_team() {
   for (auto& w : g_hot->workers) {
     if (w) hot_post(*w, nullptr);
   }
+}
+
+// Frees the hot team once weft was finalised (its workers have ended).
+void delete_hot_team() {
+  delete g_hot;
+  g_hot = nullptr;
 }
 
 // Which outlined functions were seen to block (so their inner teams need ULTs): a small
@@ -904,7 +944,20 @@ void check_stacks(int n) {
   munmap(p, bytes);
 }
 
-region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset) {
+// The bind-var of a new team's members (libgomp's rule): the encountering task's, replaced by
+// the proc_bind clause (`clause`, 0: none) unless either is false, and by OMP_PROC_BIND's entry
+// for the new level where the list has one.
+int member_bind(const context& enc, int clause) {
+  int bind = enc.icv.bind;
+  if (bind != 0 && clause != 0) bind = clause;
+  const std::vector<int>& list = settings().bind_list;
+  const auto level = static_cast<std::size_t>(enc.level + 1);
+  if (level < list.size()) bind = list[level];
+  return bind;
+}
+
+region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset,
+                int proc_bind) {
   ensure_runtime();
   context** slot = current_slot();
   context& enc = **slot;
@@ -923,6 +976,8 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
   init_members(t, enc, enc.level + 1, active_level,
                static_cast<int>(
                    std::min<long>(INT_MAX, static_cast<long>(std::max(1, enc.width_product)) * n)));
+  const int bind = member_bind(enc, proc_bind);
+  for (context& c : t.members) c.icv.bind = bind;
   if (preset) {
     // A combined parallel loop: every member starts at construct 1, already set up in slot 0.
     work_share& ws = t.ws[0];
@@ -984,6 +1039,7 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
           hot_post(*g_hot->workers[static_cast<std::size_t>((base + w) % streams)], &a);
         }
         o->saved = std::exchange(*slot, &t.members[0]);
+        if (g.display_affinity) display_affinity_if_changed(t.members[0]);
         return o;
       }
       g_hot->busy.store(false, std::memory_order_release);
@@ -1012,6 +1068,7 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
     }
   }
   o->saved = std::exchange(*slot, &t.members[0]);
+  if (settings().display_affinity) display_affinity_if_changed(t.members[0]);
   return o;
 }
 
@@ -1044,14 +1101,15 @@ void close(open_region& o) {
 
 void run_parallel(void (*fn)(void*), void* data, unsigned nthreads, unsigned flags,
                   work_share* preset) {
-  (void)flags;  // proc_bind: weft's streams are bound once, from OMP_PROC_BIND/OMP_PLACES
-  region_ptr o = open(fn, data, nthreads, preset);
+  // proc_bind (flags & 7) sets the members' bind-var; members are placed round-robin whatever
+  // it says (weft's streams are bound once, from OMP_PROC_BIND/OMP_PLACES).
+  region_ptr o = open(fn, data, nthreads, preset, static_cast<int>(flags & 7));
   fn(data);
   close(*o);
 }
 
 void* legacy_open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset) {
-  return open(fn, data, nthreads, preset).release();
+  return open(fn, data, nthreads, preset, 0).release();
 }
 
 void legacy_close(void* region) {

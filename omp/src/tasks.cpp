@@ -29,9 +29,54 @@ struct taskgroup {
   /// Opened by a worksharing construct's reduction(task, ...), not by the program: for
   /// cancellation it stands for the taskgroup around it, as in libgomp.
   bool workshare = false;
+  prio_queue* prio = nullptr;  ///< tasks with a priority created in it (lazy)
+  ~taskgroup();
 };
 
+/// Deferred tasks with a priority (OMP_MAX_TASK_PRIORITY > 0) created by one task within one
+/// taskgroup, not started yet. Each such task gets a ULT as any task does, but the ULT runs the
+/// queue's highest-priority task (oldest first among equals), not necessarily its own: the
+/// first ULTs to run take the most urgent tasks. A queue per creator and taskgroup keeps the
+/// ULTs a taskwait or taskgroup end joins exactly those that run the tasks it waits for.
+/// Priority is thus honoured among siblings (libgomp orders a team's queue; OpenMP makes it a
+/// hint). Tasks without a priority never come here.
+///
+/// Invariant: the queue holds as many tasks as there are ULTs of its tasks that have not yet
+/// taken one, so a ULT always finds one.
+struct prio_queue {
+  struct entry {
+    int priority;
+    std::uint64_t seq;
+    task_rec* task;
+    bool operator<(const entry& o) const noexcept {
+      return priority != o.priority ? priority < o.priority : seq > o.seq;
+    }
+  };
+  spinlock lock;
+  std::vector<entry> heap WEFT_GUARDED_BY(lock);
+  std::uint64_t next WEFT_GUARDED_BY(lock) = 0;
+  void push(int priority, task_rec* t) {
+    const std::lock_guard hold(lock);
+    heap.push_back({priority, next++, t});
+    std::push_heap(heap.begin(), heap.end());
+  }
+  task_rec* pop() {
+    const std::lock_guard hold(lock);
+    std::pop_heap(heap.begin(), heap.end());
+    task_rec* t = heap.back().task;
+    heap.pop_back();
+    return t;
+  }
+};
+
+taskgroup::~taskgroup() {
+  delete prio;
+}
+
 namespace {
+
+// Set once a task with a priority was created: before that no task looks for a queue.
+std::atomic<bool> g_priority_used{false};
 
 // Whether the tasks of taskgroup `g` (null: none) are cancelled.
 bool group_cancelled(const taskgroup* g) {
@@ -68,6 +113,8 @@ struct task_rec {
   /// Its argument block was built by GCC's copy function (C++ copy constructors): it runs even
   /// once cancelled, since only its body destroys the copies (libgomp's rule).
   bool copied = false;
+  /// A task with a priority: the queue it waits in until a ULT of its queue takes it.
+  prio_queue* queue = nullptr;
   /// Set after `done` for a tracked task: dependants whose predecessor has not completed block on
   /// it (instead of polling, which keeps every blocked dependant cycling through the pools).
   eventual<void> completed;
@@ -82,6 +129,14 @@ namespace {
 constexpr unsigned flag_untied = 1;
 constexpr unsigned flag_final = 2;
 constexpr unsigned flag_depend = 8;
+constexpr unsigned flag_priority = 16;
+
+// A task's priority as libgomp takes it: the clause's value (GCC sets the flag when there is
+// one), at most OMP_MAX_TASK_PRIORITY, so 0 unless that variable is set.
+int task_priority(unsigned flags, int priority) {
+  if (!(flags & flag_priority) || priority <= 0) return 0;
+  return std::min(priority, settings().max_task_priority);
+}
 constexpr unsigned flag_up = 1u << 8;
 constexpr unsigned flag_grainsize = 1u << 9;
 constexpr unsigned flag_if = 1u << 10;
@@ -432,6 +487,16 @@ void run_task(unit_arg* a) noexcept {
   unref(t);
 }
 
+// The body of the ULT of a task with a priority (`a`: its own record): runs the most urgent task
+// of its queue, as the current context of this ULT while it runs.
+void run_prioritized(unit_arg* a) noexcept {
+  auto* own = reinterpret_cast<task_rec*>(a);
+  task_rec* t = own->queue->pop();
+  own->hdr.cur = &t->ctx;
+  run_task(&t->hdr);
+  unref(own);  // this ULT's reference: `own` itself may have run on another ULT
+}
+
 void init_child(context& child, const context& parent, bool final_task) {
   child.t = parent.t;
   child.parent = parent.parent;
@@ -541,8 +606,9 @@ void run_undeferred(context** slot, context& parent, void (*fn)(void*), void* da
 template <class Prepare, class HandOut>
 [[gnu::noinline]] void spawn_deferred(context& parent, void (*fn)(void*), void* data,
                                       void (*cpyfn)(void*, void*), std::size_t size,
-                                      std::size_t align, bool final_task, const dep_list* deps,
-                                      bool detach, Prepare& prepare, HandOut& hand_out) {
+                                      std::size_t align, bool final_task, int priority,
+                                      const dep_list* deps, bool detach, Prepare& prepare,
+                                      HandOut& hand_out) {
   const std::size_t offset = round_up(sizeof(task_rec), align);
   const std::size_t mem_align = std::max(alignof(task_rec), align);
   const std::size_t mem_size = (offset + size + 63) / 64 * 64;
@@ -583,6 +649,19 @@ template <class Prepare, class HandOut>
     t->refs.fetch_add(1, std::memory_order_relaxed);
     parent.detached.push_back(t);
   }
+  // Once a task has siblings with a priority, it waits in their queue too (priority 0 is the
+  // lowest), so that it runs after them.
+  if ((priority > 0 || g_priority_used.load(std::memory_order_relaxed)) && !deps && !detach &&
+      (priority > 0 || (parent.group ? parent.group->prio : parent.prio))) {
+    if (priority > 0) g_priority_used.store(true, std::memory_order_relaxed);
+    // Its ULT may run a sibling instead, so it holds a reference of its own to this record.
+    prio_queue*& q = parent.group ? parent.group->prio : parent.prio;
+    if (!q) q = new prio_queue;
+    t->queue = q;
+    t->hdr.run = &run_prioritized;
+    t->refs.fetch_add(1, std::memory_order_relaxed);
+    q->push(priority, t);
+  }
   parent.children.push_back(ult::create(p, &unit_entry, t));
 }
 
@@ -592,8 +671,8 @@ template <class Prepare, class HandOut>
 // the encountering task's event handle lives (the task's own copy is the first word of `data`).
 template <class Prepare>
 void spawn(context** slot, void (*fn)(void*), void* data, void (*cpyfn)(void*, void*),
-           long arg_size, long arg_align, bool deferred, bool final_task, void** depend,
-           void* detach, Prepare prepare) {
+           long arg_size, long arg_align, bool deferred, bool final_task, int priority,
+           void** depend, void* detach, Prepare prepare) {
   context& parent = **slot;
   // A task created in a cancelled taskgroup or region is discarded, as libgomp does.
   if (settings().cancellation && skipped(parent)) return;
@@ -629,7 +708,7 @@ void spawn(context** slot, void (*fn)(void*), void* data, void (*cpyfn)(void*, v
     // still completes. The stack is measured from the second level on: one undeferred task
     // below a member or a deferred task (most of them) costs no lookup.
     if (!detach && !orphaned && parent.undeferred_depth > 0 && low_on_stack()) {
-      spawn_deferred(parent, fn, data, cpyfn, size, align, final_task, depend ? &deps : nullptr,
+      spawn_deferred(parent, fn, data, cpyfn, size, align, final_task, 0, depend ? &deps : nullptr,
                      false, prepare, hand_out);
       ult child = std::move(parent.children.back());
       parent.children.pop_back();
@@ -641,8 +720,8 @@ void spawn(context** slot, void (*fn)(void*), void* data, void (*cpyfn)(void*, v
                    detach != nullptr, prepare, hand_out);
     return;
   }
-  spawn_deferred(parent, fn, data, cpyfn, size, align, final_task, depend ? &deps : nullptr,
-                 detach != nullptr, prepare, hand_out);
+  spawn_deferred(parent, fn, data, cpyfn, size, align, final_task, priority,
+                 depend ? &deps : nullptr, detach != nullptr, prepare, hand_out);
 }
 
 // Waits for the detached children of `c` from index `first` on, newest first.
@@ -674,6 +753,7 @@ void finish_children(context& c) {
 
 context::~context() {
   delete deps;
+  delete prio;
 }
 
 void fulfill_event(std::uintptr_t handle) {
@@ -858,15 +938,14 @@ extern "C" {
 void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
                long arg_align, bool if_clause, unsigned flags, void** depend, int priority,
                void* detach) {
-  (void)priority;  // accepted: weft's pools are FIFO per stream
   context** slot = current_slot();
   context& c = **slot;
   const bool final_task = c.final_task || (flags & flag_final);
   const bool deferred = if_clause && !c.final_task;
   (void)flag_untied;
   spawn(slot, fn, data, cpyfn, arg_size, arg_align, deferred, final_task,
-        (flags & flag_depend) ? depend : nullptr, (flags & flag_detach) ? detach : nullptr,
-        [](void*) {});
+        task_priority(flags, priority), (flags & flag_depend) ? depend : nullptr,
+        (flags & flag_detach) ? detach : nullptr, [](void*) {});
 }
 
 void GOMP_taskwait(void) {
@@ -1009,7 +1088,7 @@ template <class I>
 void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long arg_size,
               long arg_align, unsigned flags, unsigned long num_tasks, int priority,
               const parallel::iteration_space<I>& sp) {
-  (void)priority;
+  const int prio = task_priority(flags, priority);
   const std::uint64_t n = sp.count();
   if (n == 0) {
     // No copies: GCC's code skips the combination when the array pointer is null.
@@ -1053,7 +1132,7 @@ void taskloop(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long a
   for (std::uint64_t k = 0; k < tasks; ++k) {
     const std::uint64_t hi = last && k + 1 == tasks ? n : lo + q + (k < r ? 1 : 0);
     const I s = sp.at(lo), e = sp.bound(hi, n);
-    spawn(slot, fn, data, cpyfn, arg_size, arg_align, deferred, final_task, nullptr, nullptr,
+    spawn(slot, fn, data, cpyfn, arg_size, arg_align, deferred, final_task, prio, nullptr, nullptr,
           [s, e](void* buf) {
             I* bounds = static_cast<I*>(buf);
             bounds[0] = s;

@@ -114,7 +114,7 @@ int omp_get_team_size(int level) {
   return x->t && x->level > 0 ? x->t->nthreads : 1;
 }
 int omp_get_thread_limit(void) {
-  return settings().thread_limit;
+  return current().icv.thread_limit;
 }
 void omp_set_max_active_levels(int n) {
   if (n >= 0) current().icv.max_active_levels = n > 255 ? 255 : n;
@@ -263,10 +263,10 @@ int omp_get_num_devices(void) {
   return 0;
 }
 int omp_get_num_teams(void) {
-  return 1;
+  return current().icv.num_teams;
 }
 int omp_get_team_num(void) {
-  return 0;
+  return current().icv.team_num;
 }
 int omp_is_initial_device(void) {
   return 1;
@@ -334,13 +334,17 @@ extern "C" {
 // ---- OpenMP 5.0/5.1 routines libgomp 12 exports ----------------------------------------------
 
 int omp_get_max_teams(void) {
-  return 1;
+  return settings().nteams.load(std::memory_order_relaxed);
 }
-void omp_set_num_teams(int) {}
+void omp_set_num_teams(int n) {
+  if (n >= 0) settings().nteams.store(n, std::memory_order_relaxed);
+}
 int omp_get_teams_thread_limit(void) {
-  return 0;
+  return settings().teams_thread_limit.load(std::memory_order_relaxed);
 }
-void omp_set_teams_thread_limit(int) {}
+void omp_set_teams_thread_limit(int n) {
+  if (n >= 0) settings().teams_thread_limit.store(n, std::memory_order_relaxed);
+}
 void omp_fulfill_event(std::uintptr_t event) {
   fulfill_event(event);
 }

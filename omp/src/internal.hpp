@@ -39,6 +39,9 @@ struct icvs {
   long run_chunk = 0;                               ///< run-sched-var chunk (0: default)
   int bind = 0;                                     ///< bind-var (omp_proc_bind_t)
   std::uintptr_t def_allocator = 1;  ///< def-allocator-var (omp_default_mem_alloc, OMP_ALLOCATOR)
+  int thread_limit = 2147483647;     ///< thread-limit-var (OMP_THREAD_LIMIT; a teams' thread_limit)
+  int team_num = 0;                  ///< omp_get_team_num() in a host teams region
+  int num_teams = 1;                 ///< omp_get_num_teams()
 };
 
 /// The process-wide settings read from the environment at the first use.
@@ -46,6 +49,8 @@ struct globals {
   icvs initial;                    ///< the initial task's ICVs
   std::vector<int> nthreads_list;  ///< OMP_NUM_THREADS, one entry per level
   int thread_limit = 2147483647;   ///< OMP_THREAD_LIMIT
+  std::atomic<int> nteams{0};              ///< nteams-var (OMP_NUM_TEAMS, omp_set_num_teams)
+  std::atomic<int> teams_thread_limit{0};  ///< teams-thread-limit-var (OMP_TEAMS_THREAD_LIMIT)
   bool cancellation = false;       ///< OMP_CANCELLATION
   int max_task_priority = 0;       ///< OMP_MAX_TASK_PRIORITY
   std::size_t stack_size = 0;      ///< OMP_STACKSIZE (0: weft's default for ULTs we create)

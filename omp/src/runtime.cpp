@@ -228,8 +228,7 @@ void display_env(const globals& g) {
                g.streams, g.inner == inner_units::ult ? "ult" : "tasklet");
 }
 
-globals read_environment() {
-  globals g;
+void read_environment(globals& g) {
   const int cpus = online_cpus();
   icvs& icv = g.initial;
   icv.run_sched = sched_kind::dynamic;
@@ -259,6 +258,15 @@ globals read_environment() {
   if (const char* v = env_any("OMP_THREAD_LIMIT")) {
     if (auto n = parse_env_long("OMP_THREAD_LIMIT", v, 1, INT_MAX, true))
       g.thread_limit = static_cast<int>(*n);
+    icv.thread_limit = g.thread_limit;
+  }
+  if (const char* v = env_any("OMP_NUM_TEAMS")) {
+    if (auto n = parse_env_long("OMP_NUM_TEAMS", v, 1, INT_MAX, true))
+      g.nteams.store(static_cast<int>(*n), std::memory_order_relaxed);
+  }
+  if (const char* v = env_any("OMP_TEAMS_THREAD_LIMIT")) {
+    if (auto n = parse_env_long("OMP_TEAMS_THREAD_LIMIT", v, 1, INT_MAX, true))
+      g.teams_thread_limit.store(static_cast<int>(*n), std::memory_order_relaxed);
   }
   // Streams: WEFT_OMP_STREAMS, else one per CPU, but no more than the threads the levels of
   // OMP_NUM_THREADS can use together.
@@ -376,7 +384,6 @@ globals read_environment() {
     const std::string s = lower(v);
     if (s == "true" || s == "verbose") display_env(g);
   }
-  return g;
 }
 
 void start_hot_team();
@@ -476,7 +483,9 @@ void sched_yield_now() noexcept {
 }
 
 globals& settings() {
-  static globals g = read_environment();
+  static globals g;
+  static const bool read = (read_environment(g), true);
+  (void)read;
   return g;
 }
 
@@ -813,7 +822,7 @@ int team_width(context& enc, unsigned requested, bool active_allowed) {
   const globals& g = settings();
   int n = requested ? static_cast<int>(requested) : enc.icv.nthreads;
   if (!active_allowed) return 1;
-  n = std::min(n, g.thread_limit);
+  n = std::min(n, enc.icv.thread_limit);
   if (enc.icv.dynamic) n = std::min(n, std::max(1, g.streams));
   return std::max(1, n);
 }
@@ -881,6 +890,7 @@ struct open_region {
   bool top = false;
   bool hot = false;    // members run by the hot team
   bool outer = false;  // opened outside any region (counted in g_outer_busy)
+  int reserved = 0;    // threads counted in g_threads_busy for this team (thread-limit-var)
   std::atomic<bool> blocked{false};
 };
 
@@ -912,6 +922,7 @@ region_ptr take_region(int n, context& enc) {
     o->r.pending.store(0, std::memory_order_relaxed);
     o->r.done = false;
     o->learned = nullptr;
+    o->reserved = 0;
     o->tasklets = false;
     o->hot = false;
     o->blocked.store(false, std::memory_order_relaxed);
@@ -956,13 +967,32 @@ int member_bind(const context& enc, int clause) {
   return bind;
 }
 
+// Threads beyond the initial one that teams use now, counted only while a thread-limit-var is
+// set (OMP_THREAD_LIMIT, a teams construct's thread_limit): a nested team gets no more threads
+// than the limit leaves, as libgomp counts its busy threads. One count for the process: the
+// contention groups of several initial threads (pthreads of the program) share it.
+std::atomic<int> g_threads_busy{0};
+
+// Takes up to `want` threads for a new team under the encountering task's thread limit.
+int reserve_threads(const context& enc, int want) {
+  if (want <= 0 || enc.icv.thread_limit == INT_MAX) return std::max(want, 0);
+  int busy = g_threads_busy.load(std::memory_order_relaxed);
+  int take = 0;
+  do {
+    take = std::clamp(enc.icv.thread_limit - 1 - busy, 0, want);
+  } while (!g_threads_busy.compare_exchange_weak(busy, busy + take, std::memory_order_relaxed));
+  return take;
+}
+
 region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset,
                 int proc_bind) {
   ensure_runtime();
   context** slot = current_slot();
   context& enc = **slot;
   const bool active_allowed = enc.active_level < enc.icv.max_active_levels;
-  const int n = team_width(enc, nthreads, active_allowed);
+  const int wanted = team_width(enc, nthreads, active_allowed);
+  const int reserved = reserve_threads(enc, wanted - 1);
+  const int n = reserved + 1;
   if (n > 1) note_blocking(enc);
   region_ptr o;
   try {
@@ -996,6 +1026,7 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
       c.ws = &ws;
     }
   }
+  o->reserved = enc.icv.thread_limit == INT_MAX ? 0 : reserved;
   o->outer = enc.level == 0;
   if (o->outer) g_outer_busy.fetch_add(1, std::memory_order_relaxed);
   o->slot = slot;
@@ -1084,6 +1115,7 @@ void close(open_region& o) {
   if (o.t.nthreads == 1) return;
   const globals& g = settings();
   wait_region(o.r, o.top && o.t.nthreads <= g.streams ? g.spin : 0);
+  if (o.reserved) g_threads_busy.fetch_sub(o.reserved, std::memory_order_relaxed);
   if (o.hot) g_hot->busy.store(false, std::memory_order_release);
   if (o.learned && !o.tasklets) {
     // "Blocks" is final; "never blocked" is recorded only while nothing is known, so that a run
@@ -1157,11 +1189,27 @@ bool GOMP_barrier_cancel(void) {
 
 void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, unsigned thread_limit,
                     unsigned flags) {
-  (void)num_teams;
-  (void)thread_limit;
   (void)flags;
-  // Host teams run as one team (omp_get_num_teams() == 1), which OpenMP allows.
-  fn(data);
+  // Host teams as libgomp 12 runs them: the league's teams one after another on the encountering
+  // thread (num_teams: the clause's upper bound; 0: nteams-var, else 3), each seeing its team
+  // number; thread_limit (or teams-thread-limit-var) bounds the teams' parallel regions.
+  context& c = current();
+  const globals& g = settings();
+  const icvs saved = c.icv;
+  if (thread_limit == 0) thread_limit = static_cast<unsigned>(g.teams_thread_limit.load());
+  if (thread_limit) c.icv.thread_limit = static_cast<int>(std::min<unsigned>(thread_limit, INT_MAX));
+  if (num_teams == 0) {
+    const int n = g.nteams.load(std::memory_order_relaxed);
+    num_teams = n > 0 ? static_cast<unsigned>(n) : 3;
+  }
+  c.icv.num_teams = static_cast<int>(std::min<unsigned>(num_teams, INT_MAX));
+  for (unsigned i = 0; i < num_teams; ++i) {
+    c.icv.team_num = static_cast<int>(i);
+    fn(data);
+  }
+  c.icv.thread_limit = saved.thread_limit;
+  c.icv.team_num = saved.team_num;
+  c.icv.num_teams = saved.num_teams;
 }
 
 }  // extern "C"

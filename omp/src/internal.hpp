@@ -46,16 +46,16 @@ struct icvs {
 
 /// The process-wide settings read from the environment at the first use.
 struct globals {
-  icvs initial;                    ///< the initial task's ICVs
-  std::vector<int> nthreads_list;  ///< OMP_NUM_THREADS, one entry per level
-  int thread_limit = 2147483647;   ///< OMP_THREAD_LIMIT
+  icvs initial;                            ///< the initial task's ICVs
+  std::vector<int> nthreads_list;          ///< OMP_NUM_THREADS, one entry per level
+  int thread_limit = 2147483647;           ///< OMP_THREAD_LIMIT
   std::atomic<int> nteams{0};              ///< nteams-var (OMP_NUM_TEAMS, omp_set_num_teams)
   std::atomic<int> teams_thread_limit{0};  ///< teams-thread-limit-var (OMP_TEAMS_THREAD_LIMIT)
-  bool cancellation = false;       ///< OMP_CANCELLATION
-  int max_task_priority = 0;       ///< OMP_MAX_TASK_PRIORITY
-  std::size_t stack_size = 0;      ///< OMP_STACKSIZE (0: weft's default for ULTs we create)
-  bool proc_bind_false = false;    ///< OMP_PROC_BIND=false: streams are not bound
-  std::vector<int> bind_list;      ///< OMP_PROC_BIND, one entry per level (index 0: initial)
+  bool cancellation = false;               ///< OMP_CANCELLATION
+  int max_task_priority = 0;               ///< OMP_MAX_TASK_PRIORITY
+  std::size_t stack_size = 0;              ///< OMP_STACKSIZE (0: weft's default for ULTs we create)
+  bool proc_bind_false = false;            ///< OMP_PROC_BIND=false: streams are not bound
+  std::vector<int> bind_list;  ///< OMP_PROC_BIND, one entry per level (index 0: initial)
   wait_policy wait = wait_policy::unset;
   inner_units inner = inner_units::ult;
   bool display_affinity = false;  ///< OMP_DISPLAY_AFFINITY

@@ -1197,7 +1197,8 @@ void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, unsigned 
   const globals& g = settings();
   const icvs saved = c.icv;
   if (thread_limit == 0) thread_limit = static_cast<unsigned>(g.teams_thread_limit.load());
-  if (thread_limit) c.icv.thread_limit = static_cast<int>(std::min<unsigned>(thread_limit, INT_MAX));
+  if (thread_limit)
+    c.icv.thread_limit = static_cast<int>(std::min<unsigned>(thread_limit, INT_MAX));
   if (num_teams == 0) {
     const int n = g.nteams.load(std::memory_order_relaxed);
     num_teams = n > 0 ? static_cast<unsigned>(n) : 3;

@@ -483,10 +483,13 @@ void sched_yield_now() noexcept {
 }
 
 globals& settings() {
-  static globals g;
-  static const bool read = (read_environment(g), true);
-  (void)read;
-  return g;
+  // Never destroyed: streams and exit handlers may read it while the process exits.
+  static globals* const g = [] {
+    auto* read = new globals;
+    read_environment(*read);
+    return read;
+  }();
+  return *g;
 }
 
 void ensure_runtime() {

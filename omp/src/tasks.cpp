@@ -39,7 +39,8 @@ struct taskgroup {
 /// first ULTs to run take the most urgent tasks. A queue per creator and taskgroup keeps the
 /// ULTs a taskwait or taskgroup end joins exactly those that run the tasks it waits for.
 /// Priority is thus honoured among siblings (libgomp orders a team's queue; OpenMP makes it a
-/// hint). Tasks without a priority never come here.
+/// hint). A task without a priority comes here only once a sibling has one (it then runs after
+/// them); tasks with dependences or an event never do.
 ///
 /// Invariant: the queue holds as many tasks as there are ULTs of its tasks that have not yet
 /// taken one, so a ULT always finds one.
@@ -130,13 +131,6 @@ constexpr unsigned flag_untied = 1;
 constexpr unsigned flag_final = 2;
 constexpr unsigned flag_depend = 8;
 constexpr unsigned flag_priority = 16;
-
-// A task's priority as libgomp takes it: the clause's value (GCC sets the flag when there is
-// one), at most OMP_MAX_TASK_PRIORITY, so 0 unless that variable is set.
-int task_priority(unsigned flags, int priority) {
-  if (!(flags & flag_priority) || priority <= 0) return 0;
-  return std::min(priority, settings().max_task_priority);
-}
 constexpr unsigned flag_up = 1u << 8;
 constexpr unsigned flag_grainsize = 1u << 9;
 constexpr unsigned flag_if = 1u << 10;
@@ -144,6 +138,13 @@ constexpr unsigned flag_nogroup = 1u << 11;
 constexpr unsigned flag_reduction = 1u << 12;
 constexpr unsigned flag_detach = 1u << 13;
 constexpr unsigned flag_strict = 1u << 14;
+
+// A task's priority as libgomp takes it: the clause's value (GCC sets the flag when there is
+// one), at most OMP_MAX_TASK_PRIORITY, so 0 unless that variable is set.
+int task_priority(unsigned flags, int priority) {
+  if (!(flags & flag_priority) || priority <= 0) return 0;
+  return std::min(priority, settings().max_task_priority);
+}
 
 // Deferred tasks created and not finished, process-wide. Past a limit new tasks run undeferred
 // (as libgomp does past 64 per thread): it bounds the ULTs (and stacks) alive when a program
@@ -470,7 +471,7 @@ void drop_slot(context& c) {
 void run_task(unit_arg* a) noexcept {
   auto* t = reinterpret_cast<task_rec*>(a);
   wait_preds(t->preds);
-  const bool run = t->copied || !skipped(t->ctx);
+  const bool run = !skipped(t->ctx) || t->copied;
   if (run) {
     if (t->ctx.red_task) take_slot(t->ctx);
     t->fn(t->data);
@@ -495,6 +496,22 @@ void run_prioritized(unit_arg* a) noexcept {
   own->hdr.cur = &t->ctx;
   run_task(&t->hdr);
   unref(own);  // this ULT's reference: `own` itself may have run on another ULT
+}
+
+// A deferred task `t` of `parent` with a priority, or without one (0) while siblings may have
+// one: its ULT runs the most urgent task of the queue (see prio_queue). Once a task has siblings
+// with a priority, it waits in their queue too (0 is the lowest), so that it runs after them.
+// -1: its creator joins it at once, it is never queued.
+[[gnu::noinline]] void queue_by_priority(context& parent, task_rec* t, int priority) {
+  prio_queue*& q = parent.group ? parent.group->prio : parent.prio;
+  if (priority < 0 || (priority == 0 && !q)) return;
+  g_priority_used.store(true, std::memory_order_relaxed);
+  if (!q) q = new prio_queue;
+  t->queue = q;
+  t->hdr.run = &run_prioritized;
+  // Its ULT may run a sibling instead, so it holds a reference of its own to this record.
+  t->refs.fetch_add(1, std::memory_order_relaxed);
+  q->push(priority, t);
 }
 
 void init_child(context& child, const context& parent, bool final_task) {
@@ -594,7 +611,7 @@ void run_undeferred(context** slot, context& parent, void (*fn)(void*), void* da
     }
   } counted(parent.level == 0);
   context_scope scope(slot, &child);
-  const bool run = cpyfn != nullptr || !skipped(child);
+  const bool run = !skipped(child) || cpyfn != nullptr;
   if (run) fn(buf);
   if (own_slot) drop_slot(child);
   finish_children(child);
@@ -649,18 +666,9 @@ template <class Prepare, class HandOut>
     t->refs.fetch_add(1, std::memory_order_relaxed);
     parent.detached.push_back(t);
   }
-  // Once a task has siblings with a priority, it waits in their queue too (priority 0 is the
-  // lowest), so that it runs after them.
-  if ((priority > 0 || g_priority_used.load(std::memory_order_relaxed)) && !deps && !detach &&
-      (priority > 0 || (parent.group ? parent.group->prio : parent.prio))) {
-    if (priority > 0) g_priority_used.store(true, std::memory_order_relaxed);
-    // Its ULT may run a sibling instead, so it holds a reference of its own to this record.
-    prio_queue*& q = parent.group ? parent.group->prio : parent.prio;
-    if (!q) q = new prio_queue;
-    t->queue = q;
-    t->hdr.run = &run_prioritized;
-    t->refs.fetch_add(1, std::memory_order_relaxed);
-    q->push(priority, t);
+  if ((priority > 0 || g_priority_used.load(std::memory_order_relaxed)) && !deps && !detach)
+      [[unlikely]] {
+    queue_by_priority(parent, t, priority);
   }
   parent.children.push_back(ult::create(p, &unit_entry, t));
 }
@@ -675,7 +683,9 @@ void spawn(context** slot, void (*fn)(void*), void* data, void (*cpyfn)(void*, v
            void** depend, void* detach, Prepare prepare) {
   context& parent = **slot;
   // A task created in a cancelled taskgroup or region is discarded, as libgomp does.
-  if (settings().cancellation && skipped(parent)) return;
+  static const bool cancellation = settings().cancellation;
+  if (cancellation && skipped(parent)) [[unlikely]]
+    return;
   note_blocking(parent);
   const std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1;
   const std::size_t size = arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0;
@@ -708,7 +718,7 @@ void spawn(context** slot, void (*fn)(void*), void* data, void (*cpyfn)(void*, v
     // still completes. The stack is measured from the second level on: one undeferred task
     // below a member or a deferred task (most of them) costs no lookup.
     if (!detach && !orphaned && parent.undeferred_depth > 0 && low_on_stack()) {
-      spawn_deferred(parent, fn, data, cpyfn, size, align, final_task, 0, depend ? &deps : nullptr,
+      spawn_deferred(parent, fn, data, cpyfn, size, align, final_task, -1, depend ? &deps : nullptr,
                      false, prepare, hand_out);
       ult child = std::move(parent.children.back());
       parent.children.pop_back();

@@ -965,7 +965,7 @@ int member_bind(const context& enc, int clause) {
   int bind = enc.icv.bind;
   if (bind != 0 && clause != 0) bind = clause;
   const std::vector<int>& list = settings().bind_list;
-  const auto level = static_cast<std::size_t>(enc.level + 1);
+  const std::size_t level = static_cast<std::size_t>(enc.level) + 1;
   if (level < list.size()) bind = list[level];
   return bind;
 }

@@ -6,6 +6,8 @@
 // task's ULT may end before the task completes: its creator also waits for its completion event.
 #include "internal.hpp"
 
+#include <weft/ext/locks.hpp>
+
 #include <algorithm>
 #include <bit>
 #include <cstdio>
@@ -57,12 +59,12 @@ struct prio_queue {
   std::vector<entry> heap WEFT_GUARDED_BY(lock);
   std::uint64_t next WEFT_GUARDED_BY(lock) = 0;
   void push(int priority, task_rec* t) {
-    const std::lock_guard hold(lock);
+    const ext::lock_guard hold(lock);
     heap.push_back({priority, next++, t});
     std::push_heap(heap.begin(), heap.end());
   }
   task_rec* pop() {
-    const std::lock_guard hold(lock);
+    const ext::lock_guard hold(lock);
     std::pop_heap(heap.begin(), heap.end());
     task_rec* t = heap.back().task;
     heap.pop_back();

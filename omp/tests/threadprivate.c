@@ -35,15 +35,15 @@ static void neighbours(int n) {
   {
     const int me = omp_get_thread_num(), left = (me + n - 1) % n;
     work[me] = 2 * me;
-#pragma omp flush
-#pragma omp atomic write
+    /* seq_cst atomics rather than a.18.1's bare flushes: the same ordering, which ThreadSanitizer
+       also sees (it does not model standalone fences). */
+#pragma omp atomic write seq_cst
     flag[me] = 1;
     int seen = 0;
     while (!seen) {
-#pragma omp atomic read
+#pragma omp atomic read seq_cst
       seen = flag[left];
     }
-#pragma omp flush
     result[me] = work[left] + work[me];
   }
   int bad = 0;

@@ -23,7 +23,8 @@ done
     for kind in ult tasklet; do
       inner=()
       [[ $kind == tasklet ]] && inner=(WEFT_OMP_INNER=tasklet)
-      env LD_LIBRARY_PATH="$dropin" OMP_MAX_ACTIVE_LEVELS=2 ${inner[@]+"${inner[@]}"} \
+      env LD_LIBRARY_PATH="$dropin" WEFT_OMP_STREAMS=2 OMP_MAX_ACTIVE_LEVELS=2 \
+        ${inner[@]+"${inner[@]}"} \
         "$loops/weft_loops_nested_gomp" 36 "$sweep" | awk -v n="omp-$kind" '{ print n, $0 }'
       WEFT_NUM_STREAMS=2 "$loops/weft_loops_nested" "$kind" 36 "$sweep" |
         awk -v n="loops-$kind" '{ print n, $0 }'

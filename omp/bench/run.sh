@@ -84,9 +84,14 @@ weft=(LD_LIBRARY_PATH=$dropin)
     run "$name-nested" OMP_MAX_ACTIVE_LEVELS=2 -- "$loops/weft_loops_nested_$rt" 36 "$sweep"
   done
   run weft-omp-flat "${weft[@]}" OMP_MAX_ACTIVE_LEVELS=1 -- "$loops/weft_loops_nested_gomp" 2 1
-  run weft-omp-ult "${weft[@]}" OMP_MAX_ACTIVE_LEVELS=2 -- "$loops/weft_loops_nested_gomp" 36 "$sweep"
-  run weft-omp-tasklet "${weft[@]}" OMP_MAX_ACTIVE_LEVELS=2 WEFT_OMP_INNER=tasklet -- \
+  # By default a top-level team of 36 gets 36 streams (kernel threads, as libgomp's 36 threads);
+  # the ult and tasklet rows keep the streams at the CPUs (WEFT_OMP_STREAMS), so that the 36
+  # members are ULTs sharing them, as weft::loops' own version runs.
+  run weft-omp-default "${weft[@]}" OMP_MAX_ACTIVE_LEVELS=2 -- "$loops/weft_loops_nested_gomp" 36 "$sweep"
+  run weft-omp-ult "${weft[@]}" WEFT_OMP_STREAMS="$(nproc)" OMP_MAX_ACTIVE_LEVELS=2 -- \
     "$loops/weft_loops_nested_gomp" 36 "$sweep"
+  run weft-omp-tasklet "${weft[@]}" WEFT_OMP_STREAMS="$(nproc)" OMP_MAX_ACTIVE_LEVELS=2 \
+    WEFT_OMP_INNER=tasklet -- "$loops/weft_loops_nested_gomp" 36 "$sweep"
   run loops-ult WEFT_NUM_STREAMS=2 -- "$loops/weft_loops_nested" ult 36 "$sweep"
   run loops-tasklet WEFT_NUM_STREAMS=2 -- "$loops/weft_loops_nested" tasklet 36 "$sweep"
 } | tee "$out/nested.txt"

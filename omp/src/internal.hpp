@@ -82,6 +82,18 @@ std::size_t ult_stack_size();
 /// The settings, read once (thread-safe).
 globals& settings();
 
+/// Set while weft runs more streams than the CPUs (a top-level team wider than them added
+/// streams): waiting members then spin no more than libgomp's throttled spin count, since a
+/// spinning member holds a core a team-mate needs.
+extern std::atomic<bool> g_oversubscribed;
+
+/// Pause rounds a waiting member spins before it blocks: the wait policy's, or libgomp's
+/// throttled count (1000) while the streams outnumber the CPUs.
+inline long spin_rounds() {
+  const long spin = settings().spin;
+  return g_oversubscribed.load(std::memory_order_relaxed) ? std::min(spin, 1000l) : spin;
+}
+
 /// The handle of the predefined allocator `name` (lower case, as OMP_ALLOCATOR names it), or 0
 /// (omp_null_allocator) for any other name.
 std::uintptr_t parse_allocator_name(std::string_view name);

@@ -477,6 +477,7 @@ context** current_slot() {
 }
 
 std::atomic<int> g_outer_busy{0};
+std::atomic<bool> g_oversubscribed{false};
 
 void sched_yield_now() noexcept {
   sched_yield();
@@ -551,6 +552,7 @@ int pause_host() {
   g.weft_owned = false;
   weft::finalize();
   delete_hot_team();
+  g_oversubscribed.store(false, std::memory_order_relaxed);
   return 0;
 }
 
@@ -706,7 +708,7 @@ void hot_loop(unit_arg* a) noexcept {
   std::uint64_t seen = 0;
   for (;;) {
     std::uint64_t g = w->gen.load(std::memory_order_acquire);
-    const long spin = settings().spin;
+    const long spin = spin_rounds();
     for (long i = 0; g == seen && i < spin; ++i) {
       cpu_relax();
       if ((i & 127) == 127 && !w->stream->main_pool().empty()) this_unit::yield();
@@ -784,6 +786,7 @@ void widen_for(int n) {
               std::to_string(n - have) + " more execution streams: " + e.what());
   }
   add_hot_workers(*g_hot, static_cast<std::size_t>(have));
+  if (n > online_cpus()) g_oversubscribed.store(true, std::memory_order_relaxed);
 }
 
 // Ends the workers before weft is finalised (they would keep its streams busy).
@@ -1187,7 +1190,7 @@ bool GOMP_barrier_cancel(void) {
   note_blocking(c);
   const slot_pause pause(c);
   finish_children(c);
-  return c.t->wait_barrier(c.active_level == 1 ? settings().spin : 0);
+  return c.t->wait_barrier(c.active_level == 1 ? spin_rounds() : 0);
 }
 
 void GOMP_teams_reg(void (*fn)(void*), void* data, unsigned num_teams, unsigned thread_limit,

@@ -276,7 +276,7 @@ void doacross_wait(C first, std::va_list ap) {
   // never blocks here, so a post costs one store), letting units queued on this stream (a
   // team-mate, maybe the one waited for) run meanwhile; then poll, yielding between checks.
   const bool ult = this_unit::is_ult();
-  const long spin = settings().spin;
+  const long spin = spin_rounds();
   for (long i = 0; i < spin; ++i) {
     if (posted()) return;
     if ((i & 15) == 15 && ult) {
@@ -332,7 +332,7 @@ void team_wait(context& c) {
   const slot_pause pause(c);
   finish_children(c);
   const bool spin = c.active_level == 1 && c.t->nthreads <= settings().streams;
-  c.t->wait_barrier(spin ? settings().spin : 0);
+  c.t->wait_barrier(spin ? spin_rounds() : 0);
 }
 
 bool cancellation_point(context& c, int which) {
@@ -596,7 +596,7 @@ bool GOMP_loop_end_cancel(void) {
   note_blocking(c);
   const slot_pause pause(c);
   finish_children(c);
-  return c.t->wait_barrier(c.active_level == 1 ? settings().spin : 0);
+  return c.t->wait_barrier(c.active_level == 1 ? spin_rounds() : 0);
 }
 
 void GOMP_parallel_loop_static(void (*fn)(void*), void* data, unsigned n, long s, long e, long i,

@@ -2,6 +2,7 @@
 // parallel regions (GOMP_parallel and its relatives, GOMP_barrier, GOMP_teams).
 #include "internal.hpp"
 
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -10,13 +11,16 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 namespace weft::omp {
 namespace {
@@ -898,7 +902,148 @@ struct open_region {
   bool outer = false;  // opened outside any region (counted in g_outer_busy)
   int reserved = 0;    // threads counted in g_threads_busy for this team (thread-limit-var)
   std::atomic<bool> blocked{false};
+  // A top-level team wider than the streams whose members share them (see starvation_watch).
+  bool watched = false;
 };
+
+// Whether the program keeps thread-local storage of its own (GCC's threadprivate variables,
+// C++ thread_local, __thread): a PT_TLS segment in the main program or in a library outside the
+// system's library directories (the C and C++ runtimes, and the libraries hwloc and others load,
+// live there), other than weft's own. Such a program gets a stream per member of a wide
+// top-level team at once, since members sharing a stream would share those variables. A
+// library installed in /usr/lib that keeps threadprivate variables is not seen.
+bool program_has_tls() {
+  static const bool has = [] {
+    bool found = false;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, std::size_t, void* out) -> int {
+          bool tls = false;
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            if (info->dlpi_phdr[i].p_type == PT_TLS && info->dlpi_phdr[i].p_memsz > 0) tls = true;
+          }
+          if (!tls) return 0;
+          const std::string_view path(info->dlpi_name ? info->dlpi_name : "");
+          const std::size_t slash = path.rfind('/');
+          const std::string_view name =
+              slash == std::string_view::npos ? path : path.substr(slash + 1);
+          static constexpr std::string_view system_dirs[] = {"/lib/", "/usr/lib/", "/lib64/",
+                                                             "/usr/lib64/"};
+          bool system = false;
+          for (std::string_view d : system_dirs) system = system || path.starts_with(d);
+          const bool ours = name.starts_with("libweft") || name.starts_with("libgomp.so");
+          // The main program has an empty name.
+          if (!system && !ours) *static_cast<bool*>(out) = true;
+          return 0;
+        },
+        &found);
+    return found;
+  }();
+  return has;
+}
+
+// Starvation watch. A top-level team wider than the streams, in a program without thread-local
+// storage of its own, runs its members as ULTs on the streams it has (cheaper than kernel
+// threads when they wait at OpenMP constructs, as nested benchmarks do). But OpenMP also lets
+// members wait for each other by polling a flag between flushes (example a.18.1), and a member
+// spinning so never lets its stream run the team-mates queued behind it. While such a team is
+// open, a thread of its own looks at the streams every `tick`: a stream that has units queued
+// and ran none during the whole tick is stuck in one, and for each such stream one more stream
+// is started (up to the widest watched team), which steals the queued members (the default
+// scheduler steals). libgomp would have given every member a thread from the start; a team whose
+// members do long work one after another also ends up with more streams, at what libgomp's
+// threads cost.
+struct starvation_watch {
+  static constexpr std::chrono::milliseconds tick{20};
+  std::mutex lock;
+  std::condition_variable wake;
+  std::vector<open_region*> regions;  // guarded by lock
+  std::vector<std::uint64_t> runs;    // units_run of each stream rank at the last look
+  bool started = false;               // guarded by lock
+  bool asleep = false;                // guarded by lock: waiting for a team, not a tick
+  // Ticks without a watched team before the thread sleeps until the next one: programs open
+  // wide teams back to back, and waking the thread for each would cost every region a futex.
+  static constexpr int linger = 50;
+};
+
+starvation_watch& the_watch() {
+  static auto* w = new starvation_watch;  // never destroyed: its thread outlives main()
+  return *w;
+}
+
+// Adds a stream for each stream stuck since the last look. Called with the watch's lock held
+// while some watched team is open (so weft runs).
+void relieve(starvation_watch& w) {
+  int widest = 0;
+  for (const open_region* o : w.regions) widest = std::max(widest, o->t.nthreads);
+  int stuck = 0;
+  for (const stream_stats& s : weft::stats().streams) {
+    if (s.rank < 0) continue;
+    const auto rank = static_cast<std::size_t>(s.rank);
+    if (w.runs.size() <= rank) w.runs.resize(rank + 1, ~std::uint64_t{0});
+    execution_stream* x = execution_stream::by_rank(s.rank);
+    if (x && !x->main_pool().empty() && s.units_run == w.runs[rank]) ++stuck;
+    w.runs[rank] = s.units_run;
+  }
+  const int room = widest - execution_stream::count();
+  for (int i = 0; i < std::min(stuck, room); ++i) {
+    try {
+      execution_stream::create();
+    } catch (const std::exception& e) {
+      fail_exit(std::string("Thread creation failed: members of a team of ") +
+                std::to_string(widest) + " wait for a stream: " + e.what());
+    }
+  }
+  if (execution_stream::count() > online_cpus()) {
+    g_oversubscribed.store(true, std::memory_order_relaxed);
+  }
+}
+
+void watch_loop() {
+  starvation_watch& w = the_watch();
+  std::unique_lock hold(w.lock);
+  int idle_ticks = 0;
+  for (;;) {
+    if (w.regions.empty() && idle_ticks >= starvation_watch::linger) {
+      w.runs.clear();
+      w.asleep = true;
+      w.wake.wait(hold, [&] { return !w.regions.empty(); });
+      w.asleep = false;
+      idle_ticks = 0;
+    }
+    // A whole tick between looks, whatever teams open and close meanwhile.
+    const auto deadline = std::chrono::steady_clock::now() + starvation_watch::tick;
+    while (w.wake.wait_until(hold, deadline) != std::cv_status::timeout) {
+    }
+    if (w.regions.empty()) {
+      ++idle_ticks;
+      w.runs.clear();  // counts over a tick without a team say nothing
+    } else {
+      idle_ticks = 0;
+      try {
+        relieve(w);
+      } catch (const std::exception&) {
+        // The counters were not readable this time (weft::stats()); look again next tick.
+      }
+    }
+  }
+}
+
+void watch_region(open_region& o) {
+  starvation_watch& w = the_watch();
+  const std::lock_guard hold(w.lock);
+  w.regions.push_back(&o);
+  if (!w.started) {
+    std::thread(&watch_loop).detach();
+    w.started = true;
+  }
+  if (w.asleep) w.wake.notify_one();
+}
+
+void unwatch_region(open_region& o) {
+  starvation_watch& w = the_watch();
+  const std::lock_guard hold(w.lock);
+  std::erase(w.regions, &o);
+}
 
 // Regions are recycled: a team of n with its members, work-share slots and unit arguments is
 // several kilobytes, which a region of an empty body would otherwise allocate and clear each
@@ -929,6 +1074,7 @@ region_ptr take_region(int n, context& enc) {
     o->r.done = false;
     o->learned = nullptr;
     o->reserved = 0;
+    o->watched = false;
     o->tasklets = false;
     o->hot = false;
     o->blocked.store(false, std::memory_order_relaxed);
@@ -1054,7 +1200,12 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
     bool expected = false;
     const bool hot = o->top && g_hot &&
                      g_hot->busy.compare_exchange_strong(expected, true, std::memory_order_acquire);
-    if (hot && g.widen && g.weft_owned) widen_for(n);
+    const bool widen = g.widen && g.weft_owned && n > execution_stream::count();
+    if (hot && widen && program_has_tls()) widen_for(n);
+    if (hot && g_hot->workers.size() < static_cast<std::size_t>(execution_stream::count())) {
+      add_hot_workers(*g_hot, 1);  // streams the starvation watch added
+    }
+    o->watched = o->top && widen && !program_has_tls();
     const int streams = std::max(1, execution_stream::count());
     const int base = self ? self->rank() : 0;
     // Members go round-robin over the streams while the enclosing teams do not cover them all;
@@ -1103,6 +1254,7 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
                   std::to_string(n) + ": " + e.what());
       }
     }
+    if (o->watched) watch_region(*o);
   }
   o->saved = std::exchange(*slot, &t.members[0]);
   if (settings().display_affinity) display_affinity_if_changed(t.members[0]);
@@ -1121,6 +1273,10 @@ void close(open_region& o) {
   if (o.t.nthreads == 1) return;
   const globals& g = settings();
   wait_region(o.r, o.top && o.t.nthreads <= g.streams ? g.spin : 0);
+  if (o.watched) {
+    unwatch_region(o);
+    o.watched = false;
+  }
   if (o.reserved) g_threads_busy.fetch_sub(o.reserved, std::memory_order_relaxed);
   if (o.hot) g_hot->busy.store(false, std::memory_order_release);
   if (o.learned && !o.tasklets) {

@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include "check.h"
+#include "neighbours.h"
 
 static int tp = 0;
 #pragma omp threadprivate(tp)
@@ -24,30 +25,6 @@ static void copies(int n) {
   CHECK(tp == 100);
 #pragma omp parallel num_threads(n) reduction(+ : bad)
   bad += tp != 100 + omp_get_thread_num();
-  CHECK(bad == 0);
-}
-
-static int flag[8], work[8], result[8];
-
-static void neighbours(int n) {
-  for (int i = 0; i < 8; ++i) flag[i] = work[i] = result[i] = 0;
-#pragma omp parallel num_threads(n)
-  {
-    const int me = omp_get_thread_num(), left = (me + n - 1) % n;
-    work[me] = 2 * me;
-    /* seq_cst atomics rather than a.18.1's bare flushes: the same ordering, which ThreadSanitizer
-       also sees (it does not model standalone fences). */
-#pragma omp atomic write seq_cst
-    flag[me] = 1;
-    int seen = 0;
-    while (!seen) {
-#pragma omp atomic read seq_cst
-      seen = flag[left];
-    }
-    result[me] = work[left] + work[me];
-  }
-  int bad = 0;
-  for (int i = 0; i < n; ++i) bad += result[i] != 2 * i + 2 * ((i + n - 1) % n);
   CHECK(bad == 0);
 }
 

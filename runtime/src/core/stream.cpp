@@ -120,19 +120,30 @@ void stream::finish(std::uint32_t request_bits, const char* what) {
     throw error(errc::invalid_state,
                 std::string("weft: a stream cannot ") + what + " itself from one of its units");
   }
-  if (state() != stream_state::terminated) {
-    state_.store(static_cast<std::uint32_t>(stream_state::terminating), std::memory_order_release);
-    request(request_bits);
-  }
+  if (mark_terminating()) request(request_bits);
   wait_terminated();
   assert_invariant([this] { return state() == stream_state::terminated; },
                    "a finished stream is terminated");
 }
 
 void stream::begin_stop() noexcept {
-  if (state() == stream_state::terminated) return;
-  state_.store(static_cast<std::uint32_t>(stream_state::terminating), std::memory_order_release);
-  request(request_stop);
+  if (mark_terminating()) request(request_stop);
+}
+
+bool stream::mark_terminating() noexcept {
+  // A compare-and-swap, not a store: the stream's thread may store `terminated` at any moment
+  // (a unit of its own asked it to stop), and a store would overwrite it, leaving the joiner to
+  // wait for a thread that has already exited.
+  auto st = state_.load(std::memory_order_acquire);
+  constexpr auto terminated = static_cast<std::uint32_t>(stream_state::terminated);
+  constexpr auto terminating = static_cast<std::uint32_t>(stream_state::terminating);
+  while (st != terminated) {
+    if (st == terminating ||
+        state_.compare_exchange_weak(st, terminating, std::memory_order_acq_rel,
+                                     std::memory_order_acquire))
+      return true;
+  }
+  return false;
 }
 
 void stream::restart() {

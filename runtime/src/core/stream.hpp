@@ -289,6 +289,9 @@ class alignas(64) stream final : public execution_stream {
   }
 
  private:
+  /// Moves a stream that has not terminated to `terminating`; false when its thread has already
+  /// stored `terminated` (then nothing is left to ask).
+  bool mark_terminating() noexcept;
   /// The body of a secondary stream's kernel thread.
   static void* thread_main(void* arg);
 

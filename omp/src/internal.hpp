@@ -302,8 +302,8 @@ class context_scope {
  public:
   explicit context_scope(context* c);
   /// The same, given current_slot() (looked up by the caller already).
-  context_scope(context** slot, context* c);
-  ~context_scope();
+  context_scope(context** slot, context* c) : slot_(slot), saved_(*slot) { *slot_ = c; }
+  ~context_scope() { *slot_ = saved_; }
   context_scope(const context_scope&) = delete;
   context_scope& operator=(const context_scope&) = delete;
 
@@ -326,9 +326,16 @@ extern std::atomic<int> g_outer_busy;
 /// sched_yield(), kept out of the header's includes.
 void sched_yield_now() noexcept;
 
+/// note_blocking() for a team that learns whether its members may be tasklets.
+void note_blocking_learning(context& c);
+
 /// Records that the calling member reaches a construct that waits, for a team that learns whether
-/// its members may be tasklets; aborts with a message in a tasklet (which cannot wait).
-void note_blocking(context& c);
+/// its members may be tasklets; aborts with a message in a tasklet (which cannot wait). Inline:
+/// every task creation comes here, and only teams whose members may be tasklets have the flag.
+inline void note_blocking(context& c) {
+  if (c.t && c.t->blocking_flag) [[unlikely]]
+    note_blocking_learning(c);
+}
 
 /// GOMP_parallel_start's half of a region: returns what legacy_close() needs.
 void* legacy_open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset);

@@ -444,8 +444,9 @@ foreign_record* make_record() {
   return r;
 }
 
-// `u`: the running unit (null outside any), which callers have looked up already.
-context** foreign_slot(work_unit* u) {
+// `u`: the running unit (null outside any), which callers have looked up already. Out of line:
+// current_slot() runs twice per task, and inlined this would make it save registers each time.
+[[gnu::noinline]] context** foreign_slot(work_unit* u) {
   if (u && initialized()) {
     const bool primary = u == g_primary_unit;
     if (primary) {
@@ -565,14 +566,6 @@ context& current() {
 }
 
 context_scope::context_scope(context* c) : context_scope(current_slot(), c) {}
-
-context_scope::context_scope(context** slot, context* c) : slot_(slot), saved_(*slot) {
-  *slot_ = c;
-}
-
-context_scope::~context_scope() {
-  *slot_ = saved_;
-}
 
 void unit_entry(void* arg) noexcept {
   auto* a = static_cast<unit_arg*>(arg);
@@ -866,10 +859,7 @@ void init_members(team& t, context& enc, int level, int active_level, int width_
 
 }  // namespace
 
-void note_blocking(context& c) {
-  // Only a team whose members may be tasklets has the flag (the rest need neither the flag nor
-  // the check below, and every task creation comes here).
-  if (!c.t || !c.t->blocking_flag) return;
+void note_blocking_learning(context& c) {
   // Read before writing: every member of a team that waits reaches this, and a store each time
   // would keep the flag's line moving between their streams.
   if (!c.t->blocking_flag->load(std::memory_order_relaxed)) {

@@ -511,10 +511,11 @@ bool skipped(const context& c) {
 }
 
 // `n` rounded up to a multiple of `align`: a mask for the powers of two GCC passes as argument
-// alignments (two divisions were a tenth of an undeferred task), a division otherwise.
+// alignments (two divisions were a tenth of an undeferred task), a division otherwise. The
+// power-of-two test is written out: std::has_single_bit is a call into libgcc without -mpopcnt.
 constexpr std::uintptr_t round_up(std::uintptr_t n, std::uintptr_t align) noexcept {
-  return std::has_single_bit(align) ? (n + align - 1) & ~(align - 1)
-                                    : (n + align - 1) / align * align;
+  return align != 0 && (align & (align - 1)) == 0 ? (n + align - 1) & ~(align - 1)
+                                                  : (n + align - 1) / align * align;
 }
 
 // The largest argument block (with its alignment) an undeferred task copies onto the stack.

@@ -205,6 +205,16 @@ struct context {
   ~context();
 };
 
+/// True when the stream that last queued a deferred task holds queued units and is not the
+/// caller's. A member that waits (at a barrier, or a hot worker between regions) then blocks
+/// rather than spin, so that its stream takes those tasks, as libgomp's waiting threads run the
+/// team's queued tasks. Asked every few hundred spin rounds; a hint, never a correctness matter.
+bool tasks_queued_elsewhere() noexcept;
+/// Records that the calling unit's stream `s` queued a deferred task.
+void note_task_queued(execution_stream* s) noexcept;
+/// Forgets that stream, before the runtime that owns it ends (or after another one started).
+void forget_queued_tasks() noexcept;
+
 /// A team of one parallel region.
 struct team {
   team(int n, context* parent_ctx);
@@ -223,7 +233,8 @@ struct team {
       end_ws_cancel();
       return cancelled.load(std::memory_order_acquire);
     }
-    return !barrier.arrive_and_wait(spin, [this] { end_ws_cancel(); }) ||
+    return !barrier.arrive_and_wait(
+               spin, [this] { end_ws_cancel(); }, [] { return tasks_queued_elsewhere(); }) ||
            cancelled.load(std::memory_order_relaxed);
   }
   void end_ws_cancel() noexcept {
@@ -361,9 +372,11 @@ void wait_until(Pred pred) {
 
 /// A lock word of 4 bytes (omp_lock_t, critical sections): spins, then yields.
 void lock_word(std::atomic<std::uint32_t>& w) noexcept;
-/// Releases a lock word.
+/// Releases a lock word. An exchange, not a store, as libgomp's mutex: under contention (the
+/// releaser takes the lock again at once while another member spins on it) a plain store's
+/// hand-off measured 2-3x slower per lock and unlock (EPCC syncbench LOCK_CONTENDED).
 inline void unlock_word(std::atomic<std::uint32_t>& w) noexcept {
-  w.store(0, std::memory_order_release);
+  (void)w.exchange(0, std::memory_order_release);
 }
 
 /// Completes every explicit task `c` created (joining them), as a barrier or region end must.

@@ -533,6 +533,7 @@ void ensure_runtime() {
   g.streams = execution_stream::count();
   g.weft_owned = true;
   g_primary_unit = this_unit::current();
+  forget_queued_tasks();  // a stream of an earlier runtime may be named there
   start_hot_team();
   std::call_once(g_init_once, [] { std::atexit(&finalize_at_exit); });
 }
@@ -555,6 +556,7 @@ int pause_host() {
   g_primary_record.store(nullptr, std::memory_order_release);
   if (record) t_foreign.reset(record);
   g.weft_owned = false;
+  forget_queued_tasks();
   weft::finalize();
   delete_hot_team();
   g_oversubscribed.store(false, std::memory_order_relaxed);
@@ -709,6 +711,8 @@ void hot_loop(unit_arg* a) noexcept {
     for (long i = 0; g == seen && i < spin; ++i) {
       cpu_relax();
       if ((i & 127) == 127 && !w->stream->main_pool().empty()) this_unit::yield();
+      // Tasks of a team still running wait on another stream: block, so this one takes them.
+      if ((i & 255) == 255 && tasks_queued_elsewhere()) break;
       g = w->gen.load(std::memory_order_acquire);
     }
     if (g == seen) {

@@ -153,6 +153,11 @@ int task_priority(unsigned flags, int priority) {
 // creates tasks much faster than the streams run them, as recursive task trees do.
 std::atomic<long> g_live_tasks{0};
 
+// The stream that last queued a deferred task (tasks_queued_elsewhere()). Streams are not
+// destroyed while their runtime runs (a freed one is retired; its main_pool() then throws), and
+// the library forgets the pointer before it ends a runtime and after it starts one.
+std::atomic<execution_stream*> g_task_stream{nullptr};
+
 long live_task_limit() {
   static const long limit = 64l * std::max(1, settings().streams);
   return limit;
@@ -345,6 +350,27 @@ void arrive(detach_state* s) {
 }
 
 }  // namespace
+
+void note_task_queued(execution_stream* s) noexcept {
+  // Stored only when it changes: the waiters' looks read the line, and a store per task would
+  // take it from them each time.
+  if (g_task_stream.load(std::memory_order_relaxed) != s)
+    g_task_stream.store(s, std::memory_order_relaxed);
+}
+
+void forget_queued_tasks() noexcept {
+  g_task_stream.store(nullptr, std::memory_order_relaxed);
+}
+
+bool tasks_queued_elsewhere() noexcept {
+  execution_stream* const there = g_task_stream.load(std::memory_order_relaxed);
+  if (!there || there == this_unit::stream()) return false;
+  try {
+    return !there->main_pool().empty();
+  } catch (const weft::error&) {
+    return false;  // freed by a shrink: nothing queued there any more
+  }
+}
 
 /// How a depend clause item orders its task against earlier siblings naming the same address.
 /// mutexinoutset is recorded as out: its tasks then run one at a time in creation order, one
@@ -736,6 +762,7 @@ template <class Prepare, class HandOut>
   if (deps) t->preds = link_deps(parent, *deps, t);
   execution_stream* self = this_unit::stream();
   pool& p = self ? self->main_pool() : execution_stream::primary().main_pool();
+  note_task_queued(self);
   g_live_tasks.fetch_add(1, std::memory_order_relaxed);
   if (detach) {
     // The creator's reference: it waits for the completion, which may come after the ULT ended.

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 namespace weft::parallel {
 
@@ -45,6 +46,15 @@ class team_barrier {
   /// on_last() throws, the barrier is aborted and the exception propagates to the last party.
   template <class OnLast>
   bool arrive_and_wait(long spin, OnLast&& on_last) {
+    return arrive_and_wait(spin, std::forward<OnLast>(on_last), [] { return false; });
+  }
+
+  /// The same, and a waiter stops spinning (blocks at once) when `stop_spinning()` answers true
+  /// (asked every 256 rounds): a caller that knows work is waiting elsewhere, which the waiter's
+  /// stream would run once the waiter blocks, says so here (an OpenMP team with tasks queued on a
+  /// team-mate's stream: libgomp's waiting threads run them too).
+  template <class OnLast, class StopSpinning>
+  bool arrive_and_wait(long spin, OnLast&& on_last, StopSpinning&& stop_spinning) {
     if (aborted_.load(std::memory_order_acquire)) return false;
     const std::uint64_t round = round_.load(std::memory_order_acquire);
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == parties_) {
@@ -61,7 +71,7 @@ class team_barrier {
       lock_.unlock();
       return true;
     }
-    if (spin_wait(round, spin)) return true;
+    if (spin_wait(round, spin, stop_spinning)) return true;
     lock_.lock();
     while (round_.load(std::memory_order_acquire) == round &&
            !aborted_.load(std::memory_order_acquire)) {
@@ -96,7 +106,8 @@ class team_barrier {
 
  private:
   // True once the round passed; false when the spin ran out or the barrier was aborted.
-  bool spin_wait(std::uint64_t round, long spin) {
+  template <class StopSpinning>
+  bool spin_wait(std::uint64_t round, long spin, StopSpinning& stop_spinning) {
     if (spin <= 0) return false;
     const bool ult = this_unit::is_ult();
     for (long i = 0; i < spin; ++i) {
@@ -106,6 +117,7 @@ class team_barrier {
         // A team-mate (or other work) queued behind this worker on its stream would otherwise
         // wait for the whole spin.
         if (ult && has_queued_work()) this_unit::yield();
+        if (ult && (i & 255) == 255 && stop_spinning()) break;
       }
       cpu_relax();
     }

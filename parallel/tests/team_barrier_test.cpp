@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The team barrier on 1, 2 and 4 streams: rounds order the parties' writes, the last arriver's
-// hook runs once per round, and abort() releases the waiters (and reset() re-arms the barrier).
+// hook runs once per round, abort() releases the waiters (and reset() re-arms the barrier), and
+// a waiter told to stop spinning blocks and is woken by the last arrival.
 #include <weft/parallel/team_barrier.hpp>
 
 #include <weft/weft.hpp>
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <vector>
 
 namespace wp = weft::parallel;
@@ -102,6 +104,34 @@ TEST_P(parallel_team_barrier, throwing_hook_aborts_the_round) {
   });
   EXPECT_EQ(threw.load(), 1);
   EXPECT_EQ(released.load(), parties - 1);
+}
+
+TEST_P(parallel_team_barrier, a_waiter_told_to_stop_spinning_blocks) {
+  weft::runtime rt(cfg());
+  for (int round = 0; round < 20; ++round) {
+    wp::team_barrier bar(2);
+    std::atomic<int> asked{0};
+    const int last = weft::execution_stream::count() - 1;
+    // A spin of 2^40 rounds would not end by itself: the waiter blocks because it was told to.
+    weft::ult waiter = weft::ult::create_on(*weft::execution_stream::by_rank(last), [&] {
+      EXPECT_TRUE(bar.arrive_and_wait(
+          1l << 40, [] {},
+          [&] {
+            asked.fetch_add(1, std::memory_order_relaxed);
+            return true;
+          }));
+    });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (waiter.state() != weft::unit_state::blocked &&
+           std::chrono::steady_clock::now() < deadline) {
+      weft::this_unit::yield();
+    }
+    ASSERT_EQ(waiter.state(), weft::unit_state::blocked) << "round " << round;
+    EXPECT_EQ(asked.load(), 1);  // asked once, then blocked
+    // The last arrival finds the sleeper and wakes it (no lost wake-up).
+    EXPECT_TRUE(bar.arrive_and_wait(0));
+    waiter.join();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(streams, parallel_team_barrier, ::testing::Values(1, 2, 4));

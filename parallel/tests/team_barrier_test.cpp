@@ -29,6 +29,7 @@ class parallel_team_barrier : public ::testing::TestWithParam<int> {
 template <class Body>
 void run_team(int parties, Body body) {
   std::vector<weft::ult> us;
+  us.reserve(static_cast<std::size_t>(parties));
   const int streams = weft::execution_stream::count();
   for (int w = 0; w < parties; ++w) {
     us.push_back(weft::ult::create_on(*weft::execution_stream::by_rank(w % streams),

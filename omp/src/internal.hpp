@@ -374,7 +374,7 @@ void wait_until(Pred pred) {
 void lock_word(std::atomic<std::uint32_t>& w) noexcept;
 /// Releases a lock word. An exchange, not a store, as libgomp's mutex: under contention (the
 /// releaser takes the lock again at once while another member spins on it) a plain store's
-/// hand-off measured 2-3x slower per lock and unlock (EPCC syncbench LOCK_CONTENDED).
+/// hand-off measured about 2x slower per lock and unlock (EPCC syncbench LOCK_CONTENDED).
 inline void unlock_word(std::atomic<std::uint32_t>& w) noexcept {
   (void)w.exchange(0, std::memory_order_release);
 }

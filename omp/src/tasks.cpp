@@ -124,6 +124,7 @@ struct task_rec {
   std::atomic<int> refs{1};
   std::vector<task_rec*> preds;
   detach_state* detach = nullptr;  ///< detached tasks only
+  task_rec(const context& creator, bool final_task) noexcept : ctx(creator, final_task, 0) {}
   ~task_rec() { delete detach; }
 };
 
@@ -616,19 +617,6 @@ void run_prioritized(unit_arg* a) noexcept {
   q->push(priority, t);
 }
 
-void init_child(context& child, const context& parent, bool final_task) {
-  child.t = parent.t;
-  child.parent = parent.parent;
-  child.num = parent.num;
-  child.level = parent.level;
-  child.active_level = parent.active_level;
-  child.width_product = parent.width_product;
-  child.icv = parent.icv;
-  child.final_task = final_task;
-  child.explicit_task = true;
-  child.group = parent.group;
-}
-
 // The waits of an undeferred task, out of line so that the frame every level of undeferred tasks
 // adds stays small: its predecessors, before it runs; its fulfilment (a detached task), after.
 [[gnu::noinline]] void wait_undeferred_deps(context& parent, const dep_list& deps) {
@@ -658,9 +646,7 @@ void run_undeferred(context** slot, context& parent, void (*fn)(void*), void* da
                     bool final_task, const dep_list* deps, bool detach, Prepare& prepare,
                     HandOut& hand_out) {
   if (deps) wait_undeferred_deps(parent, *deps);
-  context child;
-  init_child(child, parent, final_task);
-  child.undeferred_depth = parent.undeferred_depth + 1;
+  context child(parent, final_task, parent.undeferred_depth + 1);
   // With task reductions open the child runs on its creator's slot, or takes one.
   bool own_slot = false;
   if (parent.t && parent.t->red_active.load(std::memory_order_acquire) > 0) {
@@ -739,13 +725,12 @@ template <class Prepare, class HandOut>
               : mem_align <= alignof(std::max_align_t) ? std::malloc(mem_size)
                                                        : std::aligned_alloc(mem_align, mem_size);
   if (!mem) fatal("out of memory creating a task");
-  auto* t = ::new (mem) task_rec;
+  auto* t = ::new (mem) task_rec(parent, final_task);
   t->block = block;
   t->hdr.cur = &t->ctx;
   t->hdr.run = &run_task;
   t->fn = fn;
   t->data = static_cast<unsigned char*>(mem) + offset;
-  init_child(t->ctx, parent, final_task);
   t->ctx.red_task = parent.t && parent.t->red_active.load(std::memory_order_acquire) > 0;
   if (detach) {
     t->detach = new detach_state;

@@ -96,8 +96,10 @@ inline void assert_running_again(work_unit* self) noexcept {
 
 }  // namespace
 
+// The leaves below read the stream's thread-local pointer inline: none switches context between
+// the read and its use, and a caller in another library cannot carry the result over a switch.
 work_unit* current() noexcept {
-  detail::stream* s = detail::current_stream();
+  detail::stream* s = detail::current_stream_no_switch();
   return s ? s->current() : nullptr;
 }
 
@@ -117,7 +119,7 @@ bool is_tasklet() noexcept {
 }
 
 execution_stream* stream() noexcept {
-  return detail::current_stream();
+  return detail::current_stream_no_switch();
 }
 
 std::size_t stack_left() noexcept {

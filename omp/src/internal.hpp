@@ -221,12 +221,13 @@ struct context {
   ~context();
 };
 
-/// True when the stream that last queued a deferred task holds queued units and is not the
+/// True when a stream that queued deferred tasks still holds queued units and is not the
 /// caller's. A member that waits (at a barrier, or a hot worker between regions) then blocks
 /// rather than spin, so that its stream takes those tasks, as libgomp's waiting threads run the
 /// team's queued tasks. Asked every few hundred spin rounds; a hint, never a correctness matter.
 bool tasks_queued_elsewhere() noexcept;
-/// Records that the calling unit's stream `s` queued a deferred task.
+/// Records that the calling unit's stream `s` queued a deferred task (kept unless another
+/// stream's queued units are already known).
 void note_task_queued(execution_stream* s) noexcept;
 /// Forgets that stream, before the runtime that owns it ends (or after another one started).
 void forget_queued_tasks() noexcept;

@@ -100,6 +100,11 @@ struct detach_state {
   std::uintptr_t handle = 0;    ///< its omp_event_handle_t
 };
 
+/// A stream's count of the deferred tasks it created that have not finished (see g_live).
+struct alignas(64) live_count {
+  std::atomic<long> n{0};
+};
+
 /// A deferred task: its context, body and argument block (allocated right after it), completion
 /// flag and event for tasks that depend on it, and a reference count (the task itself, the
 /// dependence table of its parent, its dependants).
@@ -124,6 +129,7 @@ struct task_rec {
   std::atomic<int> refs{1};
   std::vector<task_rec*> preds;
   detach_state* detach = nullptr;  ///< detached tasks only
+  live_count* counted = nullptr;   ///< its creator's count of live tasks
   task_rec(const context& creator, bool final_task) noexcept : ctx(creator, final_task, 0) {}
   ~task_rec() { delete detach; }
 };
@@ -149,20 +155,38 @@ int task_priority(unsigned flags, int priority) {
   return std::min(priority, settings().max_task_priority);
 }
 
-// Deferred tasks created and not finished, process-wide. Past a limit new tasks run undeferred
-// (as libgomp does past 64 per thread): it bounds the ULTs (and stacks) alive when a program
-// creates tasks much faster than the streams run them, as recursive task trees do.
-std::atomic<long> g_live_tasks{0};
+// Deferred tasks created and not finished, counted per creating stream. Past a limit a stream's
+// new tasks run undeferred (as libgomp does past 64 per thread of the team): it bounds the ULTs
+// alive when a program creates tasks much faster than the streams run them, as recursive task
+// trees do. One count per stream, each on its own cache line: a process-wide count took a line
+// from the other stream at every creation and every end (fib with a task per level on 2 streams
+// spent most of its task creation and ending on that line). A task's end lowers its creator's
+// count, so only stolen tasks touch another stream's line.
+constexpr std::size_t live_counts = 64;  // streams past it share counts (rank modulo)
+live_count g_live[live_counts];
 
-// The stream that last queued a deferred task (tasks_queued_elsewhere()). Streams are not
-// destroyed while their runtime runs (a freed one is retired; its main_pool() then throws), and
-// the library forgets the pointer before it ends a runtime and after it starts one.
-std::atomic<execution_stream*> g_task_stream{nullptr};
+live_count& live_count_of(const execution_stream* s) noexcept {
+  return g_live[s ? static_cast<std::size_t>(s->rank()) % live_counts : 0];
+}
 
+// The limit of one stream's count: a single producer (a `single` creating every task) may keep
+// as many queued as libgomp lets a whole team (64 per thread, one thread per stream here).
 long live_task_limit() {
   static const long limit = 64l * std::max(1, settings().streams);
   return limit;
 }
+
+// A stream that queued a deferred task and, when a waiter last looked, still held queued units
+// (tasks_queued_elsewhere()); null when none is known. Streams are not destroyed while their
+// runtime runs (a freed one is retired; its main_pool() then throws), and the library forgets
+// the pointer before it ends a runtime and after it starts one. On a line of its own, and
+// written only when empty: with every stream creating tasks (fib with a task per level on 2
+// streams), naming the last creator wrote the line at nearly every task and took most of the
+// creation's time.
+struct alignas(64) task_stream_hint {
+  std::atomic<execution_stream*> s{nullptr};
+};
+task_stream_hint g_task_stream;
 
 // Completes `t` for its dependants. The caller holds a reference to `t`.
 void mark_done(task_rec* t) {
@@ -353,24 +377,27 @@ void arrive(detach_state* s) {
 }  // namespace
 
 void note_task_queued(execution_stream* s) noexcept {
-  // Stored only when it changes: the waiters' looks read the line, and a store per task would
-  // take it from them each time.
-  if (g_task_stream.load(std::memory_order_relaxed) != s)
-    g_task_stream.store(s, std::memory_order_relaxed);
+  if (g_task_stream.s.load(std::memory_order_relaxed) == nullptr)
+    g_task_stream.s.store(s, std::memory_order_relaxed);
 }
 
 void forget_queued_tasks() noexcept {
-  g_task_stream.store(nullptr, std::memory_order_relaxed);
+  g_task_stream.s.store(nullptr, std::memory_order_relaxed);
 }
 
 bool tasks_queued_elsewhere() noexcept {
-  execution_stream* const there = g_task_stream.load(std::memory_order_relaxed);
-  if (!there || there == this_unit::stream()) return false;
+  execution_stream* there = g_task_stream.s.load(std::memory_order_relaxed);
+  if (!there) return false;
+  bool empty = true;
   try {
-    return !there->main_pool().empty();
+    empty = there->main_pool().empty();
   } catch (const weft::error&) {
-    return false;  // freed by a shrink: nothing queued there any more
+    // freed by a shrink: nothing queued there any more
   }
+  if (!empty) return there != this_unit::stream();
+  // Drained: the next stream to queue a task takes its place.
+  g_task_stream.s.compare_exchange_strong(there, nullptr, std::memory_order_relaxed);
+  return false;
 }
 
 /// How a depend clause item orders its task against earlier siblings naming the same address.
@@ -581,7 +608,7 @@ void run_task(unit_arg* a) noexcept {
     if (t->ctx.held >= 0) drop_slot(t->ctx);
   }
   finish_children(t->ctx);
-  g_live_tasks.fetch_sub(1, std::memory_order_relaxed);
+  t->counted->n.fetch_sub(1, std::memory_order_relaxed);
   if (detach_state* s = t->detach) {
     if (!run && cancel_event(s)) arrive(s);
     arrive(s);
@@ -752,7 +779,8 @@ template <class Prepare, class HandOut>
   // a fine-grained dependence graph (omp/bench wavefront, 4096 tasks of about 1 us) ran 17%
   // slower with its waiting member's stream stealing from the creator than without.
   if (!deps) note_task_queued(self);
-  g_live_tasks.fetch_add(1, std::memory_order_relaxed);
+  t->counted = &live_count_of(self);
+  t->counted->n.fetch_add(1, std::memory_order_relaxed);
   if (detach) {
     // The creator's reference: it waits for the completion, which may come after the ULT ended.
     t->refs.fetch_add(1, std::memory_order_relaxed);
@@ -792,7 +820,8 @@ void spawn(context** slot, void (*fn)(void*), void* data, void (*cpyfn)(void*, v
   if (depend) deps = read_depend(depend);
   // A detached task is never made undeferred for the limit: its creator would wait for a
   // fulfilment that the creator itself may be about to make.
-  if (deferred && !detach && g_live_tasks.load(std::memory_order_relaxed) >= live_task_limit()) {
+  if (deferred && !detach &&
+      live_count_of(this_unit::stream()).n.load(std::memory_order_relaxed) >= live_task_limit()) {
     deferred = false;
   }
   // The handle is written where the encountering task reads it and into the task's data before

@@ -165,8 +165,20 @@ int task_priority(unsigned flags, int priority) {
 constexpr std::size_t live_counts = 64;  // streams past it share counts (rank modulo)
 live_count g_live[live_counts];
 
-live_count& live_count_of(const execution_stream* s) noexcept {
-  return g_live[s ? static_cast<std::size_t>(s->rank()) % live_counts : 0];
+// The calling thread's count, found once per thread: a stream is one kernel thread for its whole
+// life (threads outside weft share the first count). Initial-exec, as t_task_blocks below.
+[[gnu::tls_model("initial-exec")]] constinit thread_local live_count* t_live = nullptr;
+
+[[gnu::noinline]] live_count& find_live_count() noexcept {
+  const execution_stream* s = this_unit::stream();
+  t_live = &g_live[s ? static_cast<std::size_t>(s->rank()) % live_counts : 0];
+  return *t_live;
+}
+
+// Read where nothing switches between the read and the use: a ULT may resume on another thread.
+inline live_count& live_count_here() noexcept {
+  live_count* c = t_live;
+  return c ? *c : find_live_count();
 }
 
 // The limit of one stream's count: a single producer (a `single` creating every task) may keep
@@ -578,8 +590,9 @@ constexpr std::size_t max_stack_copy = 128;
 // Whether the calling ULT has less than a quarter of a ULT stack left: an undeferred task then
 // runs on a stack of its own.
 bool low_on_stack() {
+  static const std::size_t quarter = ult_stack_size() / 4;
   const std::size_t left = this_unit::stack_left();
-  return left != 0 && left < ult_stack_size() / 4;
+  return left != 0 && left < quarter;
 }
 
 // A task created while task reductions are open may update a member's private copies (found by
@@ -779,7 +792,7 @@ template <class Prepare, class HandOut>
   // a fine-grained dependence graph (omp/bench wavefront, 4096 tasks of about 1 us) ran 17%
   // slower with its waiting member's stream stealing from the creator than without.
   if (!deps) note_task_queued(self);
-  t->counted = &live_count_of(self);
+  t->counted = &live_count_here();
   t->counted->n.fetch_add(1, std::memory_order_relaxed);
   if (detach) {
     // The creator's reference: it waits for the completion, which may come after the ULT ended.
@@ -797,10 +810,12 @@ template <class Prepare, class HandOut>
 // a ULT, or run at once (undeferred) when `deferred` is false.
 // `prepare` fills the argument block (after cpyfn or the copy). `detach`, when not null, is where
 // the encountering task's event handle lives (the task's own copy is the first word of `data`).
+// Inline in its callers: GOMP_task's call passed twelve arguments for every task.
 template <class Prepare>
-void spawn(context** slot, void (*fn)(void*), void* data, void (*cpyfn)(void*, void*),
-           long arg_size, long arg_align, bool deferred, bool final_task, int priority,
-           void** depend, void* detach, Prepare prepare) {
+[[gnu::always_inline]] inline void spawn(context** slot, void (*fn)(void*), void* data,
+                                         void (*cpyfn)(void*, void*), long arg_size, long arg_align,
+                                         bool deferred, bool final_task, int priority,
+                                         void** depend, void* detach, Prepare prepare) {
   context& parent = **slot;
   // A task created in a cancelled taskgroup or region is discarded, as libgomp does.
   static const bool cancellation = settings().cancellation;
@@ -821,7 +836,7 @@ void spawn(context** slot, void (*fn)(void*), void* data, void (*cpyfn)(void*, v
   // A detached task is never made undeferred for the limit: its creator would wait for a
   // fulfilment that the creator itself may be about to make.
   if (deferred && !detach &&
-      live_count_of(this_unit::stream()).n.load(std::memory_order_relaxed) >= live_task_limit()) {
+      live_count_here().n.load(std::memory_order_relaxed) >= live_task_limit()) {
     deferred = false;
   }
   // The handle is written where the encountering task reads it and into the task's data before

@@ -100,7 +100,7 @@ struct detach_state {
   std::uintptr_t handle = 0;    ///< its omp_event_handle_t
 };
 
-/// A stream's count of the deferred tasks it created that have not finished (see g_live).
+/// A stream's count of the deferred tasks it created that have not started (see g_live).
 struct alignas(64) live_count {
   std::atomic<long> n{0};
 };
@@ -129,7 +129,7 @@ struct task_rec {
   std::atomic<int> refs{1};
   std::vector<task_rec*> preds;
   detach_state* detach = nullptr;  ///< detached tasks only
-  live_count* counted = nullptr;   ///< its creator's count of live tasks
+  live_count* counted = nullptr;   ///< its creator's count of queued tasks
   task_rec(const context& creator, bool final_task) noexcept : ctx(creator, final_task, 0) {}
   ~task_rec() { delete detach; }
 };
@@ -155,13 +155,17 @@ int task_priority(unsigned flags, int priority) {
   return std::min(priority, settings().max_task_priority);
 }
 
-// Deferred tasks created and not finished, counted per creating stream. Past a limit a stream's
-// new tasks run undeferred (as libgomp does past 64 per thread of the team): it bounds the ULTs
-// alive when a program creates tasks much faster than the streams run them, as recursive task
-// trees do. One count per stream, each on its own cache line: a process-wide count took a line
-// from the other stream at every creation and every end (fib with a task per level on 2 streams
-// spent most of its task creation and ending on that line). A task's end lowers its creator's
-// count, so only stolen tasks touch another stream's line.
+// Deferred tasks created and not yet started (or waiting for their predecessors), counted per
+// creating stream. Past a limit a stream's new tasks run undeferred: it bounds the ULTs queued
+// when a program creates tasks much faster than the streams run them. Queued tasks only, as LLVM
+// libomp bounds each thread's deque: libgomp counts every unfinished task, and in a deep task
+// tree (BOTS uts, depth 17844) the started tasks waiting for their children then reach the
+// limit, every later task runs undeferred on its creator's stream and the other streams find
+// nothing to take (uts on 2 streams used one CPU, 12.8 s; counting queued tasks, 7.9 s). One count
+// per stream, each on its own cache line: a process-wide count took a line from the other stream
+// at every creation and every start (fib with a task per level on 2 streams spent most of its task
+// creation and ending on that line). A task's start lowers its creator's count, so only stolen
+// tasks touch another stream's line.
 constexpr std::size_t live_counts = 64;  // streams past it share counts (rank modulo)
 live_count g_live[live_counts];
 
@@ -182,8 +186,8 @@ inline live_count& live_count_here() noexcept {
 }
 
 // The limit of one stream's count: a single producer (a `single` creating every task) may keep
-// as many queued as libgomp lets a whole team (64 per thread, one thread per stream here).
-long live_task_limit() {
+// as many queued as libgomp lets a whole team hold (64 per thread, one thread per stream here).
+long queued_task_limit() {
   static const long limit = 64l * std::max(1, settings().streams);
   return limit;
 }
@@ -614,6 +618,7 @@ void drop_slot(context& c) {
 void run_task(unit_arg* a) noexcept {
   auto* t = reinterpret_cast<task_rec*>(a);
   wait_preds(t->preds);
+  t->counted->n.fetch_sub(1, std::memory_order_relaxed);
   const bool run = !skipped(t->ctx) || t->copied;
   if (run) {
     if (t->ctx.red_task) take_slot(t->ctx);
@@ -621,7 +626,6 @@ void run_task(unit_arg* a) noexcept {
     if (t->ctx.held >= 0) drop_slot(t->ctx);
   }
   finish_children(t->ctx);
-  t->counted->n.fetch_sub(1, std::memory_order_relaxed);
   if (detach_state* s = t->detach) {
     if (!run && cancel_event(s)) arrive(s);
     arrive(s);
@@ -676,7 +680,7 @@ void run_prioritized(unit_arg* a) noexcept {
 }
 
 // Runs a task of context `parent` at once (undeferred): on the caller's stack, as libgomp runs it,
-// so a recursion of undeferred tasks (every task past the live limit) nests as deeply as it
+// so a recursion of undeferred tasks (every task past the queued limit) nests as deeply as it
 // would on libgomp; this frame, which every level adds, holds little beyond the child's context
 // and its argument copy. `deps`: null, or the dependences.
 // `hand_out` gives the event handle of a detached task out.
@@ -836,7 +840,7 @@ template <class Prepare>
   // A detached task is never made undeferred for the limit: its creator would wait for a
   // fulfilment that the creator itself may be about to make.
   if (deferred && !detach &&
-      live_count_here().n.load(std::memory_order_relaxed) >= live_task_limit()) {
+      live_count_here().n.load(std::memory_order_relaxed) >= queued_task_limit()) {
     deferred = false;
   }
   // The handle is written where the encountering task reads it and into the task's data before
@@ -848,7 +852,7 @@ template <class Prepare>
   };
   if (!deferred) {
     // An undeferred task nests on its creator's stack, as on libgomp's thread. Where that stack
-    // runs low in a recursion of undeferred tasks (past the live limit, if(0), final tasks) the
+    // runs low in a recursion of undeferred tasks (past the queued limit, if(0), final tasks) the
     // task gets a stack of its own instead and its creator waits for it: a recursion that fits
     // a libgomp thread's stack fits here whatever weft's frames add per level, and one deeper
     // still completes. The stack is measured from the second level on: one undeferred task

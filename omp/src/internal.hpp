@@ -131,35 +131,43 @@ struct work_share {
   alignas(64) std::atomic<std::uint64_t> ord_turn{0};  ///< first iteration not yet ordered
 };
 
-/// The ULTs of a task's children not yet joined, newest last: a stack with the first two in
-/// place, since most tasks create a few children, and a heap block per task that has any would
-/// cost a malloc and a free per task in a recursion.
-class child_stack {
+/// A stack with its first two elements in place, newest last: a task's children not yet finished,
+/// since most tasks create a few, and a heap block per task that has any would cost a malloc and
+/// a free per task in a recursion.
+template <class T>
+class small_stack {
  public:
   bool empty() const noexcept { return size_ == 0; }
   std::size_t size() const noexcept { return size_; }
-  void push_back(ult&& u) {
+  void push_back(T&& v) {
     if (size_ < in_place) {
-      place_[size_] = std::move(u);
+      place_[size_] = std::move(v);
     } else {
-      rest_.push_back(std::move(u));
+      // Room for a typical loop of tasks at once (BOTS nqueens: 14 per level), not a doubling
+      // from one.
+      if (rest_.empty()) rest_.reserve(14);
+      rest_.push_back(std::move(v));
     }
     ++size_;
   }
-  ult& back() noexcept { return size_ <= in_place ? place_[size_ - 1] : rest_.back(); }
-  void pop_back() noexcept {
+  /// Removes the newest element and returns it.
+  T take_back() noexcept {
+    T v;
     if (size_ > in_place) {
+      v = std::move(rest_.back());
       rest_.pop_back();
     } else {
-      place_[size_ - 1] = ult{};
+      v = std::move(place_[size_ - 1]);
+      place_[size_ - 1] = T{};
     }
     --size_;
+    return v;
   }
 
  private:
   static constexpr std::size_t in_place = 2;
-  ult place_[in_place];
-  std::vector<ult> rest_;
+  T place_[in_place]{};
+  std::vector<T> rest_;
   std::size_t size_ = 0;
 };
 
@@ -186,7 +194,10 @@ struct context {
   bool explicit_task = false;
   /// Undeferred tasks it is nested in on its stack (0: a member, or a deferred task).
   std::uint32_t undeferred_depth = 0;
-  child_stack children;             ///< explicit tasks created and not yet joined
+  small_stack<ult> children;  ///< ULTs of its deferred tasks, not yet joined
+  /// Its deferred tasks in a team of one, not yet run: no other thread may run them, so they wait
+  /// here without a ULT until a scheduling point of this task runs them (run_queued).
+  small_stack<task_rec*> queued;
   std::vector<task_rec*> detached;  ///< detached tasks among them, not yet seen complete
   taskgroup* group = nullptr;       ///< innermost taskgroup
   dep_table* deps = nullptr;        ///< dependences among its children (lazy)

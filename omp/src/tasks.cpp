@@ -26,6 +26,7 @@ struct taskgroup {
   taskgroup* outer;
   std::size_t first;
   std::size_t first_detached;
+  std::size_t first_queued;
   std::atomic<bool> cancelled{false};
   std::uintptr_t* reductions = nullptr;  ///< GCC's task reduction descriptors in scope, or null
   /// Opened by a worksharing construct's reduction(task, ...), not by the program: for
@@ -663,10 +664,13 @@ void run_prioritized(unit_arg* a) noexcept {
 
 // The waits of an undeferred task, out of line so that the frame every level of undeferred tasks
 // adds stays small: its predecessors, before it runs; its fulfilment (a detached task), after.
+void run_queued(context& c, std::size_t first);
+
 [[gnu::noinline]] void wait_undeferred_deps(context& parent, const dep_list& deps) {
   std::vector<task_rec*> preds = link_deps(parent, deps, nullptr);
   if (!preds.empty()) {
     const slot_pause pause(parent);
+    run_queued(parent, 0);
     wait_preds(preds);
   }
   for (task_rec* p : preds) unref(p);
@@ -788,6 +792,19 @@ template <class Prepare, class HandOut>
     std::memcpy(t->data, data, size);
   }
   prepare(t->data);
+  t->counted = &live_count_here();
+  t->counted->n.fetch_add(1, std::memory_order_relaxed);
+  // In a team of one no other thread may run the task: it waits in its creator's list, without a
+  // ULT, until a scheduling point runs it there (run_queued), as libgomp's thread runs its
+  // team's queue. Tasks with dependences, an event or task reductions take the general path,
+  // whose waits and slots they need, and so do all tasks where priorities are in use
+  // (OMP_MAX_TASK_PRIORITY > 0: a task without one must run after its siblings with one).
+  static const bool priorities = settings().max_task_priority > 0;
+  if (priority == 0 && !deps && !detach && !t->ctx.red_task && parent.t->nthreads == 1 &&
+      !priorities) {
+    parent.queued.push_back(std::move(t));
+    return;
+  }
   if (deps) t->preds = link_deps(parent, *deps, t);
   execution_stream* self = this_unit::stream();
   pool& p = self ? self->main_pool() : execution_stream::primary().main_pool();
@@ -796,8 +813,6 @@ template <class Prepare, class HandOut>
   // a fine-grained dependence graph (omp/bench wavefront, 4096 tasks of about 1 us) ran 17%
   // slower with its waiting member's stream stealing from the creator than without.
   if (!deps) note_task_queued(self);
-  t->counted = &live_count_here();
-  t->counted->n.fetch_add(1, std::memory_order_relaxed);
   if (detach) {
     // The creator's reference: it waits for the completion, which may come after the ULT ended.
     t->refs.fetch_add(1, std::memory_order_relaxed);
@@ -860,8 +875,7 @@ template <class Prepare>
     if (!detach && !orphaned && parent.undeferred_depth > 0 && low_on_stack()) {
       spawn_deferred(parent, fn, data, cpyfn, size, align, final_task, -1, depend ? &deps : nullptr,
                      false, prepare, hand_out);
-      ult child = std::move(parent.children.back());
-      parent.children.pop_back();
+      ult child = parent.children.take_back();
       const slot_pause pause(parent);
       child.join();
       return;
@@ -872,6 +886,27 @@ template <class Prepare>
   }
   spawn_deferred(parent, fn, data, cpyfn, size, align, final_task, priority,
                  depend ? &deps : nullptr, detach != nullptr, prepare, hand_out);
+}
+
+// Runs the queued tasks of `c`, the calling unit's current task, from index `first` on, newest
+// first: each here, on the caller's stack, with its context current (where the stack runs low, on
+// a ULT of its own that the caller joins, as an undeferred task). First at every point where `c`
+// waits: a sibling with a ULT may wait for one of them (for the event of a detached task it
+// depends on), and nothing else runs them.
+void run_queued(context& c, std::size_t first) {
+  while (c.queued.size() > first) {
+    task_rec* const t = c.queued.take_back();
+    if (low_on_stack()) {
+      execution_stream* self = this_unit::stream();
+      pool& p = self ? self->main_pool() : execution_stream::primary().main_pool();
+      ult::create(p, &unit_entry, t).join();
+      continue;
+    }
+    // Nested on this stack: its own undeferred children measure what is left.
+    t->ctx.undeferred_depth = 1;
+    const context_scope scope(current_slot(), &t->ctx);
+    run_task(&t->hdr);
+  }
 }
 
 // Waits for the detached children of `c` from index `first` on, newest first.
@@ -887,15 +922,12 @@ void finish_detached(context& c, std::size_t first) {
 }  // namespace
 
 void finish_children(context& c) {
-  if (c.children.empty()) return;
+  if (c.children.empty() && c.queued.empty()) return;
   const slot_pause pause(c);
+  run_queued(c, 0);
   // Joined newest first: the newest children are the likeliest to sit unstarted in this stream's
   // pool, where a join runs them at once.
-  while (!c.children.empty()) {
-    ult u = std::move(c.children.back());
-    c.children.pop_back();
-    u.join();
-  }
+  while (!c.children.empty()) c.children.take_back().join();
   if (!c.detached.empty()) finish_detached(c, 0);
   delete c.deps;
   c.deps = nullptr;
@@ -1053,7 +1085,7 @@ void parallel_red_member(void* arg) {
   } else {
     wait_until([p] { return p->state.load(std::memory_order_acquire) == 2; });
   }
-  taskgroup g{c.group, c.children.size(), c.detached.size()};
+  taskgroup g{c.group, c.children.size(), c.detached.size(), c.queued.size()};
   g.reductions = rdata;
   c.group = &g;
   open_scope(c);
@@ -1109,6 +1141,7 @@ void GOMP_taskwait_depend(void** depend) {
   note_blocking(c);
   const std::vector<task_rec*> preds = link_deps(c, read_depend(depend), nullptr);
   const slot_pause pause(c);
+  if (!preds.empty()) run_queued(c, 0);
   wait_preds(preds);
   for (task_rec* p : preds) unref(p);
 }
@@ -1119,7 +1152,7 @@ void GOMP_taskyield(void) {
 
 void GOMP_taskgroup_start(void) {
   context& c = current();
-  c.group = new taskgroup{c.group, c.children.size(), c.detached.size()};
+  c.group = new taskgroup{c.group, c.children.size(), c.detached.size(), c.queued.size()};
   if (c.group->outer) c.group->reductions = c.group->outer->reductions;
 }
 
@@ -1130,11 +1163,8 @@ void GOMP_taskgroup_end(void) {
   note_blocking(c);
   {
     const slot_pause pause(c);
-    while (c.children.size() > g->first) {
-      ult u = std::move(c.children.back());
-      c.children.pop_back();
-      u.join();
-    }
+    run_queued(c, g->first_queued);
+    while (c.children.size() > g->first) c.children.take_back().join();
     finish_detached(c, g->first_detached);
   }
   c.group = g->outer;

@@ -898,6 +898,10 @@ struct open_region {
   std::atomic<bool> blocked{false};
   // A top-level team wider than the streams whose members share them (see starvation_watch).
   bool watched = false;
+  // Member 0 runs on a ULT of its own (`first`) while the encountering primary ULT waits (see
+  // open()).
+  bool first_detached = false;
+  member_arg first{};
 };
 
 // Whether the program keeps thread-local storage of its own (GCC's threadprivate variables,
@@ -1069,6 +1073,7 @@ region_ptr take_region(int n, context& enc) {
     o->learned = nullptr;
     o->reserved = 0;
     o->watched = false;
+    o->first_detached = false;
     o->tasklets = false;
     o->hot = false;
     o->blocked.store(false, std::memory_order_relaxed);
@@ -1130,8 +1135,8 @@ int reserve_threads(const context& enc, int want) {
   return take;
 }
 
-region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset,
-                int proc_bind) {
+region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset, int proc_bind,
+                bool caller_runs_first) {
   ensure_runtime();
   context** slot = current_slot();
   context& enc = **slot;
@@ -1200,6 +1205,14 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
       add_hot_workers(*g_hot, 1);  // streams the starvation watch added
     }
     o->watched = o->top && widen && !program_has_tls();
+    // A member of a watched team may spin until a team-mate runs (example a.18.1), and the watch
+    // relieves a stuck stream by adding streams that steal its queued members. The primary ULT
+    // cannot be stolen (its stack is its thread's): as member 0 it would wait behind such a
+    // spinner on its own stream for good. So there member 0 runs on a ULT like the others, and
+    // the primary ULT only waits for the region's end.
+    o->first_detached =
+        o->watched && !caller_runs_first && !o->tasklets && this_unit::current() == g_primary_unit;
+    if (o->first_detached) o->r.pending.fetch_add(1, std::memory_order_relaxed);
     const int streams = std::max(1, execution_stream::count());
     const int base = self ? self->rank() : 0;
     // Members go round-robin over the streams while the enclosing teams do not cover them all;
@@ -1248,6 +1261,18 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
                   std::to_string(n) + ": " + e.what());
       }
     }
+    if (o->first_detached) {
+      member_arg& a = o->first;
+      a.hdr.cur = &t.members[0];
+      a.hdr.run = &run_member;
+      a.r = &o->r;
+      try {
+        ult::create_detached(local, &unit_entry, &a);
+      } catch (const std::exception& e) {
+        fail_exit("Thread creation failed for member 0 of a team of " + std::to_string(n) + ": " +
+                  e.what());
+      }
+    }
     if (o->watched) watch_region(*o);
   }
   o->saved = std::exchange(*slot, &t.members[0]);
@@ -1256,7 +1281,8 @@ region_ptr open(void (*fn)(void*), void* data, unsigned nthreads, work_share* pr
 }
 
 void close(open_region& o) {
-  finish_children(o.t.members[0]);
+  // A detached member 0 finishes its children on its own ULT (run_member), perhaps still now.
+  if (!o.first_detached) finish_children(o.t.members[0]);
   *o.slot = o.saved;
   struct outer_done {
     bool outer;
@@ -1291,13 +1317,13 @@ void run_parallel(void (*fn)(void*), void* data, unsigned nthreads, unsigned fla
                   work_share* preset) {
   // proc_bind (flags & 7) sets the members' bind-var; members are placed round-robin whatever
   // it says (weft's streams are bound once, from OMP_PROC_BIND/OMP_PLACES).
-  region_ptr o = open(fn, data, nthreads, preset, static_cast<int>(flags & 7));
-  fn(data);
+  region_ptr o = open(fn, data, nthreads, preset, static_cast<int>(flags & 7), false);
+  if (!o->first_detached) fn(data);
   close(*o);
 }
 
 void* legacy_open(void (*fn)(void*), void* data, unsigned nthreads, work_share* preset) {
-  return open(fn, data, nthreads, preset, 0).release();
+  return open(fn, data, nthreads, preset, 0, true).release();
 }
 
 void legacy_close(void* region) {

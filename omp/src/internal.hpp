@@ -171,6 +171,21 @@ class small_stack {
   std::size_t size_ = 0;
 };
 
+/// Task records linked through themselves, newest first, with their count: two words in a
+/// context, which every explicit task builds (a record that outgrows a task block is malloc'ed,
+/// and freeing it on another thread takes malloc's arena lock; tasks.cpp, task_block_bytes).
+class task_list {
+ public:
+  bool empty() const noexcept { return count_ == 0; }
+  std::size_t size() const noexcept { return count_; }
+  void push(task_rec* t) noexcept;  // tasks.cpp
+  task_rec* pop() noexcept;         // tasks.cpp; the newest
+
+ private:
+  task_rec* head_ = nullptr;
+  std::size_t count_ = 0;
+};
+
 /// A task's view: an implicit task (team member) or an explicit task. Every OpenMP call made by a
 /// unit looks up its current context.
 struct context {
@@ -197,7 +212,7 @@ struct context {
   small_stack<ult> children;  ///< ULTs of its deferred tasks, not yet joined
   /// Its deferred tasks in a team of one, not yet run: no other thread may run them, so they wait
   /// here without a ULT until a scheduling point of this task runs them (run_queued).
-  small_stack<task_rec*> queued;
+  task_list queued;
   std::vector<task_rec*> detached;  ///< detached tasks among them, not yet seen complete
   taskgroup* group = nullptr;       ///< innermost taskgroup
   dep_table* deps = nullptr;        ///< dependences among its children (lazy)

@@ -227,9 +227,9 @@ struct context {
   bool paused = false;             ///< its slot is released for a scheduling point
   context() = default;
   /// The context of an explicit task that `creator` encounters: the same team, member number,
-  /// levels, ICVs and taskgroup. Its own fields start empty. Built in the member initialisers
-  /// rather than by assignment after default construction, which cleared the whole record
-  /// first (`rep stos` on x86, about a third of an undeferred task's time).
+  /// levels, ICVs and taskgroup. Its own fields start empty. Built in the member initialisers:
+  /// default construction followed by assignments clears the whole record first (`rep stos` on
+  /// x86, about a third of an undeferred task's time).
   context(const context& creator, bool final, std::uint32_t undeferred_depth_) noexcept
       : t(creator.t),
         parent(creator.parent),

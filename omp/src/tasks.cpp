@@ -668,10 +668,10 @@ void run_prioritized(unit_arg* a) noexcept {
   q->push(priority, t);
 }
 
-// The waits of an undeferred task, out of line so that the frame every level of undeferred tasks
-// adds stays small: its predecessors, before it runs; its fulfilment (a detached task), after.
 void run_queued(context& c, std::size_t first);
 
+// The waits of an undeferred task, out of line so that the frame every level of undeferred tasks
+// adds stays small: its predecessors, before it runs; its fulfilment (a detached task), after.
 [[gnu::noinline]] void wait_undeferred_deps(context& parent, const dep_list& deps) {
   std::vector<task_rec*> preds = link_deps(parent, deps, nullptr);
   if (!preds.empty()) {
@@ -894,11 +894,6 @@ template <class Prepare>
                  depend ? &deps : nullptr, detach != nullptr, prepare, hand_out);
 }
 
-// Runs the queued tasks of `c`, the calling unit's current task, from index `first` on, newest
-// first: each here, on the caller's stack, with its context current (where the stack runs low, on
-// a ULT of its own that the caller joins, as an undeferred task). First at every point where `c`
-// waits: a sibling with a ULT may wait for one of them (for the event of a detached task it
-// depends on), and nothing else runs them.
 }  // namespace
 
 void task_list::push(task_rec* t) noexcept {
@@ -916,6 +911,11 @@ task_rec* task_list::pop() noexcept {
 
 namespace {
 
+// Runs the queued tasks of `c`, the calling unit's current task, from index `first` on, newest
+// first: each here, on the caller's stack, with its context current (where the stack runs low, on
+// a ULT of its own that the caller joins, as an undeferred task). First at every point where `c`
+// waits: a sibling with a ULT may wait for one of them (for the event of a detached task it
+// depends on), and nothing else runs them.
 void run_queued(context& c, std::size_t first) {
   while (c.queued.size() > first) {
     task_rec* const t = c.queued.pop();

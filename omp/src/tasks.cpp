@@ -220,8 +220,8 @@ void mark_done(task_rec* t) {
 // flow from the threads that run tasks to the ones that create them through task_block_depot.
 constexpr std::size_t task_block_bytes = 640;
 // Room for the argument blocks GCC builds (a few pointers and firstprivate values): a task whose
-// record and arguments do not fit goes to malloc (BOTS nqueens on 2 threads, 72 bytes of
-// arguments, ran 35% slower when its records outgrew a block).
+// record and arguments do not fit goes to malloc (BOTS nqueens on 2 threads ran a third slower
+// when its records with their arguments outgrew a block).
 static_assert(sizeof(task_rec) + 128 <= task_block_bytes,
               "a task record and a 128-byte argument block fit a task block");
 

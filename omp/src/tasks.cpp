@@ -129,8 +129,8 @@ struct task_rec {
   eventual<void> completed;
   std::atomic<int> refs{1};
   std::vector<task_rec*> preds;
-  detach_state* detach = nullptr;  ///< detached tasks only
-  live_count* counted = nullptr;   ///< its creator's count of queued tasks
+  detach_state* detach = nullptr;   ///< detached tasks only
+  live_count* counted = nullptr;    ///< its creator's count of queued tasks
   task_rec* next_queued = nullptr;  ///< the next older task of its creator's `queued` list
   task_rec(const context& creator, bool final_task) noexcept : ctx(creator, final_task, 0) {}
   ~task_rec() { delete detach; }

@@ -229,7 +229,7 @@ struct context {
   /// The context of an explicit task that `creator` encounters: the same team, member number,
   /// levels, ICVs and taskgroup. Its own fields start empty. Built in the member initialisers:
   /// default construction followed by assignments clears the whole record first (`rep stos` on
-  /// x86, about a third of an undeferred task's time).
+  /// x86: a quarter of the run of 10^6 undeferred `in_reduction` tasks, perf).
   context(const context& creator, bool final, std::uint32_t undeferred_depth_) noexcept
       : t(creator.t),
         parent(creator.parent),

@@ -108,6 +108,7 @@ int pause_host();
 
 struct team;
 struct task_rec;
+struct queued_task;
 struct taskgroup;
 struct prio_queue;
 struct dep_table;
@@ -171,18 +172,17 @@ class small_stack {
   std::size_t size_ = 0;
 };
 
-/// Task records linked through themselves, newest first, with their count: two words in a
-/// context, which every explicit task builds (a record that outgrows a task block is malloc'ed,
-/// and freeing it on another thread takes malloc's arena lock; tasks.cpp, task_block_bytes).
+/// Queued tasks of a team of one (tasks.cpp, queued_task) linked through themselves, newest
+/// first, with their count: two words in a context, which every explicit task builds.
 class task_list {
  public:
   bool empty() const noexcept { return count_ == 0; }
   std::size_t size() const noexcept { return count_; }
-  void push(task_rec* t) noexcept;  // tasks.cpp
-  task_rec* pop() noexcept;         // tasks.cpp; the newest
+  void push(queued_task* t) noexcept;  // tasks.cpp
+  queued_task* pop() noexcept;         // tasks.cpp; the newest
 
  private:
-  task_rec* head_ = nullptr;
+  queued_task* head_ = nullptr;
   std::size_t count_ = 0;
 };
 
@@ -242,6 +242,21 @@ struct context {
         explicit_task(true),
         undeferred_depth(undeferred_depth_),
         group(creator.group) {}
+  /// The same for a task that waited in `creator`'s list: with the ICVs and taskgroup it was
+  /// created with, which may since have changed in `creator`.
+  context(const context& creator, const icvs& icv_, taskgroup* group_, bool final,
+          std::uint32_t undeferred_depth_) noexcept
+      : t(creator.t),
+        parent(creator.parent),
+        num(creator.num),
+        level(creator.level),
+        active_level(creator.active_level),
+        width_product(creator.width_product),
+        icv(icv_),
+        final_task(final),
+        explicit_task(true),
+        undeferred_depth(undeferred_depth_),
+        group(group_) {}
   context(const context&) = delete;
   context& operator=(const context&) = delete;
   ~context();

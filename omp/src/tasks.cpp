@@ -101,9 +101,20 @@ struct detach_state {
   std::uintptr_t handle = 0;    ///< its omp_event_handle_t
 };
 
-/// A stream's count of the deferred tasks it created that have not started (see g_live).
+/// A stream's count of the deferred tasks it created that have not started (see g_live): its
+/// own thread adds a task when it creates one and takes it off when it starts one of its own,
+/// with plain loads and stores (one writer: no locked instruction per task); another thread that
+/// starts one of them counts it in `started_elsewhere`, on a line of its own. A count that
+/// threads share (threads outside weft, streams past the table) takes every update atomically.
 struct alignas(64) live_count {
-  std::atomic<long> n{0};
+  constexpr live_count() noexcept = default;
+  constexpr explicit live_count(bool is_shared) noexcept : shared(is_shared) {}
+  std::atomic<long> n{0};  ///< created minus started on the owning thread
+  const bool shared = false;
+  alignas(64) std::atomic<long> started_elsewhere{0};
+  long queued() const noexcept {
+    return n.load(std::memory_order_relaxed) - started_elsewhere.load(std::memory_order_relaxed);
+  }
 };
 
 /// A deferred task: its context, body and argument block (allocated right after it), completion
@@ -131,9 +142,26 @@ struct task_rec {
   std::vector<task_rec*> preds;
   detach_state* detach = nullptr;   ///< detached tasks only
   live_count* counted = nullptr;    ///< its creator's count of queued tasks
-  task_rec* next_queued = nullptr;  ///< the next older task of its creator's `queued` list
   task_rec(const context& creator, bool final_task) noexcept : ctx(creator, final_task, 0) {}
   ~task_rec() { delete detach; }
+};
+
+/// A deferred task of a team of one, waiting in its creator's `queued` list until a scheduling
+/// point of the creator runs it there (run_queued): no other thread may run it, nothing waits
+/// for it but its creator, so it needs no task record, only what its context takes from the
+/// creator at creation that the creator's may no longer hold when it runs (the ICVs and the
+/// taskgroup), its body, and its argument block (allocated right after it). A third of a task
+/// record: the record's construction was the largest part of a deferred task's cost here.
+struct queued_task {
+  queued_task* next;  ///< the next older task of the list
+  void (*fn)(void*);
+  void* data;
+  taskgroup* group;
+  live_count* counted;  ///< its creator's count of queued tasks
+  icvs icv;
+  bool final_task;
+  bool block;   ///< its memory is a task block (see take_task_block), not malloc's
+  bool copied;  ///< built by GCC's copy function: runs even once cancelled (see task_rec)
 };
 
 namespace {
@@ -167,17 +195,28 @@ int task_priority(unsigned flags, int priority) {
 // per stream, each on its own cache line: a process-wide count took a line from the other stream
 // at every creation and every start (fib with a task per level on 2 streams spent most of its task
 // creation and ending on that line). A task's start lowers its creator's count, so only stolen
-// tasks touch another stream's line.
-constexpr std::size_t live_counts = 64;  // streams past it share counts (rank modulo)
-live_count g_live[live_counts];
+// tasks touch another stream's line. Neither touches a count with a locked instruction unless
+// the count is shared: a locked add at creation and a locked sub at the start were 17% of a
+// team of one's time in BOTS nqueens (perf), more than libgomp's whole task lock.
+//
+// A team of one's tasks that wait in their creator's list (queued_task) count until they end,
+// against libgomp's limit for a team of one (64), as libgomp counts them: no other thread can
+// take them, and in a deep recursion the tasks past the limit then run undeferred, without an
+// allocation or a copy of their arguments into it (BOTS floorplan copies 4 KiB per task).
+constexpr std::size_t live_counts = 64;  // streams of rank 0-62 have their own
+live_count g_live[live_counts - 1];
+live_count g_live_shared{true};  // threads outside weft, streams of rank 63 and up
 
 // The calling thread's count, found once per thread: a stream is one kernel thread for its whole
-// life (threads outside weft share the first count). Initial-exec, as t_task_blocks below.
+// life, and no two live streams have one rank. Initial-exec, as t_task_blocks below.
 [[gnu::tls_model("initial-exec")]] constinit thread_local live_count* t_live = nullptr;
 
 [[gnu::noinline]] live_count& find_live_count() noexcept {
   const execution_stream* s = this_unit::stream();
-  t_live = &g_live[s ? static_cast<std::size_t>(s->rank()) % live_counts : 0];
+  const int rank = s ? s->rank() : -1;
+  t_live = rank >= 0 && static_cast<std::size_t>(rank) < live_counts - 1
+               ? &g_live[static_cast<std::size_t>(rank)]
+               : &g_live_shared;
   return *t_live;
 }
 
@@ -187,11 +226,37 @@ inline live_count& live_count_here() noexcept {
   return c ? *c : find_live_count();
 }
 
+// A deferred task created on the calling thread (whose count `c` is, live_count_here()).
+inline void count_created(live_count& c) noexcept {
+  if (c.shared) [[unlikely]] {
+    c.n.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    c.n.store(c.n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+}
+
+// A deferred task counted in `c` starts (a queued_task: ends) on the calling thread.
+inline void count_started(live_count& c) noexcept {
+  if (c.shared) [[unlikely]] {
+    c.n.fetch_sub(1, std::memory_order_relaxed);
+  } else if (&c == t_live) {
+    c.n.store(c.n.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  } else {
+    c.started_elsewhere.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 // The limit of one stream's count: a single producer (a `single` creating every task) may keep
 // as many queued as libgomp lets a whole team hold (64 per thread, one thread per stream here).
 long queued_task_limit() {
   static const long limit = 64l * std::max(1, settings().streams);
   return limit;
+}
+
+// The limit of the calling stream's count for a deferred task of `parent`'s team (not orphaned).
+inline long task_limit(const context& parent) {
+  constexpr long team_of_one_limit = 64;
+  return parent.t->nthreads == 1 ? team_of_one_limit : queued_task_limit();
 }
 
 // A stream that queued a deferred task and, when a waiter last looked, still held queued units
@@ -350,7 +415,13 @@ thread_local std::unique_ptr<task_block_list> t_task_blocks_owner;
 }
 
 void unref(task_rec* t) {
-  if (t->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // A count of 1 is the caller's own reference: only a holder adds one, so none can appear now,
+  // and the record is freed without a locked instruction (most tasks have no other reference).
+  // The acquire orders the frees after every other holder's last use, as the sub's would.
+  if (t->refs.load(std::memory_order_acquire) != 1 &&
+      t->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+    return;
+  }
   for (task_rec* p : t->preds) unref(p);
   const bool block = t->block;
   t->~task_rec();
@@ -606,6 +677,24 @@ bool low_on_stack() {
   return left != 0 && left < quarter;
 }
 
+// The largest argument block copied onto a stack below an undeferred task's frame.
+constexpr std::size_t max_alloca_copy = std::size_t{64} << 10;
+
+// Whether `bytes` more of the calling unit's stack leave it at least a quarter of a ULT stack
+// (a thread's stack, whose size weft does not know, is taken to have room, as libgomp takes it).
+bool stack_room_for(std::size_t bytes) {
+  if (bytes > max_alloca_copy) return false;
+  static const std::size_t quarter = ult_stack_size() / 4;
+  const std::size_t left = this_unit::stack_left();
+  return left == 0 || (left > bytes && left - bytes >= quarter);
+}
+
+// Calls run(room) with `bytes` of this frame's stack at `room`.
+template <class Run>
+[[gnu::noinline]] void on_stack_copy(std::size_t bytes, Run& run) {
+  run(static_cast<unsigned char*>(__builtin_alloca(bytes)));
+}
+
 // A task created while task reductions are open may update a member's private copies (found by
 // omp_get_thread_num() or GOMP_task_reduction_remap): it runs in the place of a member that waits
 // at a scheduling point, taking that member's number, so that no two units update one copy at
@@ -625,7 +714,7 @@ void drop_slot(context& c) {
 void run_task(unit_arg* a) noexcept {
   auto* t = reinterpret_cast<task_rec*>(a);
   wait_preds(t->preds);
-  t->counted->n.fetch_sub(1, std::memory_order_relaxed);
+  count_started(*t->counted);
   const bool run = !skipped(t->ctx) || t->copied;
   if (run) {
     if (t->ctx.red_task) take_slot(t->ctx);
@@ -722,42 +811,118 @@ void run_undeferred(context** slot, context& parent, void (*fn)(void*), void* da
     event = std::make_unique<detach_state>();
     hand_out(event.get());
   }
-  void* buf = data;
-  // The copy of the argument block: on the stack when it fits (GCC's blocks are a few pointers
-  // and firstprivate values), else on the heap.
+  // The copy of the argument block goes on the stack, as libgomp copies it: in this frame when
+  // it fits (GCC's blocks are mostly a few pointers and firstprivate values), in a frame below
+  // (on_stack_copy) where the stack has room (BOTS floorplan's are 4 KiB boards: a malloc and a
+  // free per task ran it 1.4x libgomp's time on one thread), else on the heap.
+  auto run_with = [&](unsigned char* room) __attribute__((always_inline)) {
+    void* buf = data;
+    if (cpyfn || size) {
+      buf = room + (round_up(reinterpret_cast<std::uintptr_t>(room), align) -
+                    reinterpret_cast<std::uintptr_t>(room));
+      if (cpyfn) {
+        cpyfn(buf, data);
+      } else {
+        std::memcpy(buf, data, size);
+      }
+    }
+    prepare(buf);
+    struct outer_task {
+      bool outer;
+      explicit outer_task(bool o) : outer(o) {
+        if (outer) g_outer_busy.fetch_add(1, std::memory_order_relaxed);
+      }
+      ~outer_task() {
+        if (outer) g_outer_busy.fetch_sub(1, std::memory_order_relaxed);
+      }
+    } counted(parent.level == 0);
+    context_scope scope(slot, &child);
+    const bool run = !skipped(child) || cpyfn != nullptr;
+    if (run) fn(buf);
+    if (own_slot) drop_slot(child);
+    finish_children(child);
+    if (event) wait_undeferred_event(child, event.get(), run);
+  };
   alignas(16) unsigned char local[max_stack_copy];
-  std::unique_ptr<unsigned char[]> heap;
-  if (cpyfn || size) {
-    const std::size_t room_size = size + align - 1;
-    unsigned char* room = local;
-    if (room_size > sizeof local) {
-      heap = std::make_unique_for_overwrite<unsigned char[]>(room_size);
-      room = heap.get();
-    }
-    buf = room + (round_up(reinterpret_cast<std::uintptr_t>(room), align) -
-                  reinterpret_cast<std::uintptr_t>(room));
-    if (cpyfn) {
-      cpyfn(buf, data);
-    } else {
-      std::memcpy(buf, data, size);
-    }
+  const std::size_t room_size = cpyfn || size ? size + align - 1 : 0;
+  if (room_size <= sizeof local) [[likely]] {
+    run_with(local);
+    return;
   }
-  prepare(buf);
-  struct outer_task {
-    bool outer;
-    explicit outer_task(bool o) : outer(o) {
-      if (outer) g_outer_busy.fetch_add(1, std::memory_order_relaxed);
-    }
-    ~outer_task() {
-      if (outer) g_outer_busy.fetch_sub(1, std::memory_order_relaxed);
-    }
-  } counted(parent.level == 0);
-  context_scope scope(slot, &child);
-  const bool run = !skipped(child) || cpyfn != nullptr;
-  if (run) fn(buf);
-  if (own_slot) drop_slot(child);
-  finish_children(child);
-  if (event) wait_undeferred_event(child, event.get(), run);
+  if (stack_room_for(room_size)) {
+    on_stack_copy(room_size, run_with);
+    return;
+  }
+  const auto heap = std::make_unique_for_overwrite<unsigned char[]>(room_size);
+  run_with(heap.get());
+}
+
+// The memory of a deferred task: a `Record` and, at `data`, an argument block of `size` bytes
+// aligned to `align`, in one allocation: a task block from the thread's list where it fits (most
+// tasks), else malloc where its alignment suffices (glibc serves it from the thread's cache, while
+// aligned_alloc takes the arena's lock, which the streams freeing tasks contend for). Freed by
+// give_task_block() when `block`, else by free().
+struct task_memory {
+  void* mem;
+  void* data;
+  bool block;
+};
+
+template <class Record>
+task_memory take_task_memory(std::size_t size, std::size_t align) {
+  const std::size_t offset = round_up(sizeof(Record), align);
+  const std::size_t mem_align = std::max(alignof(Record), align);
+  const std::size_t mem_size = (offset + size + 63) / 64 * 64;
+  const bool block = mem_align <= alignof(std::max_align_t) && mem_size <= task_block_bytes;
+  void* mem = block                                    ? take_task_block()
+              : mem_align <= alignof(std::max_align_t) ? std::malloc(mem_size)
+                                                       : std::aligned_alloc(mem_align, mem_size);
+  if (!mem) fatal("out of memory creating a task");
+  return {mem, static_cast<unsigned char*>(mem) + offset, block};
+}
+
+// Whether a deferred task waits in its creator's list (queue_task) rather than on a ULT: in a
+// team of one no other thread may run it, and its creator runs it at its next scheduling point,
+// as libgomp's thread runs its team's queue. Tasks with dependences, an event or task reductions
+// take the general path, whose waits and slots they need, and so do all tasks where priorities
+// are in use (OMP_MAX_TASK_PRIORITY > 0: a task without one must run after its siblings with
+// one).
+inline bool waits_in_creator(const context& parent, int priority, const void* depend,
+                             const void* detach) {
+  static const bool priorities = settings().max_task_priority > 0;
+  return parent.t->nthreads == 1 && priority == 0 && !depend && !detach && !priorities &&
+         parent.t->red_active.load(std::memory_order_acquire) == 0;
+}
+
+// Whether a task that `parent` creates, deferred and without depend, detach or priority clauses,
+// waits in its creator's list with nothing else to check: spawn()'s checks (cancellation, a
+// team learning whether its members may be tasklets, the queued limit, an orphaned construct, a
+// final task) all pass.
+inline bool waits_in_creator_at_once(const context& parent) {
+  static const bool cancellation = settings().cancellation;
+  return parent.t && !parent.final_task && !cancellation && !parent.t->blocking_flag &&
+         !parent.t->orphaned() && waits_in_creator(parent, 0, nullptr, nullptr) &&
+         live_count_here().queued() < task_limit(parent);
+}
+
+// Creates a deferred task of context `parent` in a team of one (waits_in_creator()): a
+// queued_task in the creator's list. Parameters as run_undeferred's.
+template <class Prepare>
+[[gnu::noinline]] void queue_task(context& parent, void (*fn)(void*), void* data,
+                                  void (*cpyfn)(void*, void*), std::size_t size, std::size_t align,
+                                  bool final_task, Prepare& prepare) {
+  const task_memory m = take_task_memory<queued_task>(size, align);
+  auto* q = ::new (m.mem) queued_task{nullptr,    fn,         m.data,  parent.group,    nullptr,
+                                      parent.icv, final_task, m.block, cpyfn != nullptr};
+  if (cpyfn) {
+    cpyfn(q->data, data);
+  } else if (size) {
+    std::memcpy(q->data, data, size);
+  }
+  prepare(q->data);
+  q->counted = &live_count_here();
+  count_created(*q->counted);
+  parent.queued.push(q);
 }
 
 // Creates a deferred task of context `parent`: a ULT in the calling stream's main pool, with its
@@ -768,23 +933,13 @@ template <class Prepare, class HandOut>
                                       std::size_t align, bool final_task, int priority,
                                       const dep_list* deps, bool detach, Prepare& prepare,
                                       HandOut& hand_out) {
-  const std::size_t offset = round_up(sizeof(task_rec), align);
-  const std::size_t mem_align = std::max(alignof(task_rec), align);
-  const std::size_t mem_size = (offset + size + 63) / 64 * 64;
-  // malloc where its alignment suffices: glibc serves it from the thread's cache, while
-  // aligned_alloc takes the arena's lock, which the streams freeing tasks contend for. Most
-  // records fit a task block, from the thread's list.
-  const bool block = mem_align <= alignof(std::max_align_t) && mem_size <= task_block_bytes;
-  void* mem = block                                    ? take_task_block()
-              : mem_align <= alignof(std::max_align_t) ? std::malloc(mem_size)
-                                                       : std::aligned_alloc(mem_align, mem_size);
-  if (!mem) fatal("out of memory creating a task");
-  auto* t = ::new (mem) task_rec(parent, final_task);
-  t->block = block;
+  const task_memory m = take_task_memory<task_rec>(size, align);
+  auto* t = ::new (m.mem) task_rec(parent, final_task);
+  t->block = m.block;
   t->hdr.cur = &t->ctx;
   t->hdr.run = &run_task;
   t->fn = fn;
-  t->data = static_cast<unsigned char*>(mem) + offset;
+  t->data = m.data;
   t->ctx.red_task = parent.t && parent.t->red_active.load(std::memory_order_acquire) > 0;
   if (detach) {
     t->detach = new detach_state;
@@ -799,18 +954,7 @@ template <class Prepare, class HandOut>
   }
   prepare(t->data);
   t->counted = &live_count_here();
-  t->counted->n.fetch_add(1, std::memory_order_relaxed);
-  // In a team of one no other thread may run the task: it waits in its creator's list, without a
-  // ULT, until a scheduling point runs it there (run_queued), as libgomp's thread runs its
-  // team's queue. Tasks with dependences, an event or task reductions take the general path,
-  // whose waits and slots they need, and so do all tasks where priorities are in use
-  // (OMP_MAX_TASK_PRIORITY > 0: a task without one must run after its siblings with one).
-  static const bool priorities = settings().max_task_priority > 0;
-  if (priority == 0 && !deps && !detach && !t->ctx.red_task && parent.t->nthreads == 1 &&
-      !priorities) {
-    parent.queued.push(t);
-    return;
-  }
+  count_created(*t->counted);
   if (deps) t->preds = link_deps(parent, *deps, t);
   execution_stream* self = this_unit::stream();
   pool& p = self ? self->main_pool() : execution_stream::primary().main_pool();
@@ -860,8 +1004,7 @@ template <class Prepare>
   if (depend) deps = read_depend(depend);
   // A detached task is never made undeferred for the limit: its creator would wait for a
   // fulfilment that the creator itself may be about to make.
-  if (deferred && !detach &&
-      live_count_here().n.load(std::memory_order_relaxed) >= queued_task_limit()) {
+  if (deferred && !detach && live_count_here().queued() >= task_limit(parent)) {
     deferred = false;
   }
   // The handle is written where the encountering task reads it and into the task's data before
@@ -890,46 +1033,83 @@ template <class Prepare>
                    detach != nullptr, prepare, hand_out);
     return;
   }
+  if (waits_in_creator(parent, priority, depend, detach)) {
+    queue_task(parent, fn, data, cpyfn, size, align, final_task, prepare);
+    return;
+  }
   spawn_deferred(parent, fn, data, cpyfn, size, align, final_task, priority,
                  depend ? &deps : nullptr, detach != nullptr, prepare, hand_out);
 }
 
 }  // namespace
 
-void task_list::push(task_rec* t) noexcept {
-  t->next_queued = head_;
+void task_list::push(queued_task* t) noexcept {
+  t->next = head_;
   head_ = t;
   ++count_;
 }
 
-task_rec* task_list::pop() noexcept {
-  task_rec* t = head_;
-  head_ = t->next_queued;
+queued_task* task_list::pop() noexcept {
+  queued_task* t = head_;
+  head_ = t->next;
   --count_;
   return t;
 }
 
 namespace {
 
+// Runs the queued task `q` of `creator` (whose list no longer holds it) with its own context
+// current in `slot`, the calling unit's, and frees it. `depth`: its undeferred_depth (1 nested
+// on the creator's stack: its own undeferred children measure what is left).
+void run_queued_task(context** slot, context& creator, queued_task* q,
+                     std::uint32_t depth) noexcept {
+  {
+    context child(creator, q->icv, q->group, q->final_task, depth);
+    const context_scope scope(slot, &child);
+    if (!skipped(child) || q->copied) q->fn(q->data);
+    finish_children(child);
+  }
+  count_started(*q->counted);
+  const bool block = q->block;
+  q->~queued_task();
+  if (block) {
+    give_task_block(q);
+  } else {
+    std::free(q);
+  }
+}
+
+// A queued task on a ULT of its own (run_queued, low on stack): the ULT's argument.
+struct queued_on_ult {
+  unit_arg hdr;
+  context* creator;
+  queued_task* task;
+};
+
+void run_queued_on_ult(unit_arg* a) noexcept {
+  auto* r = reinterpret_cast<queued_on_ult*>(a);
+  run_queued_task(&r->hdr.cur, *r->creator, r->task, 0);
+}
+
 // Runs the queued tasks of `c`, the calling unit's current task, from index `first` on, newest
 // first: each here, on the caller's stack, with its context current (where the stack runs low, on
 // a ULT of its own that the caller joins, as an undeferred task). First at every point where `c`
 // waits: a sibling with a ULT may wait for one of them (for the event of a detached task it
-// depends on), and nothing else runs them.
+// depends on), and nothing else runs them. The stack left and the slot are the same for every
+// task of the loop: each returns before the next.
 void run_queued(context& c, std::size_t first) {
-  while (c.queued.size() > first) {
-    task_rec* const t = c.queued.pop();
-    if (low_on_stack()) {
+  if (c.queued.size() <= first) return;
+  if (low_on_stack()) {
+    while (c.queued.size() > first) {
+      queued_on_ult r{{&c, &run_queued_on_ult}, &c, c.queued.pop()};
       execution_stream* self = this_unit::stream();
       pool& p = self ? self->main_pool() : execution_stream::primary().main_pool();
-      ult::create(p, &unit_entry, t).join();
-      continue;
+      ult::create(p, &unit_entry, &r).join();
     }
-    // Nested on this stack: its own undeferred children measure what is left.
-    t->ctx.undeferred_depth = 1;
-    const context_scope scope(current_slot(), &t->ctx);
-    run_task(&t->hdr);
+    return;
   }
+  context** const slot = current_slot();
+  while (c.queued.size() > first) run_queued_task(slot, c, c.queued.pop(), 1);
 }
 
 // Waits for the detached children of `c` from index `first` on, newest first.
@@ -1119,6 +1299,19 @@ void parallel_red_member(void* arg) {
   c.group = g.outer;
 }
 
+// GOMP_task's general path: every task that does not wait in its creator's list at once.
+[[gnu::noinline]] void create_task(context** slot, void (*fn)(void*), void* data,
+                                   void (*cpyfn)(void*, void*), long arg_size, long arg_align,
+                                   bool if_clause, unsigned flags, void** depend, int priority,
+                                   void* detach) {
+  context& c = **slot;
+  const bool final_task = c.final_task || (flags & flag_final);
+  const bool deferred = if_clause && !c.final_task;
+  spawn(slot, fn, data, cpyfn, arg_size, arg_align, deferred, final_task,
+        task_priority(flags, priority), (flags & flag_depend) ? depend : nullptr,
+        (flags & flag_detach) ? detach : nullptr, [](void*) {});
+}
+
 }  // namespace
 
 bool cancelled_group(context& c) {
@@ -1145,12 +1338,20 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
                void* detach) {
   context** slot = current_slot();
   context& c = **slot;
-  const bool final_task = c.final_task || (flags & flag_final);
-  const bool deferred = if_clause && !c.final_task;
   (void)flag_untied;
-  spawn(slot, fn, data, cpyfn, arg_size, arg_align, deferred, final_task,
-        task_priority(flags, priority), (flags & flag_depend) ? depend : nullptr,
-        (flags & flag_detach) ? detach : nullptr, [](void*) {});
+  auto no_prepare = [](void*) {};
+  // A deferred task of a team of one without clauses that need the general path goes to its
+  // creator's list from here: the general path's frame (an undeferred task's context and
+  // argument copy) cost this one 28 instructions of saves and restores per task.
+  if (if_clause && !(flags & (flag_depend | flag_detach | flag_priority)) &&
+      waits_in_creator_at_once(c)) {
+    queue_task(c, fn, data, cpyfn, arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0,
+               arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1, (flags & flag_final) != 0,
+               no_prepare);
+    return;
+  }
+  create_task(slot, fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority,
+              detach);
 }
 
 void GOMP_taskwait(void) {

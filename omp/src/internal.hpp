@@ -259,7 +259,14 @@ struct context {
         group(group_) {}
   context(const context&) = delete;
   context& operator=(const context&) = delete;
-  ~context();
+  /// Inline: every task destroys one, and most never made the tables.
+  ~context() {
+    if (deps || prio) [[unlikely]]
+      free_tables();
+  }
+
+ private:
+  void free_tables() noexcept;  // tasks.cpp
 };
 
 /// True when a stream that queued deferred tasks still holds queued units and is not the

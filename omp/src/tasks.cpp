@@ -894,15 +894,65 @@ inline bool waits_in_creator(const context& parent, int priority, const void* de
          parent.t->red_active.load(std::memory_order_acquire) == 0;
 }
 
-// Whether a task that `parent` creates, deferred and without depend, detach or priority clauses,
-// waits in its creator's list with nothing else to check: spawn()'s checks (cancellation, a
-// team learning whether its members may be tasklets, the queued limit, an orphaned construct, a
-// final task) all pass.
-inline bool waits_in_creator_at_once(const context& parent) {
+// Which path GOMP_task takes for a task of `parent` (`room`: the bytes its argument copy needs,
+// with its alignment). `queue`: deferred, waiting in its creator's list (waits_in_creator());
+// `undeferred`: run at once on this stack by run_undeferred_plain(), with nothing to wait for
+// and its arguments in that frame; `general`: everything else (create_task), where spawn()
+// decides. The first two are what spawn() would decide: none of its checks (cancellation, a
+// team learning whether its members may be tasklets, orphaned constructs and tasks outside any
+// region, task reductions, the stack left) has anything to do.
+enum class task_path { queue, undeferred, general };
+
+inline task_path quick_path(const context& parent, bool if_clause, unsigned flags,
+                            std::size_t room) {
   static const bool cancellation = settings().cancellation;
-  return parent.t && !parent.final_task && !cancellation && !parent.t->blocking_flag &&
-         !parent.t->orphaned() && waits_in_creator(parent, 0, nullptr, nullptr) &&
-         live_count_here().queued() < task_limit(parent);
+  const team* t = parent.t;
+  if ((flags & (flag_depend | flag_detach)) || cancellation || !t || t->orphaned() ||
+      parent.level == 0 || t->blocking_flag || t->red_active.load(std::memory_order_acquire) != 0) {
+    return task_path::general;
+  }
+  if (if_clause && !parent.final_task && live_count_here().queued() < task_limit(parent)) {
+    return !(flags & flag_priority) && waits_in_creator(parent, 0, nullptr, nullptr)
+               ? task_path::queue
+               : task_path::general;
+  }
+  // The stack is measured from the second level of undeferred tasks on (see spawn()), and for an
+  // argument block larger than run_undeferred_plain()'s frame holds.
+  if (parent.undeferred_depth > 0 || room > max_stack_copy) {
+    if (room > max_alloca_copy) return task_path::general;
+    static const std::size_t quarter = ult_stack_size() / 4;
+    const std::size_t left = this_unit::stack_left();
+    if (left != 0 && (left < quarter || (room > max_stack_copy && left - quarter < room)))
+      return task_path::general;
+  }
+  return task_path::undeferred;
+}
+
+// An undeferred task of `parent` on quick_path()'s `undeferred` path: run_undeferred() without
+// the waits, events and task reduction slots it never has. Never inlined: a large argument block
+// is copied into this frame's stack (alloca).
+[[gnu::noinline]] void run_undeferred_plain(context** slot, context& parent, void (*fn)(void*),
+                                            void* data, void (*cpyfn)(void*, void*),
+                                            std::size_t size, std::size_t align, bool final_task) {
+  context child(parent, final_task, parent.undeferred_depth + 1);
+  alignas(16) unsigned char local[max_stack_copy];
+  void* buf = data;
+  if (cpyfn || size) {
+    const std::size_t room_size = size + align - 1;
+    unsigned char* const room = room_size <= sizeof local
+                                    ? local
+                                    : static_cast<unsigned char*>(__builtin_alloca(room_size));
+    buf = room + (round_up(reinterpret_cast<std::uintptr_t>(room), align) -
+                  reinterpret_cast<std::uintptr_t>(room));
+    if (cpyfn) {
+      cpyfn(buf, data);
+    } else {
+      std::memcpy(buf, data, size);
+    }
+  }
+  const context_scope scope(slot, &child);
+  if (!skipped(child) || cpyfn) fn(buf);
+  finish_children(child);
 }
 
 // Creates a deferred task of context `parent` in a team of one (waits_in_creator()): a
@@ -1136,7 +1186,7 @@ void finish_children(context& c) {
   c.deps = nullptr;
 }
 
-context::~context() {
+void context::free_tables() noexcept {
   delete deps;
   delete prio;
 }
@@ -1339,16 +1389,23 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
   context** slot = current_slot();
   context& c = **slot;
   (void)flag_untied;
-  auto no_prepare = [](void*) {};
-  // A deferred task of a team of one without clauses that need the general path goes to its
-  // creator's list from here: the general path's frame (an undeferred task's context and
-  // argument copy) cost this one 28 instructions of saves and restores per task.
-  if (if_clause && !(flags & (flag_depend | flag_detach | flag_priority)) &&
-      waits_in_creator_at_once(c)) {
-    queue_task(c, fn, data, cpyfn, arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0,
-               arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1, (flags & flag_final) != 0,
-               no_prepare);
-    return;
+  // The two commonest cases go from here to paths of their own, without the general path's
+  // frame (its saves and restores were 28 instructions per task): a deferred task that waits in
+  // its creator's list (a team of one), and an undeferred task with nothing to wait for.
+  const std::size_t size = arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0;
+  const std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1;
+  switch (quick_path(c, if_clause, flags, cpyfn || size ? size + align - 1 : 0)) {
+    case task_path::queue: {
+      auto no_prepare = [](void*) {};
+      queue_task(c, fn, data, cpyfn, size, align, (flags & flag_final) != 0, no_prepare);
+      return;
+    }
+    case task_path::undeferred:
+      run_undeferred_plain(slot, c, fn, data, cpyfn, size, align,
+                           c.final_task || (flags & flag_final));
+      return;
+    case task_path::general:
+      break;
   }
   create_task(slot, fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority,
               detach);

@@ -225,9 +225,14 @@ struct context {
   int held_kind = 0;               ///< the slot_state `held` is restored to after a pause
   bool red_task = false;           ///< deferred task created while task reductions were open
   bool paused = false;             ///< its slot is released for a scheduling point
+  /// Where the stack it runs on counts as low (tasks.cpp, stack_floor()): measured at its first
+  /// need, or its creator's when it runs on its creator's stack (undeferred, or queued).
+  std::uintptr_t stack_floor = unmeasured_stack_floor;
+  static constexpr std::uintptr_t unmeasured_stack_floor = ~std::uintptr_t{0};
   context() = default;
   /// The context of an explicit task that `creator` encounters: the same team, member number,
-  /// levels, ICVs and taskgroup. Its own fields start empty. Built in the member initialisers:
+  /// levels, ICVs and taskgroup. Its own fields start empty. `undeferred_depth_` > 0: it runs
+  /// on its creator's stack. Built in the member initialisers:
   /// default construction followed by assignments clears the whole record first (`rep stos` on
   /// x86: a quarter of the run of 10^6 undeferred `in_reduction` tasks, perf).
   context(const context& creator, bool final, std::uint32_t undeferred_depth_) noexcept
@@ -241,7 +246,8 @@ struct context {
         final_task(final),
         explicit_task(true),
         undeferred_depth(undeferred_depth_),
-        group(creator.group) {}
+        group(creator.group),
+        stack_floor(undeferred_depth_ > 0 ? creator.stack_floor : unmeasured_stack_floor) {}
   /// The same for a task that waited in `creator`'s list: with the ICVs and taskgroup it was
   /// created with, which may since have changed in `creator`.
   context(const context& creator, const icvs& icv_, taskgroup* group_, bool final,
@@ -256,7 +262,8 @@ struct context {
         final_task(final),
         explicit_task(true),
         undeferred_depth(undeferred_depth_),
-        group(group_) {}
+        group(group_),
+        stack_floor(undeferred_depth_ > 0 ? creator.stack_floor : unmeasured_stack_floor) {}
   context(const context&) = delete;
   context& operator=(const context&) = delete;
   /// Inline: every task destroys one, and most never made the tables.
@@ -445,7 +452,11 @@ inline void unlock_word(std::atomic<std::uint32_t>& w) noexcept {
 }
 
 /// Completes every explicit task `c` created (joining them), as a barrier or region end must.
-void finish_children(context& c);
+/// Inline: every task ends with it, and most created none.
+void finish_children_of(context& c);  // tasks.cpp
+inline void finish_children(context& c) {
+  if (!c.children.empty() || !c.queued.empty()) finish_children_of(c);
+}
 
 /// omp_fulfill_event: the second of a detached task's body return and fulfilment completes it.
 /// Any thread, a plain pthread included; aborts with a message for a handle that is not pending.

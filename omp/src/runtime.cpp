@@ -858,6 +858,7 @@ void init_members(team& t, context& enc, int level, int active_level, int width_
     c.have_chunk = false;
     c.final_task = false;
     c.legacy = nullptr;
+    c.stack_floor = context::unmeasured_stack_floor;  // this region's member may run elsewhere
   }
 }
 

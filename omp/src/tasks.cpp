@@ -104,14 +104,17 @@ struct detach_state {
 /// A stream's count of the deferred tasks it created that have not started (see g_live): its
 /// own thread adds a task when it creates one and takes it off when it starts one of its own,
 /// with plain loads and stores (one writer: no locked instruction per task); another thread that
-/// starts one of them counts it in `started_elsewhere`, on a line of its own. A count that
+/// starts one of them counts it in `started_elsewhere`. A count that
 /// threads share (threads outside weft, streams past the table) takes every update atomically.
 struct alignas(64) live_count {
   constexpr live_count() noexcept = default;
   constexpr explicit live_count(bool is_shared) noexcept : shared(is_shared) {}
   std::atomic<long> n{0};  ///< created minus started on the owning thread
   const bool shared = false;
-  alignas(64) std::atomic<long> started_elsewhere{0};
+  /// On the owner's line: a task started elsewhere takes a line from the creator's stream
+  /// anyway (its record), and on a line of its own its load at every creation was 12% of
+  /// GOMP_task's samples in BOTS nqueens on one thread (perf: a line its working set evicts).
+  std::atomic<long> started_elsewhere{0};
   long queued() const noexcept {
     return n.load(std::memory_order_relaxed) - started_elsewhere.load(std::memory_order_relaxed);
   }
@@ -669,24 +672,41 @@ constexpr std::uintptr_t round_up(std::uintptr_t n, std::uintptr_t align) noexce
 // The largest argument block (with its alignment) an undeferred task copies onto the stack.
 constexpr std::size_t max_stack_copy = 128;
 
-// Whether the calling ULT has less than a quarter of a ULT stack left: an undeferred task then
-// runs on a stack of its own.
-bool low_on_stack() {
-  static const std::size_t quarter = ult_stack_size() / 4;
-  const std::size_t left = this_unit::stack_left();
-  return left != 0 && left < quarter;
-}
-
 // The largest argument block copied onto a stack below an undeferred task's frame.
 constexpr std::size_t max_alloca_copy = std::size_t{64} << 10;
 
-// Whether `bytes` more of the calling unit's stack leave it at least a quarter of a ULT stack
-// (a thread's stack, whose size weft does not know, is taken to have room, as libgomp takes it).
-bool stack_room_for(std::size_t bytes) {
-  if (bytes > max_alloca_copy) return false;
+// Below this address the stack that context `c` runs on has less than a quarter of a ULT stack
+// left (0: a thread's stack, whose size weft does not know, taken to have room, as libgomp takes
+// it). Measured once per context: the stack a context runs on never changes, and one that runs on
+// its creator's stack takes its creator's floor, so a recursion of undeferred tasks measures once
+// (measuring at every level, a call into weft and a look at the unit's descriptor, was 5% of BOTS
+// nqueens on one thread, perf).
+[[gnu::noinline]] std::uintptr_t measure_stack_floor() {
   static const std::size_t quarter = ult_stack_size() / 4;
   const std::size_t left = this_unit::stack_left();
-  return left == 0 || (left > bytes && left - bytes >= quarter);
+  if (left == 0) return 0;
+  return reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) - left + quarter;
+}
+
+inline std::uintptr_t stack_floor(context& c) {
+  if (c.stack_floor == context::unmeasured_stack_floor) [[unlikely]]
+    c.stack_floor = measure_stack_floor();
+  return c.stack_floor;
+}
+
+// Whether `bytes` more of the calling unit's stack, which context `c` runs on, leave it above
+// its floor: an undeferred task then runs on it, its arguments copied there; otherwise it gets a
+// stack of its own, its arguments a heap block.
+inline bool stack_room_for(context& c, std::size_t bytes) {
+  if (bytes > max_alloca_copy) return false;
+  const std::uintptr_t floor = stack_floor(c);
+  const auto here = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  return here >= floor && here - floor >= bytes;
+}
+
+// Whether the calling unit, running context `c`, has less than a quarter of a ULT stack left.
+inline bool low_on_stack(context& c) {
+  return !stack_room_for(c, 0);
 }
 
 // Calls run(room) with `bytes` of this frame's stack at `room`.
@@ -849,7 +869,7 @@ void run_undeferred(context** slot, context& parent, void (*fn)(void*), void* da
     run_with(local);
     return;
   }
-  if (stack_room_for(room_size)) {
+  if (stack_room_for(parent, room_size)) {
     on_stack_copy(room_size, run_with);
     return;
   }
@@ -903,8 +923,7 @@ inline bool waits_in_creator(const context& parent, int priority, const void* de
 // region, task reductions, the stack left) has anything to do.
 enum class task_path { queue, undeferred, general };
 
-inline task_path quick_path(const context& parent, bool if_clause, unsigned flags,
-                            std::size_t room) {
+inline task_path quick_path(context& parent, bool if_clause, unsigned flags, std::size_t room) {
   static const bool cancellation = settings().cancellation;
   const team* t = parent.t;
   if ((flags & (flag_depend | flag_detach)) || cancellation || !t || t->orphaned() ||
@@ -916,14 +935,11 @@ inline task_path quick_path(const context& parent, bool if_clause, unsigned flag
                ? task_path::queue
                : task_path::general;
   }
-  // The stack is measured from the second level of undeferred tasks on (see spawn()), and for an
+  // The stack is looked at from the second level of undeferred tasks on (see spawn()), and for an
   // argument block larger than run_undeferred_plain()'s frame holds.
-  if (parent.undeferred_depth > 0 || room > max_stack_copy) {
-    if (room > max_alloca_copy) return task_path::general;
-    static const std::size_t quarter = ult_stack_size() / 4;
-    const std::size_t left = this_unit::stack_left();
-    if (left != 0 && (left < quarter || (room > max_stack_copy && left - quarter < room)))
-      return task_path::general;
+  if ((parent.undeferred_depth > 0 || room > max_stack_copy) &&
+      !stack_room_for(parent, room > max_stack_copy ? room : 0)) {
+    return task_path::general;
   }
   return task_path::undeferred;
 }
@@ -1071,7 +1087,7 @@ template <class Prepare>
     // a libgomp thread's stack fits here whatever weft's frames add per level, and one deeper
     // still completes. The stack is measured from the second level on: one undeferred task
     // below a member or a deferred task (most of them) costs no lookup.
-    if (!detach && !orphaned && parent.undeferred_depth > 0 && low_on_stack()) {
+    if (!detach && !orphaned && parent.undeferred_depth > 0 && low_on_stack(parent)) {
       spawn_deferred(parent, fn, data, cpyfn, size, align, final_task, -1, depend ? &deps : nullptr,
                      false, prepare, hand_out);
       ult child = parent.children.take_back();
@@ -1149,7 +1165,7 @@ void run_queued_on_ult(unit_arg* a) noexcept {
 // task of the loop: each returns before the next.
 void run_queued(context& c, std::size_t first) {
   if (c.queued.size() <= first) return;
-  if (low_on_stack()) {
+  if (low_on_stack(c)) {
     while (c.queued.size() > first) {
       queued_on_ult r{{&c, &run_queued_on_ult}, &c, c.queued.pop()};
       execution_stream* self = this_unit::stream();
@@ -1174,8 +1190,7 @@ void finish_detached(context& c, std::size_t first) {
 
 }  // namespace
 
-void finish_children(context& c) {
-  if (c.children.empty() && c.queued.empty()) return;
+void finish_children_of(context& c) {
   const slot_pause pause(c);
   run_queued(c, 0);
   // Joined newest first: the newest children are the likeliest to sit unstarted in this stream's

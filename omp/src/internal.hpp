@@ -452,11 +452,7 @@ inline void unlock_word(std::atomic<std::uint32_t>& w) noexcept {
 }
 
 /// Completes every explicit task `c` created (joining them), as a barrier or region end must.
-/// Inline: every task ends with it, and most created none.
-void finish_children_of(context& c);  // tasks.cpp
-inline void finish_children(context& c) {
-  if (!c.children.empty() || !c.queued.empty()) finish_children_of(c);
-}
+void finish_children(context& c);
 
 /// omp_fulfill_event: the second of a detached task's body return and fulfilment completes it.
 /// Any thread, a plain pthread included; aborts with a message for a handle that is not pending.

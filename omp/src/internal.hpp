@@ -29,19 +29,20 @@ enum class wait_policy { unset, active, passive };
 enum class inner_units { ult, tasklet };
 
 /// The internal control variables a task carries (OpenMP 4.5, section 2.3).
+/// Words first, then the narrower fields: every explicit task copies the whole set.
 struct icvs {
-  int nthreads = 1;                                 ///< nthreads-var of the current level
   const std::vector<int>* nthreads_list = nullptr;  ///< OMP_NUM_THREADS list, or null
-  int list_pos = 0;                                 ///< index into nthreads_list for the next level
-  bool dynamic = false;                             ///< dyn-var
-  int max_active_levels = 1;                        ///< max-active-levels-var
-  sched_kind run_sched = sched_kind::dynamic;       ///< run-sched-var kind
   long run_chunk = 0;                               ///< run-sched-var chunk (0: default)
-  int bind = 0;                                     ///< bind-var (omp_proc_bind_t)
   std::uintptr_t def_allocator = 1;  ///< def-allocator-var (omp_default_mem_alloc, OMP_ALLOCATOR)
-  int thread_limit = 2147483647;     ///< thread-limit-var (OMP_THREAD_LIMIT; a teams' thread_limit)
-  int team_num = 0;                  ///< omp_get_team_num() in a host teams region
-  int num_teams = 1;                 ///< omp_get_num_teams()
+  int nthreads = 1;                  ///< nthreads-var of the current level
+  int list_pos = 0;                  ///< index into nthreads_list for the next level
+  int max_active_levels = 1;         ///< max-active-levels-var
+  sched_kind run_sched = sched_kind::dynamic;  ///< run-sched-var kind
+  int bind = 0;                                ///< bind-var (omp_proc_bind_t)
+  int thread_limit = 2147483647;  ///< thread-limit-var (OMP_THREAD_LIMIT; a teams' thread_limit)
+  int team_num = 0;               ///< omp_get_team_num() in a host teams region
+  int num_teams = 1;              ///< omp_get_num_teams()
+  bool dynamic = false;           ///< dyn-var
 };
 
 /// The process-wide settings read from the environment at the first use.

@@ -708,12 +708,6 @@ inline bool low_on_stack(context& c) {
   return !stack_room_for(c, 0);
 }
 
-// Calls run(room) with `bytes` of this frame's stack at `room`.
-template <class Run>
-[[gnu::noinline]] void on_stack_copy(std::size_t bytes, Run& run) {
-  run(static_cast<unsigned char*>(__builtin_alloca(bytes)));
-}
-
 // A task created while task reductions are open may update a member's private copies (found by
 // omp_get_thread_num() or GOMP_task_reduction_remap): it runs in the place of a member that waits
 // at a scheduling point, taking that member's number, so that no two units update one copy at
@@ -830,50 +824,44 @@ void run_undeferred(context** slot, context& parent, void (*fn)(void*), void* da
     event = std::make_unique<detach_state>();
     hand_out(event.get());
   }
-  // The copy of the argument block goes on the stack, as libgomp copies it: in this frame when
-  // it fits (GCC's blocks are mostly a few pointers and firstprivate values), in a frame below
-  // (on_stack_copy) where the stack has room (BOTS floorplan's are 4 KiB boards: a malloc and a
-  // free per task ran it 1.4x libgomp's time on one thread), else on the heap.
-  auto run_with = [&](unsigned char* room) __attribute__((always_inline)) {
-    void* buf = data;
-    if (cpyfn || size) {
-      buf = room + (round_up(reinterpret_cast<std::uintptr_t>(room), align) -
-                    reinterpret_cast<std::uintptr_t>(room));
-      if (cpyfn) {
-        cpyfn(buf, data);
-      } else {
-        std::memcpy(buf, data, size);
-      }
-    }
-    prepare(buf);
-    struct outer_task {
-      bool outer;
-      explicit outer_task(bool o) : outer(o) {
-        if (outer) g_outer_busy.fetch_add(1, std::memory_order_relaxed);
-      }
-      ~outer_task() {
-        if (outer) g_outer_busy.fetch_sub(1, std::memory_order_relaxed);
-      }
-    } counted(parent.level == 0);
-    context_scope scope(slot, &child);
-    const bool run = !skipped(child) || cpyfn != nullptr;
-    if (run) fn(buf);
-    if (own_slot) drop_slot(child);
-    finish_children(child);
-    if (event) wait_undeferred_event(child, event.get(), run);
-  };
+  void* buf = data;
+  // The copy of the argument block: on the stack when it fits (GCC's blocks are a few pointers
+  // and firstprivate values), else on the heap (a larger block of a plain undeferred task goes
+  // onto the stack in run_undeferred_plain(); this path is for the tasks that wait for
+  // predecessors or an event, or hold a task reduction slot).
   alignas(16) unsigned char local[max_stack_copy];
-  const std::size_t room_size = cpyfn || size ? size + align - 1 : 0;
-  if (room_size <= sizeof local) [[likely]] {
-    run_with(local);
-    return;
+  std::unique_ptr<unsigned char[]> heap;
+  if (cpyfn || size) {
+    const std::size_t room_size = size + align - 1;
+    unsigned char* room = local;
+    if (room_size > sizeof local) {
+      heap = std::make_unique_for_overwrite<unsigned char[]>(room_size);
+      room = heap.get();
+    }
+    buf = room + (round_up(reinterpret_cast<std::uintptr_t>(room), align) -
+                  reinterpret_cast<std::uintptr_t>(room));
+    if (cpyfn) {
+      cpyfn(buf, data);
+    } else {
+      std::memcpy(buf, data, size);
+    }
   }
-  if (stack_room_for(parent, room_size)) {
-    on_stack_copy(room_size, run_with);
-    return;
-  }
-  const auto heap = std::make_unique_for_overwrite<unsigned char[]>(room_size);
-  run_with(heap.get());
+  prepare(buf);
+  struct outer_task {
+    bool outer;
+    explicit outer_task(bool o) : outer(o) {
+      if (outer) g_outer_busy.fetch_add(1, std::memory_order_relaxed);
+    }
+    ~outer_task() {
+      if (outer) g_outer_busy.fetch_sub(1, std::memory_order_relaxed);
+    }
+  } counted(parent.level == 0);
+  context_scope scope(slot, &child);
+  const bool run = !skipped(child) || cpyfn != nullptr;
+  if (run) fn(buf);
+  if (own_slot) drop_slot(child);
+  finish_children(child);
+  if (event) wait_undeferred_event(child, event.get(), run);
 }
 
 // The memory of a deferred task: a `Record` and, at `data`, an argument block of `size` bytes
@@ -923,13 +911,17 @@ inline bool waits_in_creator(const context& parent, int priority, const void* de
 enum class task_path { queue, undeferred, general };
 
 inline task_path quick_path(context& parent, bool if_clause, unsigned flags, std::size_t room) {
-  static const bool cancellation = settings().cancellation;
   const team* t = parent.t;
-  if ((flags & (flag_depend | flag_detach)) || cancellation || !t || t->orphaned() ||
-      parent.level == 0 || t->blocking_flag || t->red_active.load(std::memory_order_acquire) != 0) {
+  const bool deferred = if_clause && !parent.final_task;
+  // A deferred task of a wider team (a ULT) is decided first: the general path is its own.
+  if (!t || (deferred && t->nthreads != 1) || (flags & (flag_depend | flag_detach)))
+    return task_path::general;
+  static const bool cancellation = settings().cancellation;
+  if (cancellation || t->orphaned() || parent.level == 0 || t->blocking_flag ||
+      t->red_active.load(std::memory_order_acquire) != 0) {
     return task_path::general;
   }
-  if (if_clause && !parent.final_task && live_count_here().queued() < task_limit(parent)) {
+  if (deferred && live_count_here().queued() < task_limit(parent)) {
     return !(flags & flag_priority) && waits_in_creator(parent, 0, nullptr, nullptr)
                ? task_path::queue
                : task_path::general;
@@ -1364,19 +1356,6 @@ void parallel_red_member(void* arg) {
   c.group = g.outer;
 }
 
-// GOMP_task's general path: every task that does not wait in its creator's list at once.
-[[gnu::noinline]] void create_task(context** slot, void (*fn)(void*), void* data,
-                                   void (*cpyfn)(void*, void*), long arg_size, long arg_align,
-                                   bool if_clause, unsigned flags, void** depend, int priority,
-                                   void* detach) {
-  context& c = **slot;
-  const bool final_task = c.final_task || (flags & flag_final);
-  const bool deferred = if_clause && !c.final_task;
-  spawn(slot, fn, data, cpyfn, arg_size, arg_align, deferred, final_task,
-        task_priority(flags, priority), (flags & flag_depend) ? depend : nullptr,
-        (flags & flag_detach) ? detach : nullptr, [](void*) {});
-}
-
 }  // namespace
 
 bool cancelled_group(context& c) {
@@ -1404,9 +1383,11 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
   context** slot = current_slot();
   context& c = **slot;
   (void)flag_untied;
-  // The two commonest cases go from here to paths of their own, without the general path's
-  // frame (its saves and restores were 28 instructions per task): a deferred task that waits in
-  // its creator's list (a team of one), and an undeferred task with nothing to wait for.
+  // The two commonest cases of a team of one leave from here for paths of their own: a deferred
+  // task that waits in its creator's list, and an undeferred task with nothing to wait for.
+  // Everything else (ULTs, dependences, task reductions, ...) takes the general path inline,
+  // without a second call and a second look-up of the slot (with the general path out of line,
+  // a task with task reductions cost 84 instructions more).
   const std::size_t size = arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0;
   const std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1;
   switch (quick_path(c, if_clause, flags, cpyfn || size ? size + align - 1 : 0)) {
@@ -1422,8 +1403,11 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
     case task_path::general:
       break;
   }
-  create_task(slot, fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend, priority,
-              detach);
+  const bool final_task = c.final_task || (flags & flag_final);
+  const bool deferred = if_clause && !c.final_task;
+  spawn(slot, fn, data, cpyfn, arg_size, arg_align, deferred, final_task,
+        task_priority(flags, priority), (flags & flag_depend) ? depend : nullptr,
+        (flags & flag_detach) ? detach : nullptr, [](void*) {});
 }
 
 void GOMP_taskwait(void) {

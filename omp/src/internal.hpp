@@ -237,18 +237,7 @@ struct context {
   /// default construction followed by assignments clears the whole record first (`rep stos` on
   /// x86: a quarter of the run of 10^6 undeferred `in_reduction` tasks, perf).
   context(const context& creator, bool final, std::uint32_t undeferred_depth_) noexcept
-      : t(creator.t),
-        parent(creator.parent),
-        num(creator.num),
-        level(creator.level),
-        active_level(creator.active_level),
-        width_product(creator.width_product),
-        icv(creator.icv),
-        final_task(final),
-        explicit_task(true),
-        undeferred_depth(undeferred_depth_),
-        group(creator.group),
-        stack_floor(undeferred_depth_ > 0 ? creator.stack_floor : unmeasured_stack_floor) {}
+      : context(creator, creator.icv, creator.group, final, undeferred_depth_) {}
   /// The same for a task that waited in `creator`'s list: with the ICVs and taskgroup it was
   /// created with, which may since have changed in `creator`.
   context(const context& creator, const icvs& icv_, taskgroup* group_, bool final,

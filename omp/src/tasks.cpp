@@ -671,6 +671,20 @@ constexpr std::uintptr_t round_up(std::uintptr_t n, std::uintptr_t align) noexce
 // The largest argument block (with its alignment) an undeferred task copies onto the stack.
 constexpr std::size_t max_stack_copy = 128;
 
+// Copies the argument block `data` (by GCC's copy function `cpyfn` when it has one, else its
+// `size` bytes) into `room`, at the first address aligned to `align`; returns that address.
+inline void* copy_arguments(unsigned char* room, void* data, void (*cpyfn)(void*, void*),
+                            std::size_t size, std::size_t align) {
+  void* buf = room + (round_up(reinterpret_cast<std::uintptr_t>(room), align) -
+                      reinterpret_cast<std::uintptr_t>(room));
+  if (cpyfn) {
+    cpyfn(buf, data);
+  } else {
+    std::memcpy(buf, data, size);
+  }
+  return buf;
+}
+
 // The largest argument block copied onto a stack below an undeferred task's frame.
 constexpr std::size_t max_alloca_copy = std::size_t{64} << 10;
 
@@ -838,13 +852,7 @@ void run_undeferred(context** slot, context& parent, void (*fn)(void*), void* da
       heap = std::make_unique_for_overwrite<unsigned char[]>(room_size);
       room = heap.get();
     }
-    buf = room + (round_up(reinterpret_cast<std::uintptr_t>(room), align) -
-                  reinterpret_cast<std::uintptr_t>(room));
-    if (cpyfn) {
-      cpyfn(buf, data);
-    } else {
-      std::memcpy(buf, data, size);
-    }
+    buf = copy_arguments(room, data, cpyfn, size, align);
   }
   prepare(buf);
   struct outer_task {
@@ -949,13 +957,7 @@ inline task_path quick_path(context& parent, bool if_clause, unsigned flags, std
     unsigned char* const room = room_size <= sizeof local
                                     ? local
                                     : static_cast<unsigned char*>(__builtin_alloca(room_size));
-    buf = room + (round_up(reinterpret_cast<std::uintptr_t>(room), align) -
-                  reinterpret_cast<std::uintptr_t>(room));
-    if (cpyfn) {
-      cpyfn(buf, data);
-    } else {
-      std::memcpy(buf, data, size);
-    }
+    buf = copy_arguments(room, data, cpyfn, size, align);
   }
   const context_scope scope(slot, &child);
   if (!skipped(child) || cpyfn) fn(buf);

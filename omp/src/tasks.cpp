@@ -111,8 +111,8 @@ struct alignas(64) live_count {
   constexpr explicit live_count(bool is_shared) noexcept : shared(is_shared) {}
   std::atomic<long> n{0};  ///< created minus started on the owning thread
   const bool shared = false;
-  /// On a line of its own: on the owner's, every theft took the line the owner writes at every
-  /// creation (BOTS floorplan, 2 threads: 1.83 to 2.14 s).
+  /// On a line of its own: on the owner's, every theft takes the line the owner writes at every
+  /// creation (BOTS floorplan input.15, 2 threads: 1.95-2.11 s here, 2.00-2.14 there).
   alignas(64) std::atomic<long> started_elsewhere{0};
   long queued() const noexcept {
     return n.load(std::memory_order_relaxed) - started_elsewhere.load(std::memory_order_relaxed);
@@ -152,8 +152,9 @@ struct task_rec {
 /// point of the creator runs it there (run_queued): no other thread may run it, nothing waits
 /// for it but its creator, so it needs no task record, only what its context takes from the
 /// creator at creation that the creator's may no longer hold when it runs (the ICVs and the
-/// taskgroup), its body, and its argument block (allocated right after it). A third of a task
-/// record: the record's construction was the largest part of a deferred task's cost here.
+/// taskgroup), its body, and its argument block (allocated right after it). 112 bytes against a
+/// task record's 472: building the record was 170 of the 600 instructions a task cost here
+/// (callgrind, BOTS nqueens on one thread).
 struct queued_task {
   queued_task* next;  ///< the next older task of the list
   void (*fn)(void*);
@@ -198,8 +199,9 @@ int task_priority(unsigned flags, int priority) {
 // at every creation and every start (fib with a task per level on 2 streams spent most of its task
 // creation and ending on that line). A task's start lowers its creator's count, so only stolen
 // tasks touch another stream's line. Neither touches a count with a locked instruction unless
-// the count is shared: a locked add at creation and a locked sub at the start were 17% of a
-// team of one's time in BOTS nqueens (perf), more than libgomp's whole task lock.
+// the count is shared: perf put 17% of a team of one's time in BOTS nqueens on a locked add at
+// creation and a locked sub at the start (the stores before them drain there); without them
+// the run took 3-5% less.
 //
 // A team of one's tasks that wait in their creator's list (queued_task) count until they end,
 // against libgomp's limit for a team of one (64), as libgomp counts them: no other thread can
@@ -912,8 +914,8 @@ inline bool waits_in_creator(const context& parent, int priority, const void* de
 // Which path GOMP_task takes for a task of `parent` (`room`: the bytes its argument copy needs,
 // with its alignment). `queue`: deferred, waiting in its creator's list (waits_in_creator());
 // `undeferred`: run at once on this stack by run_undeferred_plain(), with nothing to wait for
-// and its arguments in that frame; `general`: everything else (create_task), where spawn()
-// decides. The first two are what spawn() would decide: none of its checks (cancellation, a
+// and its arguments in that frame; `general`: everything else (GOMP_task's inline path), where
+// spawn() decides. The first two are what spawn() would decide: none of its checks (cancellation, a
 // team learning whether its members may be tasklets, orphaned constructs and tasks outside any
 // region, task reductions, the stack left) has anything to do.
 enum class task_path { queue, undeferred, general };
@@ -1388,8 +1390,8 @@ void GOMP_task(void (*fn)(void*), void* data, void (*cpyfn)(void*, void*), long 
   // The two commonest cases of a team of one leave from here for paths of their own: a deferred
   // task that waits in its creator's list, and an undeferred task with nothing to wait for.
   // Everything else (ULTs, dependences, task reductions, ...) takes the general path inline,
-  // without a second call and a second look-up of the slot (with the general path out of line,
-  // a task with task reductions cost 84 instructions more).
+  // without a second call and a second look-up of the slot (out of line, the general path cost
+  // a task with task reductions about 100 instructions more, callgrind).
   const std::size_t size = arg_size > 0 ? static_cast<std::size_t>(arg_size) : 0;
   const std::size_t align = arg_align > 0 ? static_cast<std::size_t>(arg_align) : 1;
   switch (quick_path(c, if_clause, flags, cpyfn || size ? size + align - 1 : 0)) {
